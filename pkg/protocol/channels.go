@@ -1,0 +1,144 @@
+package protocol
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/wsfan/wsfan/internal/jsonscan"
+)
+
+// channelDialect is the subscription model Thalex and Deribit share: a
+// topic is a channel name, one request subscribes a list of channels, and
+// the result is the list the server accepted.
+type channelDialect struct {
+	name            string
+	privatePrefixes []string
+	sequencedPrefix string // channels carrying change ids; "" for none
+}
+
+func (d *channelDialect) Name() string { return d.name }
+
+func (d *channelDialect) NewTopic(name string) (*Topic, error) {
+	if name == "" || strings.ContainsAny(name, "\"\\ \t\r\n") {
+		return nil, fmt.Errorf("%w: %s channel %q", ErrInvalidTopic, d.name, name)
+	}
+	t := &Topic{Name: name, Key: name, sub: appendString(nil, name)}
+	for _, p := range d.privatePrefixes {
+		if strings.HasPrefix(name, p) {
+			t.Private = true
+		}
+	}
+	t.Sequenced = d.sequencedPrefix != "" && strings.HasPrefix(name, d.sequencedPrefix)
+	return t, nil
+}
+
+func (d *channelDialect) AppendRequest(dst []byte, id uint64, method string, params []byte) ([]byte, error) {
+	return appendRPC(dst, id, method, params, "{}"), nil
+}
+
+func (d *channelDialect) Subscribe(b *Batch, topics []*Topic, nextID func() uint64, chunk int) {
+	d.encode(b, topics, nextID, chunk, "subscribe")
+}
+
+func (d *channelDialect) Unsubscribe(b *Batch, topics []*Topic, _ []string, nextID func() uint64, chunk int) {
+	d.encode(b, topics, nextID, chunk, "unsubscribe")
+}
+
+// encode writes public topics first, then private ones, each as channel
+// lists of at most chunk names.
+func (d *channelDialect) encode(b *Batch, topics []*Topic, nextID func() uint64, chunk int, verb string) {
+	var public, private []*Topic
+	for _, t := range topics {
+		if t.Private {
+			private = append(private, t)
+		} else {
+			public = append(public, t)
+		}
+	}
+	write := func(scope string, group []*Topic) {
+		chunks(group, chunk, func(part []*Topic) {
+			id := nextID()
+			size := 80 + len(scope) + len(verb)
+			for _, t := range part {
+				size += len(t.sub) + 1
+			}
+			m := make([]byte, 0, size)
+			m = append(m, `{"jsonrpc":"2.0","id":`...)
+			m = strconv.AppendUint(m, id, 10)
+			m = append(m, `,"method":"`...)
+			m = append(m, scope...)
+			m = append(m, '/')
+			m = append(m, verb...)
+			m = append(m, `","params":{"channels":[`...)
+			for i, t := range part {
+				if i > 0 {
+					m = append(m, ',')
+				}
+				m = append(m, t.sub...)
+			}
+			m = append(m, "]}}"...)
+			b.Messages = append(b.Messages, m)
+			b.Requests = append(b.Requests, Request{ID: id, Topics: part})
+		})
+	}
+	write("public", public)
+	write("private", private)
+}
+
+// Ack marks every channel missing from the accepted list as refused.
+func (d *channelDialect) Ack(req *Request, result []byte, keys []string) error {
+	accepted := make(map[string]struct{}, len(req.Topics))
+	err := jsonscan.Elements(result, 0, func(e []byte) bool {
+		if s, ok := jsonscan.Unquote(e); ok {
+			accepted[string(s)] = struct{}{}
+		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("%s: subscribe result is not a list of channels: %.100s", d.name, result)
+	}
+	for i, t := range req.Topics {
+		keys[i] = ""
+		if _, ok := accepted[t.Name]; ok {
+			keys[i] = t.Key
+		}
+	}
+	return nil
+}
+
+func (d *channelDialect) HeartbeatReply(dst []byte, id uint64) []byte { return dst }
+
+func (d *channelDialect) Handshake() []Call { return nil }
+
+func (d *channelDialect) Sequence([]byte) (uint64, uint64, bool) { return 0, 0, false }
+
+// classifyResponseMember handles the members every JSON-RPC response
+// shares; it reports whether key was one of them. outer is the number of
+// braces that close the frame after a top-level value.
+func classifyResponseMember(m *jsonscan.Members, frame []byte, key []byte, start int, f *Frame) (bool, error) {
+	switch string(key) {
+	case "id":
+		end := m.Skip()
+		if v, ok := jsonscan.Uint(frame[start:end]); ok {
+			f.ID, f.HasID = v, true
+		}
+		f.Kind = KindResponse
+	case "result":
+		end, ok := jsonscan.TailValue(frame, start, 1)
+		if ok {
+			m.SkipTo(end)
+		} else {
+			end = m.Skip()
+		}
+		f.Result = frame[start:end]
+		f.Kind = KindResponse
+	case "error":
+		end := m.Skip()
+		f.Error = frame[start:end]
+		f.Kind = KindResponse
+	default:
+		return false, nil
+	}
+	return true, m.Err()
+}

@@ -1,0 +1,78 @@
+package protocol
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || size != 1 {
+				i += size
+				continue
+			}
+		}
+		dst = append(dst, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			if c >= utf8.RuneSelf { // invalid UTF-8 byte
+				dst = append(dst, `\ufffd`...)
+			} else {
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+		}
+		i++
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendRPC appends a JSON-RPC 2.0 request. emptyParams stands in for nil
+// params ("{}" for the exchanges, "[]" for Ethereum).
+func appendRPC(dst []byte, id uint64, method string, params []byte, emptyParams string) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = strconv.AppendUint(dst, id, 10)
+	dst = append(dst, `,"method":`...)
+	dst = appendString(dst, method)
+	dst = append(dst, `,"params":`...)
+	if len(params) == 0 {
+		dst = append(dst, emptyParams...)
+	} else {
+		dst = append(dst, params...)
+	}
+	return append(dst, '}')
+}
+
+// chunks calls fn for consecutive slices of at most size topics (all of
+// them when size <= 0).
+func chunks(topics []*Topic, size int, fn func([]*Topic)) {
+	if size <= 0 {
+		size = len(topics)
+	}
+	for len(topics) > 0 {
+		n := min(size, len(topics))
+		fn(topics[:n:n])
+		topics = topics[n:]
+	}
+}

@@ -1,0 +1,164 @@
+package protocol
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/wsfan/wsfan/internal/jsonscan"
+)
+
+// ethereal speaks Ethereal's subscription stream:
+//
+//	→ {"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}
+//	← {"e":"L2Book","t":1737043200123,"data":{"s":"BTCUSD","t":...,"pt":...,"a":[...],"b":[...]}}
+//
+// A topic is "TYPE:SYMBOL" or "TYPE:SUBACCOUNT_ID". There are no request
+// ids, acknowledgements or batches: subscribes are individual frames
+// written in one flush, and a notification's Data is the whole frame.
+type ethereal struct{}
+
+// Ethereal returns the Ethereal dialect. L2Book topics are checked for
+// gaps (pt against the previous t).
+func Ethereal() Protocol { return ethereal{} }
+
+// etherealSubaccountTypes are the stream types keyed by subaccount.
+var etherealSubaccountTypes = map[string]bool{
+	"OrderFill": true, "OrderUpdate": true, "SubaccountLiquidation": true,
+	"TokenTransfer": true, "Position": true,
+}
+
+func (ethereal) Name() string { return "ethereal" }
+
+func (ethereal) NewTopic(name string) (*Topic, error) {
+	typ, id, ok := strings.Cut(name, ":")
+	if !ok || typ == "" || id == "" || strings.ContainsAny(name, "\"\\") {
+		return nil, fmt.Errorf("%w: ethereal topic %q, want TYPE:SYMBOL or TYPE:SUBACCOUNT_ID", ErrInvalidTopic, name)
+	}
+	field := "symbol"
+	if etherealSubaccountTypes[typ] {
+		field = "subaccountId"
+	}
+	enc := func(event string) []byte {
+		b := []byte(`{"event":"` + event + `","data":{"type":`)
+		b = appendString(b, typ)
+		b = append(b, `,"`+field+`":`...)
+		b = appendString(b, id)
+		return append(b, "}}"...)
+	}
+	return &Topic{Name: name, Key: name, Sequenced: typ == "L2Book", sub: enc("subscribe"), unsub: enc("unsubscribe")}, nil
+}
+
+func (ethereal) AppendRequest([]byte, uint64, string, []byte) ([]byte, error) {
+	return nil, ErrUnsupported
+}
+
+// Subscribe shares every topic's cached frame; nothing is copied.
+func (ethereal) Subscribe(b *Batch, topics []*Topic, _ func() uint64, _ int) {
+	for _, t := range topics {
+		b.Messages = append(b.Messages, t.sub)
+	}
+	b.Requests = append(b.Requests, Request{Topics: topics})
+}
+
+func (ethereal) Unsubscribe(b *Batch, topics []*Topic, _ []string, _ func() uint64, _ int) {
+	for _, t := range topics {
+		b.Messages = append(b.Messages, t.unsub)
+	}
+}
+
+// Ack is never needed: Ethereal acknowledges nothing.
+func (ethereal) Ack(req *Request, _ []byte, keys []string) error {
+	for i, t := range req.Topics {
+		keys[i] = t.Key
+	}
+	return nil
+}
+
+func (ethereal) Classify(frame []byte, f *Frame) error {
+	f.reset()
+	var typ, id []byte
+	m := jsonscan.Object(frame, 0)
+	for typ == nil || id == nil {
+		key, start, ok := m.Next()
+		if !ok {
+			break
+		}
+		switch string(key) {
+		case "e":
+			end := m.Skip()
+			typ, _ = jsonscan.Unquote(frame[start:end])
+		case "data":
+			id = etherealID(frame, start)
+			if typ == nil {
+				m.Skip() // "e" comes later: walk past the payload
+			}
+		default:
+			m.Skip()
+		}
+	}
+	if m.Err() != nil {
+		return ErrMalformed
+	}
+	if typ == nil || id == nil || len(typ)+1+len(id) > len(f.keyBuf) {
+		return ErrUnrecognized
+	}
+	n := copy(f.keyBuf[:], typ)
+	f.keyBuf[n] = ':'
+	n += 1 + copy(f.keyBuf[n+1:], id)
+	f.Key = f.keyBuf[:n]
+	f.Data = frame
+	f.Kind = KindNotification
+	return nil
+}
+
+// etherealID finds the symbol or subaccount a data object belongs to,
+// reading only its leading members.
+func etherealID(frame []byte, start int) []byte {
+	d := jsonscan.Object(frame, start)
+	for {
+		key, vstart, ok := d.Next()
+		if !ok {
+			return nil
+		}
+		end := d.Skip()
+		switch string(key) {
+		case "s", "symbol", "subaccountId":
+			s, _ := jsonscan.Unquote(frame[vstart:end])
+			return s
+		}
+	}
+}
+
+func (ethereal) HeartbeatReply(dst []byte, _ uint64) []byte { return dst }
+func (ethereal) Handshake() []Call                       { return nil }
+
+// Sequence reads data.t and data.pt of an L2Book frame.
+func (ethereal) Sequence(frame []byte) (id, prev uint64, ok bool) {
+	m := jsonscan.Object(frame, 0)
+	for {
+		key, start, more := m.Next()
+		if !more {
+			return 0, 0, false
+		}
+		if string(key) != "data" {
+			m.Skip()
+			continue
+		}
+		var haveID, havePrev bool
+		d := jsonscan.Object(frame, start)
+		for !(haveID && havePrev) {
+			k, vs, more := d.Next()
+			if !more {
+				break
+			}
+			end := d.Skip()
+			switch string(k) {
+			case "t":
+				id, haveID = jsonscan.Uint(frame[vs:end])
+			case "pt":
+				prev, havePrev = jsonscan.Uint(frame[vs:end])
+			}
+		}
+		return id, prev, haveID && havePrev
+	}
+}

@@ -1,0 +1,208 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/wsfan/wsfan/internal/jsonscan"
+)
+
+// ethereum speaks the eth_subscribe pub/sub API of Ethereum nodes:
+//
+//	→ {"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}
+//	← {"jsonrpc":"2.0","id":1,"result":"0xcd0c3e8af590364c09d0fa6a1210faf5"}
+//	← {"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"0xcd0c…","result":{...}}}
+//
+// A topic is "newHeads" (any bare subscription name) or the whole params
+// array as JSON, such as ["logs",{"address":"0x…"}]. Subscription ids are
+// assigned by the node on every connection, so Topic.Key is empty and Ack
+// returns the new id. Several subscribes go out as one batch array.
+type ethereum struct{}
+
+// Ethereum returns the Ethereum node dialect.
+func Ethereum() Protocol { return ethereum{} }
+
+func (ethereum) Name() string { return "ethereum" }
+
+func (ethereum) NewTopic(name string) (*Topic, error) {
+	t := &Topic{Name: name}
+	switch {
+	case name == "":
+		return nil, fmt.Errorf("%w: empty ethereum subscription", ErrInvalidTopic)
+	case name[0] == '[':
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, []byte(name)); err != nil {
+			return nil, fmt.Errorf("%w: ethereum params %q: %v", ErrInvalidTopic, name, err)
+		}
+		var params []json.RawMessage
+		if err := json.Unmarshal(buf.Bytes(), &params); err != nil || len(params) == 0 {
+			return nil, fmt.Errorf("%w: ethereum params %q must be a non-empty array", ErrInvalidTopic, name)
+		}
+		t.sub = buf.Bytes()
+	default:
+		t.sub = append(appendString([]byte{'['}, name), ']')
+	}
+	return t, nil
+}
+
+func (ethereum) AppendRequest(dst []byte, id uint64, method string, params []byte) ([]byte, error) {
+	return appendRPC(dst, id, method, params, "[]"), nil
+}
+
+func (ethereum) Subscribe(b *Batch, topics []*Topic, nextID func() uint64, chunk int) {
+	encodeEthBatch(b, topics, nextID, chunk, "eth_subscribe", func(i int) []byte { return topics[i].sub })
+}
+
+func (ethereum) Unsubscribe(b *Batch, topics []*Topic, keys []string, nextID func() uint64, chunk int) {
+	params := make([][]byte, len(topics))
+	for i, k := range keys {
+		params[i] = append(appendString([]byte{'['}, k), ']')
+	}
+	encodeEthBatch(b, topics, nextID, chunk, "eth_unsubscribe", func(i int) []byte { return params[i] })
+}
+
+// encodeEthBatch writes one request per topic, grouped into batch arrays
+// of at most chunk requests (a single request goes out bare).
+func encodeEthBatch(b *Batch, topics []*Topic, nextID func() uint64, chunk int, method string, params func(int) []byte) {
+	offset := 0
+	chunks(topics, chunk, func(part []*Topic) {
+		var m []byte
+		if len(part) > 1 {
+			m = append(m, '[')
+		}
+		for i, t := range part {
+			if i > 0 {
+				m = append(m, ',')
+			}
+			id := nextID()
+			m = appendRPC(m, id, method, params(offset+i), "[]")
+			b.Requests = append(b.Requests, Request{ID: id, Topics: []*Topic{t}})
+		}
+		if len(part) > 1 {
+			m = append(m, ']')
+		}
+		offset += len(part)
+		b.Messages = append(b.Messages, m)
+	})
+}
+
+// Ack takes the subscription id the node assigned.
+func (ethereum) Ack(req *Request, result []byte, keys []string) error {
+	s, ok := jsonscan.Unquote(bytes.TrimSpace(result))
+	if !ok || len(s) == 0 {
+		return fmt.Errorf("ethereum: eth_subscribe result is not a subscription id: %.100s", result)
+	}
+	keys[0] = string(s)
+	return nil
+}
+
+func (ethereum) Classify(frame []byte, f *Frame) error {
+	f.reset()
+	i := jsonscan.SkipSpace(frame, 0)
+	if i < len(frame) && frame[i] == '[' {
+		f.Kind = KindBatch
+		f.Data = frame
+		return nil
+	}
+	var method []byte
+	m := jsonscan.Object(frame, 0)
+	for {
+		key, start, ok := m.Next()
+		if !ok {
+			break
+		}
+		switch string(key) {
+		case "method":
+			end := m.Skip()
+			method, _ = jsonscan.Unquote(frame[start:end])
+		case "params":
+			end, done, err := ethereumParams(frame, start, f)
+			if err != nil {
+				return err
+			}
+			if done {
+				return ethereumKind(method, f)
+			}
+			m.SkipTo(end)
+		default:
+			handled, err := classifyResponseMember(&m, frame, key, start, f)
+			if err != nil {
+				return ErrMalformed
+			}
+			if !handled {
+				m.Skip()
+			}
+		}
+	}
+	if m.Err() != nil {
+		return ErrMalformed
+	}
+	if method != nil {
+		return ethereumKind(method, f)
+	}
+	if f.Kind == KindResponse {
+		return nil
+	}
+	return ErrUnrecognized
+}
+
+func ethereumParams(frame []byte, start int, f *Frame) (end int, done bool, err error) {
+	p := jsonscan.Object(frame, start)
+	for {
+		key, vstart, ok := p.Next()
+		if !ok {
+			break
+		}
+		switch string(key) {
+		case "subscription":
+			e := p.Skip()
+			s, ok := jsonscan.Unquote(frame[vstart:e])
+			if !ok {
+				return 0, false, ErrUnrecognized
+			}
+			f.Key = s
+		case "result":
+			e, tail := jsonscan.TailValue(frame, vstart, 2)
+			if !tail {
+				e = p.Skip()
+			}
+			f.Data = frame[vstart:e]
+			if tail && f.Key != nil {
+				return e, true, nil
+			}
+			p.SkipTo(e)
+		default:
+			p.Skip()
+		}
+	}
+	if p.Err() != nil {
+		return 0, false, ErrMalformed
+	}
+	end, err = jsonscan.SkipValue(frame, start)
+	if err != nil {
+		return 0, false, ErrMalformed
+	}
+	return end, false, nil
+}
+
+func ethereumKind(method []byte, f *Frame) error {
+	if string(method) != "eth_subscription" || f.Key == nil || f.Data == nil {
+		return ErrUnrecognized
+	}
+	f.Kind = KindNotification
+	return nil
+}
+
+func (ethereum) HeartbeatReply(dst []byte, _ uint64) []byte { return dst }
+func (ethereum) Handshake() []Call                       { return nil }
+func (ethereum) Sequence([]byte) (uint64, uint64, bool)  { return 0, 0, false }
+
+// EachElement calls fn with each element of a KindBatch frame.
+func EachElement(batch []byte, fn func(elem []byte) bool) error {
+	if err := jsonscan.Elements(batch, 0, fn); err != nil {
+		return ErrMalformed
+	}
+	return nil
+}
+

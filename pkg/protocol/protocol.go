@@ -1,0 +1,190 @@
+// Package protocol holds the wire dialects wsfan speaks: Thalex, Deribit,
+// Ethereum (eth_subscribe) and Ethereal.
+//
+// A Protocol encodes requests and subscribe frames into caller-owned
+// buffers and classifies incoming frames by scanning for their keys, never
+// by decoding them. Implementations are stateless and safe for concurrent
+// use; per-connection state (pending ids, server-assigned subscription ids)
+// belongs to the client.
+package protocol
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind says what an incoming frame is.
+type Kind uint8
+
+const (
+	// KindUnknown is a well-formed frame the dialect does not route.
+	KindUnknown Kind = iota
+	// KindResponse answers a request: Frame.ID with Frame.Result or Frame.Error.
+	KindResponse
+	// KindNotification carries subscription data: Frame.Key routes it and
+	// Frame.Data is the payload.
+	KindNotification
+	// KindBatch is a JSON array of responses (Ethereum); iterate it with
+	// EachElement and classify every element.
+	KindBatch
+	// KindHeartbeat is the server asking for a liveness answer now
+	// (Deribit's test_request); reply with Protocol.HeartbeatReply.
+	KindHeartbeat
+	// KindEvent is a system event; Frame.Event says which.
+	KindEvent
+)
+
+var kindNames = [...]string{"unknown", "response", "notification", "batch", "heartbeat", "event"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", k)
+}
+
+// Event is a system event announced by the server.
+type Event uint8
+
+const (
+	// EventNone is no event.
+	EventNone Event = iota
+	// EventReconnect: the server will close this connection soon and the
+	// client should reconnect now (Thalex's system channel).
+	EventReconnect
+)
+
+// Frame is the classification of one incoming frame. Its byte slices point
+// into the frame (or, for a composed Key, into the Frame itself); nothing is
+// copied. Reuse one Frame per reader: Classify resets it.
+type Frame struct {
+	Kind   Kind
+	ID     uint64 // request id of a response; valid when HasID
+	HasID  bool
+	Result []byte // a response's "result" value
+	Error  []byte // a response's "error" object
+	Key    []byte // routing key of a notification
+	Data   []byte // payload of a notification (or event)
+	Event  Event
+
+	keyBuf [96]byte // scratch for keys composed from two fields (Ethereal)
+}
+
+func (f *Frame) reset() {
+	f.Kind, f.ID, f.HasID, f.Event = KindUnknown, 0, false, EventNone
+	f.Result, f.Error, f.Key, f.Data = nil, nil, nil, nil
+}
+
+// Topic is a topic as a dialect sends it, validated and encoded once when
+// the topic is first subscribed and reused on every reconnect.
+type Topic struct {
+	// Name is the topic as the user wrote it.
+	Name string
+	// Key is the routing key of its notifications, or "" when the server
+	// assigns one on every connection (Ethereum subscription ids).
+	Key string
+	// Private topics need an authenticated connection (Thalex account.*,
+	// session.*; Deribit user.*).
+	Private bool
+	// Sequenced topics carry a change id the client checks for gaps.
+	Sequenced bool
+
+	sub   []byte // the topic's piece of a subscribe frame
+	unsub []byte // the topic's piece of an unsubscribe frame, when it differs
+}
+
+// Request is one acknowledged request inside a Batch.
+type Request struct {
+	// ID is the request id the response will carry; 0 when the dialect
+	// acknowledges nothing (Ethereal).
+	ID uint64
+	// Topics are the topics this request covers.
+	Topics []*Topic
+}
+
+// Batch is what a Subscribe or Unsubscribe encodes: WebSocket messages to
+// write in one flush, and the requests whose responses acknowledge them.
+type Batch struct {
+	Messages [][]byte
+	Requests []Request
+}
+
+// Reset empties b, keeping its storage.
+func (b *Batch) Reset() {
+	b.Messages = b.Messages[:0]
+	b.Requests = b.Requests[:0]
+}
+
+// Protocol is a wire dialect.
+type Protocol interface {
+	// Name is the dialect's name: "thalex", "deribit", "ethereum", "ethereal".
+	Name() string
+
+	// NewTopic validates a topic and encodes its subscribe pieces once.
+	NewTopic(name string) (*Topic, error)
+
+	// AppendRequest appends one request frame to dst. params is JSON
+	// (object or array) or nil for none. Dialects without RPC return
+	// ErrUnsupported.
+	AppendRequest(dst []byte, id uint64, method string, params []byte) ([]byte, error)
+
+	// Subscribe encodes the topics into as few messages as the dialect
+	// allows, at most chunk topics per request when chunk > 0. nextID
+	// hands out request ids.
+	Subscribe(b *Batch, topics []*Topic, nextID func() uint64, chunk int)
+
+	// Unsubscribe encodes the removal of topics; keys[i] is topics[i]'s
+	// routing key on the current connection.
+	Unsubscribe(b *Batch, topics []*Topic, keys []string, nextID func() uint64, chunk int)
+
+	// Ack reads a subscribe response's result for req and stores in
+	// keys[i] the routing key of req.Topics[i], or "" if it was refused.
+	Ack(req *Request, result []byte, keys []string) error
+
+	// Classify fills f from frame by scanning it.
+	Classify(frame []byte, f *Frame) error
+
+	// HeartbeatReply appends the answer to a KindHeartbeat frame.
+	HeartbeatReply(dst []byte, id uint64) []byte
+
+	// Handshake lists the calls to make on every new connection before
+	// anything else (Deribit's public/set_heartbeat).
+	Handshake() []Call
+
+	// Sequence extracts the change id of a Sequenced topic's notification
+	// and the id it follows; ok is false when the frame carries none.
+	Sequence(data []byte) (id, prev uint64, ok bool)
+}
+
+// Call is a method call with JSON params.
+type Call struct {
+	Method string
+	Params []byte
+}
+
+// Errors returned by dialects.
+var (
+	// ErrUnsupported: the dialect has no such operation (Ethereal has no RPC).
+	ErrUnsupported = errors.New("protocol: not supported by this dialect")
+	// ErrUnrecognized: a well-formed frame of no known shape.
+	ErrUnrecognized = errors.New("protocol: unrecognized frame")
+	// ErrMalformed: a frame that is not valid JSON.
+	ErrMalformed = errors.New("protocol: malformed frame")
+	// ErrInvalidTopic: a topic the dialect cannot express.
+	ErrInvalidTopic = errors.New("protocol: invalid topic")
+)
+
+// ByName returns the dialect called name with default options.
+func ByName(name string) (Protocol, error) {
+	switch name {
+	case "thalex":
+		return Thalex(), nil
+	case "deribit":
+		return Deribit(), nil
+	case "ethereum":
+		return Ethereum(), nil
+	case "ethereal":
+		return Ethereal(), nil
+	}
+	return nil, fmt.Errorf("protocol: unknown dialect %q (want thalex, deribit, ethereum or ethereal)", name)
+}
