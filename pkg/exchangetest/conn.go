@@ -1,0 +1,256 @@
+package exchangetest
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// queueLen is how many frames a connection's writer may have queued before
+// Publish waits for it.
+const queueLen = 1024
+
+// readLimit is the largest frame the server accepts from a client.
+const readLimit = 64 << 20
+
+// outMsg is one frame queued for a connection's writer.
+type outMsg struct {
+	typ  int    // websocket.TextMessage or BinaryMessage
+	data []byte // shared between connections; never modified
+	due  time.Time
+	// after runs on the writer goroutine once the frame was written (or
+	// discarded because the server is silent): it registers subscriptions
+	// acknowledged by this frame, so notifications follow the ack.
+	after func()
+}
+
+// conn is one client connection.
+type conn struct {
+	s    *Server
+	id   int // numbers connections from 1 in accept order; set before the goroutines start
+	ws   *websocket.Conn
+	out  chan outMsg   // to the writer goroutine
+	done chan struct{} // closed by close
+
+	closeOnce sync.Once
+
+	// hbSet carries a new Deribit heartbeat interval (0: off) to the writer.
+	// Only the writer goroutine sends on it (from outMsg.after).
+	hbSet chan time.Duration
+	// awaitingTest is set by the writer when it sent a heartbeat
+	// test_request and cleared by the reader when public/test arrives.
+	awaitingTest atomic.Bool
+
+	// Owned by the reader goroutine.
+	loggedIn bool     // public/login or public/auth succeeded
+	after    []func() // subscription registrations for the response being built
+}
+
+func newConn(s *Server, ws *websocket.Conn) *conn {
+	c := &conn{
+		s:     s,
+		ws:    ws,
+		out:   make(chan outMsg, queueLen),
+		done:  make(chan struct{}),
+		hbSet: make(chan time.Duration, 1),
+	}
+	ws.SetReadLimit(readLimit)
+	ws.SetPingHandler(c.onPing)
+	ws.SetCloseHandler(c.onClose)
+	return c
+}
+
+// close closes the TCP connection at once (no close frame) and tells the
+// writer to stop. The reader then fails and cleans up. Safe from any
+// goroutine, idempotent.
+func (c *conn) close() {
+	c.closeOnce.Do(func() {
+		close(c.done)
+		_ = c.ws.NetConn().Close()
+	})
+}
+
+// onPing answers a ping unless pongs are switched off. It runs on the
+// reader goroutine; WriteControl may run concurrently with the writer.
+func (c *conn) onPing(appData string) error {
+	if c.s.noPongs.Load() || c.s.silent.Load() {
+		return nil
+	}
+	err := c.ws.WriteControl(websocket.PongMessage, []byte(appData), time.Now().Add(time.Second))
+	var ne net.Error
+	if errors.Is(err, websocket.ErrCloseSent) || errors.As(err, &ne) && ne.Timeout() {
+		return nil
+	}
+	return err
+}
+
+// onClose echoes a client's close frame unless the server is silent. It runs
+// on the reader goroutine.
+func (c *conn) onClose(code int, _ string) error {
+	if c.s.silent.Load() {
+		return nil
+	}
+	msg := websocket.FormatCloseMessage(code, "")
+	_ = c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
+	return nil
+}
+
+// readLoop is the connection's reader goroutine: it records and handles
+// every frame until the connection fails, then closes it.
+func (c *conn) readLoop() {
+	defer c.close()
+	for {
+		typ, data, err := c.ws.ReadMessage()
+		if err != nil {
+			return
+		}
+		c.s.rec.add(c.s.dialect, c.id, data)
+		c.s.chg.notify()
+		if typ == websocket.TextMessage {
+			c.s.proto.handleText(c, data)
+		}
+	}
+}
+
+// send queues m for the writer. It waits while the queue is full and gives
+// up when the connection closes or abort is closed (abort may be nil). It
+// reports whether m was queued.
+func (c *conn) send(m outMsg, abort <-chan struct{}) bool {
+	select {
+	case c.out <- m:
+		return true
+	default:
+	}
+	select {
+	case c.out <- m:
+		return true
+	case <-c.done:
+		return false
+	case <-abort:
+		return false
+	}
+}
+
+// reply queues an RPC response from the reader goroutine, delayed by the
+// server's response delay, with the registrations collected in c.after.
+func (c *conn) reply(data []byte) {
+	after := c.takeAfter()
+	m := outMsg{typ: websocket.TextMessage, data: data, after: after}
+	if d := time.Duration(c.s.delay.Load()); d > 0 {
+		m.due = time.Now().Add(d)
+	}
+	if !c.send(m, nil) && after != nil {
+		after()
+	}
+}
+
+// takeAfter returns one func running every queued registration, or nil.
+func (c *conn) takeAfter() func() {
+	if len(c.after) == 0 {
+		return nil
+	}
+	fns := c.after
+	c.after = nil
+	return func() {
+		for _, f := range fns {
+			f()
+		}
+	}
+}
+
+// writeLoop is the connection's writer goroutine, the only one that writes
+// data frames to ws. It also holds delayed responses and runs the Deribit
+// heartbeat.
+func (c *conn) writeLoop() {
+	defer c.s.connWG.Done()
+	defer c.close()
+
+	var delayed []outMsg // FIFO of responses waiting for their due time
+	delayTimer := time.NewTimer(time.Hour)
+	delayTimer.Stop()
+	defer delayTimer.Stop()
+
+	var hbInterval time.Duration
+	hbTimer := time.NewTimer(time.Hour)
+	hbTimer.Stop()
+	defer hbTimer.Stop()
+
+	for {
+		select {
+		case <-c.done:
+			return
+		case m := <-c.out:
+			if !m.due.IsZero() && (len(delayed) > 0 || time.Until(m.due) > 0) {
+				delayed = append(delayed, m)
+				if len(delayed) == 1 {
+					delayTimer.Reset(time.Until(m.due))
+				}
+				continue
+			}
+			if !c.write(m) {
+				return
+			}
+		case <-delayTimer.C:
+			for len(delayed) > 0 && time.Until(delayed[0].due) <= 0 {
+				m := delayed[0]
+				delayed[0] = outMsg{}
+				delayed = delayed[1:]
+				if !c.write(m) {
+					return
+				}
+			}
+			if len(delayed) > 0 {
+				delayTimer.Reset(time.Until(delayed[0].due))
+			}
+		case d := <-c.hbSet:
+			hbInterval = d
+			c.awaitingTest.Store(false)
+			hbTimer.Stop()
+			if d > 0 {
+				hbTimer.Reset(d)
+			}
+		case <-hbTimer.C:
+			if c.awaitingTest.Load() {
+				c.s.log.Debug("heartbeat not answered: closing")
+				msg := websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "heartbeat not answered")
+				_ = c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
+				return
+			}
+			if !c.s.silent.Load() {
+				c.awaitingTest.Store(true)
+				if c.ws.WriteMessage(websocket.TextMessage, deribitTestRequest) != nil {
+					return
+				}
+			}
+			hbTimer.Reset(hbInterval)
+		}
+	}
+}
+
+// write writes m unless the server is silent, then runs m.after. It runs on
+// the writer goroutine and reports false when the connection failed.
+func (c *conn) write(m outMsg) bool {
+	if !c.s.silent.Load() {
+		if err := c.ws.WriteMessage(m.typ, m.data); err != nil {
+			return false
+		}
+	}
+	if m.after != nil {
+		m.after()
+	}
+	return true
+}
+
+// setHeartbeat hands a new heartbeat interval to the writer, replacing one
+// it has not picked up yet. Only the writer goroutine calls it.
+func (c *conn) setHeartbeat(d time.Duration) {
+	select {
+	case <-c.hbSet:
+	default:
+	}
+	c.hbSet <- d
+}

@@ -1,0 +1,59 @@
+package exchangetest
+
+import "go.uber.org/zap"
+
+// Option configures a Server in NewServer.
+type Option func(*config)
+
+type config struct {
+	topics      map[string]struct{} // nil: every topic is valid
+	credentials bool
+	key, secret string
+	batchCap    int
+	logger      *zap.Logger
+}
+
+func defaultConfig() config {
+	return config{logger: zap.NewNop()}
+}
+
+// WithTopics sets the topics the server knows; a subscription to any other
+// topic is refused (omitted from a Thalex/Deribit acknowledgement, an error
+// for Ethereum, ignored by Ethereal). The default accepts every topic.
+// Calling it more than once adds to the set.
+func WithTopics(topics ...string) Option {
+	return func(c *config) {
+		if c.topics == nil {
+			c.topics = make(map[string]struct{}, len(topics))
+		}
+		for _, t := range topics {
+			c.topics[t] = struct{}{}
+		}
+	}
+}
+
+// WithCredentials makes the login methods (Thalex public/login, Deribit
+// public/auth) check the key and secret. The default accepts any login.
+func WithCredentials(key, secret string) Option {
+	return func(c *config) {
+		c.credentials = true
+		c.key, c.secret = key, secret
+	}
+}
+
+// WithBatchCap caps the channels of one Thalex/Deribit subscribe request and
+// the length of an Ethereum batch array at n; a larger request gets error
+// -32600. The default, 0, is unlimited.
+func WithBatchCap(n int) Option {
+	return func(c *config) { c.batchCap = n }
+}
+
+// WithLogger sets the logger for connection events and errors (never per
+// frame). The default is zap.NewNop().
+func WithLogger(l *zap.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}
