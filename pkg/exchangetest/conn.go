@@ -22,9 +22,9 @@ type outMsg struct {
 	typ  int    // websocket.TextMessage or BinaryMessage
 	data []byte // shared between connections; never modified
 	due  time.Time
-	// after runs on the writer goroutine once the frame was written (or
-	// discarded because the server is silent): it registers subscriptions
-	// acknowledged by this frame, so notifications follow the ack.
+	// after runs on the writer goroutine just before the frame is written
+	// (or discarded because the server is silent): it registers the
+	// subscriptions this frame acknowledges, so notifications follow the ack.
 	after func()
 }
 
@@ -231,18 +231,19 @@ func (c *conn) writeLoop() {
 	}
 }
 
-// write writes m unless the server is silent, then runs m.after. It runs on
-// the writer goroutine and reports false when the connection failed.
+// write runs m.after, then writes m unless the server is silent. Running
+// after first means a client that got an acknowledgement sees the
+// subscription in Subscribers, while a notification published from now on
+// is queued behind the acknowledgement. It runs on the writer goroutine and
+// reports false when the connection failed.
 func (c *conn) write(m outMsg) bool {
-	if !c.s.silent.Load() {
-		if err := c.ws.WriteMessage(m.typ, m.data); err != nil {
-			return false
-		}
-	}
 	if m.after != nil {
 		m.after()
 	}
-	return true
+	if c.s.silent.Load() {
+		return true
+	}
+	return c.ws.WriteMessage(m.typ, m.data) == nil
 }
 
 // setHeartbeat hands a new heartbeat interval to the writer, replacing one

@@ -24,7 +24,7 @@
 //   - Request handling (subscribe, login, handlers) runs on the connection's
 //     reader goroutine, in the order the frames arrived.
 //   - A subscription acknowledged with a response is registered by the writer
-//     right after it wrote that response, so a client never receives a
+//     just before it writes that response, so a client never receives a
 //     notification for a subscription before its acknowledgement.
 //   - Publish encodes a notification frame once and queues the same bytes to
 //     every subscriber (per connection only for Ethereum, whose subscription

@@ -1,6 +1,8 @@
 package exchangetest_test
 
 import (
+	"encoding/json"
+
 	"testing"
 
 	"github.com/wsfan/wsfan/pkg/exchangetest"
@@ -25,4 +27,60 @@ func TestThalexSubscribePublishUnsubscribe(t *testing.T) {
 	eq(t, 0, srv.Subscribers("ticker.BTC-PERPETUAL.raw"))
 	eq(t, 0, srv.Publish("ticker.BTC-PERPETUAL.raw", []byte(`{}`)))
 	eq(t, 2, srv.CountReceived("public/subscribe")+srv.CountReceived("public/unsubscribe"))
+}
+
+func TestThalexPrivateChannelsNeedLogin(t *testing.T) {
+	srv := newServer(t, exchangetest.Thalex, exchangetest.WithCredentials("k", "s"))
+	ws := dial(t, srv)
+
+	send(t, ws, `{"id":1,"method":"private/subscribe","params":{"channels":["account.orders","ticker.BTC-PERPETUAL.raw"]}}`)
+	eq(t, `{"id":1,"result":["ticker.BTC-PERPETUAL.raw"]}`, recv(t, ws))
+
+	send(t, ws, `{"id":2,"method":"public/login","params":{"key":"k","secret":"wrong"}}`)
+	eq(t, `{"id":2,"error":{"code":401,"message":"invalid credentials"}}`, recv(t, ws))
+
+	send(t, ws, `{"id":3,"method":"public/login","params":{"key":"k","secret":"s"}}`)
+	eq(t, nil, recvJSON(t, ws)["error"])
+
+	send(t, ws, `{"id":4,"method":"public/subscribe","params":{"channels":["session.orders"]}}`)
+	eq(t, `{"id":4,"result":[]}`, recv(t, ws))
+	send(t, ws, `{"id":5,"method":"private/subscribe","params":{"channels":["account.orders","session.orders"]}}`)
+	eq(t, `{"id":5,"result":["account.orders","session.orders"]}`, recv(t, ws))
+	must(t, srv.WaitSubscribers(ctxT(t), "session.orders", 1))
+
+	// Login is per connection.
+	ws2 := dial(t, srv)
+	send(t, ws2, `{"id":1,"method":"private/subscribe","params":{"channels":["account.orders"]}}`)
+	eq(t, `{"id":1,"result":[]}`, recv(t, ws2))
+}
+
+func TestThalexTopicsAndBatchCap(t *testing.T) {
+	srv := newServer(t, exchangetest.Thalex,
+		exchangetest.WithTopics("a", "b", "c"), exchangetest.WithBatchCap(2))
+	ws := dial(t, srv)
+
+	send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["a","b","c"]}}`)
+	eq(t, `{"id":1,"error":{"code":-32600,"message":"too many channels"}}`, recv(t, ws))
+	send(t, ws, `{"id":2,"method":"public/subscribe","params":{"channels":["a","zzz"]}}`)
+	eq(t, `{"id":2,"result":["a"]}`, recv(t, ws))
+}
+
+func TestThalexHandlersAndErrors(t *testing.T) {
+	srv := newServer(t, exchangetest.Thalex)
+	srv.Handle("public/instruments", func(params json.RawMessage) (any, *exchangetest.RPCError) {
+		return json.RawMessage(`[{"instrument_name":"BTC-PERPETUAL"}]`), nil
+	})
+	srv.Handle("private/insert", func(params json.RawMessage) (any, *exchangetest.RPCError) {
+		return nil, &exchangetest.RPCError{Code: 4, Message: "throttle exceeded"}
+	})
+	ws := dial(t, srv)
+
+	send(t, ws, `{"jsonrpc":"2.0","id":7,"method":"public/instruments","params":{}}`)
+	eq(t, `{"id":7,"result":[{"instrument_name":"BTC-PERPETUAL"}]}`, recv(t, ws))
+	send(t, ws, `{"id":8,"method":"private/insert"}`)
+	eq(t, `{"id":8,"error":{"code":4,"message":"throttle exceeded"}}`, recv(t, ws))
+	send(t, ws, `{"id":9,"method":"nope"}`)
+	eq(t, `{"id":9,"error":{"code":-32601,"message":"method not found"}}`, recv(t, ws))
+	send(t, ws, `{"id":10,"method":`)
+	eq(t, `{"id":null,"error":{"code":-32700,"message":"parse error"}}`, recv(t, ws))
 }
