@@ -1,0 +1,148 @@
+package exchangetest_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+)
+
+func TestFeedTopics(t *testing.T) {
+	cases := map[exchangetest.Dialect]string{
+		exchangetest.Thalex:   "ticker.BTC-PERPETUAL.raw book.BTC-PERPETUAL.none.10.100ms ticker.ETH-PERPETUAL.raw book.ETH-PERPETUAL.none.10.100ms",
+		exchangetest.Deribit:  "ticker.BTC-PERPETUAL.100ms book.BTC-PERPETUAL.100ms ticker.ETH-PERPETUAL.100ms book.ETH-PERPETUAL.100ms",
+		exchangetest.Ethereum: "newHeads",
+		exchangetest.Ethereal: "MarketPrice:BTCUSD L2Book:BTCUSD MarketPrice:ETHUSD L2Book:ETHUSD",
+	}
+	for d, want := range cases {
+		srv := newServer(t, d)
+		eq(t, want, strings.Join(srv.FeedTopics(), " "))
+	}
+	srv := newServer(t, exchangetest.Thalex)
+	srv.StartFeed(exchangetest.FeedOptions{Instruments: []string{"SOL-PERPETUAL"}, Interval: time.Hour})
+	eq(t, "ticker.SOL-PERPETUAL.raw book.SOL-PERPETUAL.none.10.100ms", strings.Join(srv.FeedTopics(), " "))
+	srv.StopFeed()
+	srv.StopFeed()
+}
+
+func TestFeedThalex(t *testing.T) {
+	srv := newServer(t, exchangetest.Thalex)
+	srv.StartFeed(exchangetest.FeedOptions{Interval: 5 * time.Millisecond})
+	ws := dial(t, srv)
+	topics, _ := json.Marshal(srv.FeedTopics())
+	send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":`+string(topics)+`}}`)
+	recv(t, ws)
+	seen := map[string]bool{}
+	for i := 0; i < 100 && len(seen) < 4; i++ {
+		var n struct {
+			Channel      string         `json:"channel_name"`
+			Notification map[string]any `json:"notification"`
+		}
+		must(t, json.Unmarshal([]byte(recv(t, ws)), &n))
+		seen[n.Channel] = true
+		if strings.HasPrefix(n.Channel, "ticker.") {
+			if n.Notification["best_bid_price"].(float64) >= n.Notification["best_ask_price"].(float64) {
+				t.Fatalf("crossed ticker %v", n.Notification)
+			}
+		} else if len(n.Notification["bids"].([]any)) != 10 {
+			t.Fatalf("book %v", n.Notification)
+		}
+	}
+	eq(t, 4, len(seen))
+}
+
+func TestFeedDeribitChangeIDs(t *testing.T) {
+	srv := newServer(t, exchangetest.Deribit)
+	srv.StartFeed(exchangetest.FeedOptions{Instruments: []string{"BTC-PERPETUAL"}, Interval: 5 * time.Millisecond})
+	ws := dial(t, srv)
+	send(t, ws, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["book.BTC-PERPETUAL.100ms"]}}`)
+	recv(t, ws)
+	var last int64
+	for i := range 20 {
+		var n struct {
+			Params struct {
+				Data struct {
+					Type   string  `json:"type"`
+					Change int64   `json:"change_id"`
+					Prev   int64   `json:"prev_change_id"`
+					Bids   [][]any `json:"bids"`
+				} `json:"data"`
+			} `json:"params"`
+		}
+		must(t, json.Unmarshal([]byte(recv(t, ws)), &n))
+		b := n.Params.Data
+		if i == 0 {
+			eq(t, "snapshot", b.Type)
+		} else {
+			eq(t, "change", b.Type)
+			eq(t, last, b.Prev)
+		}
+		if b.Change <= last || len(b.Bids) == 0 {
+			t.Fatalf("book %+v after %d", b, last)
+		}
+		last = b.Change
+	}
+}
+
+func TestFeedEthereumHeads(t *testing.T) {
+	srv := newServer(t, exchangetest.Ethereum)
+	srv.StartFeed(exchangetest.FeedOptions{Interval: 5 * time.Millisecond})
+	ws := dial(t, srv)
+	send(t, ws, `{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}`)
+	recv(t, ws)
+	var last uint64
+	var lastHash string
+	for i := range 5 {
+		var n struct {
+			Params struct {
+				Result struct {
+					Number     string `json:"number"`
+					Hash       string `json:"hash"`
+					ParentHash string `json:"parentHash"`
+				} `json:"result"`
+			} `json:"params"`
+		}
+		must(t, json.Unmarshal([]byte(recv(t, ws)), &n))
+		h := n.Params.Result
+		num, err := strconv.ParseUint(strings.TrimPrefix(h.Number, "0x"), 16, 64)
+		must(t, err)
+		if i > 0 {
+			eq(t, last+1, num)
+			eq(t, lastHash, h.ParentHash)
+		}
+		last, lastHash = num, h.Hash
+	}
+}
+
+func TestFeedEthereal(t *testing.T) {
+	srv := newServer(t, exchangetest.Ethereal)
+	srv.StartFeed(exchangetest.FeedOptions{Interval: 5 * time.Millisecond})
+	ws := dial(t, srv)
+	send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"ETHUSD"}}`)
+	var lastT int64
+	for i := range 10 {
+		var n struct {
+			E    string `json:"e"`
+			Data struct {
+				S  string      `json:"s"`
+				T  int64       `json:"t"`
+				PT int64       `json:"pt"`
+				A  [][2]string `json:"a"`
+			} `json:"data"`
+		}
+		must(t, json.Unmarshal([]byte(recv(t, ws)), &n))
+		eq(t, "L2Book", n.E)
+		eq(t, "ETHUSD", n.Data.S)
+		if i > 0 {
+			eq(t, lastT, n.Data.PT)
+		}
+		if n.Data.T <= n.Data.PT || len(n.Data.A) != 10 {
+			t.Fatal(fmt.Sprintf("book %+v", n.Data))
+		}
+		lastT = n.Data.T
+	}
+}
