@@ -178,5 +178,5 @@ func (*deribit) Sequence(data []byte) (id, prev uint64, ok bool) {
 			prev, havePrev = jsonscan.Uint(data[start:end])
 		}
 	}
-	return id, prev, haveID && havePrev
+	return id, prev, haveID
 }

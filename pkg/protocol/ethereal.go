@@ -159,6 +159,6 @@ func (ethereal) Sequence(frame []byte) (id, prev uint64, ok bool) {
 				prev, havePrev = jsonscan.Uint(frame[vs:end])
 			}
 		}
-		return id, prev, haveID && havePrev
+		return id, prev, haveID
 	}
 }

@@ -152,7 +152,8 @@ type Protocol interface {
 	Handshake() []Call
 
 	// Sequence extracts the change id of a Sequenced topic's notification
-	// and the id it follows; ok is false when the frame carries none.
+	// and the id it follows (0 when the frame names none, as a snapshot
+	// does); ok is false when the frame carries no change id.
 	Sequence(data []byte) (id, prev uint64, ok bool)
 }
 

@@ -1,0 +1,99 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/bytedance/sonic"
+)
+
+// Call invokes method with params and decodes the result into result.
+// params may be nil, a json.RawMessage or []byte (sent as is), or any
+// value sonic can encode; result may be nil (the result is discarded), a
+// *json.RawMessage, or a pointer sonic can decode into. An error object
+// from the server is returned as *RPCError.
+func (c *Client) Call(ctx context.Context, method string, params any, result any) error {
+	var raw []byte
+	switch p := params.(type) {
+	case nil:
+	case json.RawMessage:
+		raw = p
+	case []byte:
+		raw = p
+	default:
+		var err error
+		if raw, err = sonic.Marshal(p); err != nil {
+			return fmt.Errorf("wsfan: failed to encode params of %s: %w", method, err)
+		}
+	}
+	res, err := c.CallRaw(ctx, method, raw)
+	if err != nil || result == nil {
+		return err
+	}
+	if rm, ok := result.(*json.RawMessage); ok {
+		*rm = res
+		return nil
+	}
+	if err := sonic.Unmarshal(res, result); err != nil {
+		return fmt.Errorf("wsfan: failed to decode result of %s: %w", method, err)
+	}
+	return nil
+}
+
+// CallRaw invokes method with params (JSON, or nil for none) and returns
+// the raw "result". The request id is registered before the request is
+// written; when ctx ends first the id is dropped and a late response is
+// counted as unknown. A call made while the client is reconnecting fails
+// at once with ErrConnectionLost: it is never sent late.
+func (c *Client) CallRaw(ctx context.Context, method string, params []byte) ([]byte, error) {
+	cn, err := c.activeConn()
+	if err != nil {
+		return nil, fmt.Errorf("wsfan: call %s: %w", method, err)
+	}
+	return cn.call(ctx, method, params)
+}
+
+// call makes one request on this connection.
+func (cn *conn) call(ctx context.Context, method string, params []byte) ([]byte, error) {
+	c := cn.c
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+
+	id := c.nextID()
+	buf := getBuffer()
+	frame, err := c.proto.AppendRequest((*buf)[:0], id, method, params)
+	if err != nil {
+		putBuffer(buf)
+		return nil, fmt.Errorf("wsfan: call %s: %w", method, err)
+	}
+	*buf = frame
+	p := &pendingCall{done: make(chan response, 1)}
+	if err := cn.pending.add(id, p); err != nil {
+		putBuffer(buf)
+		return nil, fmt.Errorf("wsfan: call %s: %w", method, err)
+	}
+	start := time.Now()
+	if err := cn.send(frame, buf); err != nil {
+		cn.pending.remove(id)
+		putBuffer(buf)
+		return nil, fmt.Errorf("wsfan: call %s: %w", method, err)
+	}
+	var r response
+	select {
+	case r = <-p.done:
+	case <-ctx.Done():
+		if cn.pending.remove(id) {
+			return nil, fmt.Errorf("wsfan: call %s: %w", method, ctxError(ctx, "no response"))
+		}
+		r = <-p.done
+	}
+	if c.metrics != nil {
+		c.metrics.latency.Observe(time.Since(start).Seconds())
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("wsfan: call %s: %w", method, r.err)
+	}
+	return r.result, nil
+}

@@ -1,0 +1,202 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/internal/syncx"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// Client is a connection to a streaming JSON API that stays up for as long
+// as the user wants it. It is safe for concurrent use.
+type Client struct {
+	url    string
+	cfg    config
+	proto  protocol.Protocol
+	log    *zap.Logger
+	dialer websocket.Dialer
+	header http.Header
+
+	stats   stats
+	metrics *collector // nil without WithMetrics
+	ids     atomic.Uint64
+	state   atomic.Int32
+
+	// conn is the live connection, or nil between connections. The
+	// supervisor goroutine sets and clears it.
+	conn atomic.Pointer[conn]
+
+	// routes maps a routing key to its topic. Written under mu; read by
+	// the reader goroutine on every frame without locking.
+	routes syncx.Map[string, *topicState]
+
+	// mu protects the topic table and the subscription set, and orders
+	// every subscribe and unsubscribe frame written: whoever changes what
+	// the server should send also queues the frame, under mu.
+	mu     sync.Mutex
+	topics map[string]*topicState
+	subs   map[*Subscription]struct{}
+
+	eventsMu sync.Mutex // serializes the drop-oldest send on events
+	events   chan Event
+
+	ctx       context.Context // cancelled by Close: aborts dials and waits
+	cancel    context.CancelFunc
+	closeOnce sync.Once
+	done      chan struct{}  // closed when the supervisor has finished
+	wg        sync.WaitGroup // goroutines other than connections' own
+}
+
+// Dial connects to url and returns once the connection is up. It fails if
+// the first connection cannot be made; after that the client reconnects
+// by itself until Close.
+func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.protocol == nil {
+		return nil, fmt.Errorf("wsfan: WithProtocol(nil)")
+	}
+	if cfg.bufferSize < 1 {
+		cfg.bufferSize = 1
+	}
+	c := &Client{
+		url:    url,
+		cfg:    cfg,
+		proto:  cfg.protocol,
+		log:    cfg.logger.With(zap.String("url", url), zap.String("protocol", cfg.protocol.Name())),
+		header: cfg.header,
+		topics: make(map[string]*topicState),
+		subs:   make(map[*Subscription]struct{}),
+		events: make(chan Event, max(cfg.eventBuffer, 1)),
+		done:   make(chan struct{}),
+	}
+	c.dialer = defaultDialer()
+	if cfg.dialer != nil {
+		c.dialer = *cfg.dialer
+	}
+	if cfg.tls != nil {
+		c.dialer.TLSClientConfig = cfg.tls
+	}
+	if cfg.registerer != nil {
+		c.metrics = newCollector(c, cfg.metricsName)
+		if err := cfg.registerer.Register(c.metrics); err != nil {
+			return nil, fmt.Errorf("wsfan: failed to register metrics: %w", err)
+		}
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.state.Store(int32(StateConnecting))
+
+	cn, err := c.connect(ctx, false)
+	if err != nil {
+		c.cancel()
+		if c.metrics != nil {
+			cfg.registerer.Unregister(c.metrics)
+		}
+		return nil, err
+	}
+	c.wg.Add(1)
+	go c.supervise(cn)
+	return c, nil
+}
+
+func defaultDialer() websocket.Dialer {
+	return websocket.Dialer{
+		Proxy:            http.ProxyFromEnvironment,
+		ReadBufferSize:   64 << 10,
+		WriteBufferSize:  64 << 10,
+		HandshakeTimeout: 0, // the dial timeout bounds the whole dial
+	}
+}
+
+// Close ends the client: every pending call fails with ErrClosed, every
+// subscription channel is closed, the Events channel is closed, and every
+// goroutine has exited when it returns. It is safe to call more than once.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		c.cancel()
+		if cn := c.conn.Load(); cn != nil {
+			cn.fail(ErrClosed)
+		}
+		<-c.done
+		c.wg.Wait()
+		if c.metrics != nil {
+			c.cfg.registerer.Unregister(c.metrics)
+		}
+	})
+	return nil
+}
+
+// closed reports whether Close was called (or reconnecting gave up).
+func (c *Client) closed() bool { return c.ctx.Err() != nil }
+
+// State returns the connection state.
+func (c *Client) State() State { return State(c.state.Load()) }
+
+func (c *Client) setState(s State) { c.state.Store(int32(s)) }
+
+// Events returns the channel of connection and integrity events. It is
+// closed by Close. When nobody reads it the oldest events are dropped.
+func (c *Client) Events() <-chan Event { return c.events }
+
+// emit sends ev, dropping the oldest queued event when the channel is full.
+func (c *Client) emit(ev Event) {
+	ev.Time = time.Now()
+	c.eventsMu.Lock()
+	defer c.eventsMu.Unlock()
+	for {
+		select {
+		case c.events <- ev:
+			return
+		default:
+		}
+		select {
+		case <-c.events:
+			c.stats.eventsDrops.Add(1)
+		default:
+		}
+	}
+}
+
+// activeConn returns the live connection or why there is none.
+func (c *Client) activeConn() (*conn, error) {
+	if cn := c.conn.Load(); cn != nil {
+		return cn, nil
+	}
+	if c.closed() {
+		return nil, ErrClosed
+	}
+	return nil, fmt.Errorf("%w: not connected (%s)", ErrConnectionLost, c.State())
+}
+
+func (c *Client) nextID() uint64 { return c.ids.Add(1) }
+
+// withTimeout bounds ctx by the request timeout unless it ends earlier.
+func (c *Client) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) <= c.cfg.requestTimeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, c.cfg.requestTimeout)
+}
+
+func (c *Client) pendingCalls() int {
+	if cn := c.conn.Load(); cn != nil {
+		return cn.pending.len()
+	}
+	return 0
+}
+
+func (c *Client) counts() (subs, topics int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.subs), len(c.topics)
+}

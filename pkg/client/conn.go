@@ -1,0 +1,254 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// conn is one WebSocket connection and its two goroutines: the reader,
+// which owns every read and the frame-routing state, and the writer, which
+// owns every write (gorilla allows one writer at a time). A conn is never
+// reused: when it fails, the supervisor makes a new one.
+type conn struct {
+	c       *Client
+	ws      *websocket.Conn
+	fc      *flushConn
+	pending *pendingTable
+
+	// wmu protects queue and closed. Any goroutine may queue frames; the
+	// writer takes the whole queue at once and writes it in one flush.
+	wmu    sync.Mutex
+	queue  []outFrame
+	closed bool
+	wake   chan struct{} // capacity 1: "the queue is not empty"
+
+	failOnce sync.Once
+	cause    error         // why the connection ended; set before done closes
+	done     chan struct{} // closed when the connection has failed
+	wg       sync.WaitGroup
+
+	lastRead atomic.Int64 // unix nanoseconds of the last frame, for the idle watchdog
+
+	// Owned by the reader goroutine.
+	frame protocol.Frame
+	elem  protocol.Frame // a batch element
+	slab  []byte         // free tail of the current read slab
+}
+
+// outFrame is a queued message; pooled buffers return to bufPool once
+// written.
+type outFrame struct {
+	data   []byte
+	pooled *[]byte
+}
+
+// dial opens a connection and starts its goroutines.
+func (c *Client) dial(ctx context.Context) (*conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.dialTimeout)
+	defer cancel()
+
+	var fc *flushConn
+	d := c.dialer
+	netDial := d.NetDialContext
+	if netDial == nil {
+		netDial = (&net.Dialer{}).DialContext
+	}
+	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := netDial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		fc = &flushConn{Conn: nc}
+		return fc, nil
+	}
+	ws, resp, err := d.DialContext(ctx, c.url, c.header)
+	if err != nil {
+		if resp != nil {
+			return nil, fmt.Errorf("wsfan: failed to dial %s: %w (HTTP %s)", c.url, err, resp.Status)
+		}
+		if ctx.Err() != nil && c.ctx.Err() == nil {
+			return nil, fmt.Errorf("wsfan: failed to dial %s: %w within %v: %w", c.url, ErrTimeout, c.cfg.dialTimeout, err)
+		}
+		return nil, fmt.Errorf("wsfan: failed to dial %s: %w", c.url, err)
+	}
+	if resp != nil && resp.Body != nil {
+		resp.Body.Close()
+	}
+	// The read limit is enforced per frame by readFrame, which discards an
+	// oversized frame and keeps the connection.
+	ws.SetReadLimit(0)
+
+	cn := &conn{
+		c:       c,
+		ws:      ws,
+		fc:      fc,
+		pending: newPendingTable(),
+		wake:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
+	}
+	cn.lastRead.Store(time.Now().UnixNano())
+	if iv := c.cfg.pingInterval; iv > 0 {
+		window := iv + c.cfg.pongTimeout
+		_ = ws.SetReadDeadline(time.Now().Add(window))
+		ws.SetPongHandler(func(string) error {
+			return ws.SetReadDeadline(time.Now().Add(window))
+		})
+	}
+	cn.wg.Add(2)
+	go cn.readLoop()
+	go cn.writeLoop()
+	return cn, nil
+}
+
+// fail ends the connection once: it records the cause, closes the socket
+// (which stops the reader), stops the writer and fails every pending call
+// outside any lock. Any goroutine may call it.
+func (cn *conn) fail(cause error) {
+	cn.failOnce.Do(func() {
+		cn.cause = cause
+		close(cn.done)
+		cn.wmu.Lock()
+		cn.closed = true
+		cn.queue = nil
+		cn.wmu.Unlock()
+		if errors.Is(cause, ErrClosed) {
+			_ = cn.ws.WriteControl(websocket.CloseMessage,
+				websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
+		}
+		_ = cn.ws.Close()
+		callErr := cause
+		if !errors.Is(cause, ErrClosed) {
+			callErr = fmt.Errorf("%w: %w", ErrConnectionLost, cause)
+		}
+		cn.pending.failAll(callErr)
+	})
+}
+
+// wait blocks until the reader and writer have exited.
+func (cn *conn) wait() { cn.wg.Wait() }
+
+// send queues one frame for the writer.
+func (cn *conn) send(data []byte, pooled *[]byte) error {
+	cn.wmu.Lock()
+	if cn.closed {
+		cn.wmu.Unlock()
+		return fmt.Errorf("%w: %w", ErrConnectionLost, cn.cause)
+	}
+	cn.queue = append(cn.queue, outFrame{data: data, pooled: pooled})
+	cn.wmu.Unlock()
+	cn.signal()
+	return nil
+}
+
+// sendAll queues frames to go out together, in order, in one flush.
+func (cn *conn) sendAll(frames [][]byte) error {
+	cn.wmu.Lock()
+	if cn.closed {
+		cn.wmu.Unlock()
+		return fmt.Errorf("%w: %w", ErrConnectionLost, cn.cause)
+	}
+	for _, f := range frames {
+		cn.queue = append(cn.queue, outFrame{data: f})
+	}
+	cn.wmu.Unlock()
+	cn.signal()
+	return nil
+}
+
+func (cn *conn) signal() {
+	select {
+	case cn.wake <- struct{}{}:
+	default:
+	}
+}
+
+// writeLoop is the writer goroutine: it writes queued frames in batches,
+// sends pings and runs the idle watchdog.
+func (cn *conn) writeLoop() {
+	defer cn.wg.Done()
+	cfg := &cn.c.cfg
+
+	var ping, idle <-chan time.Time
+	if cfg.pingInterval > 0 {
+		t := time.NewTicker(cfg.pingInterval)
+		defer t.Stop()
+		ping = t.C
+	}
+	if cfg.idleTimeout > 0 {
+		t := time.NewTicker(max(cfg.idleTimeout/4, time.Millisecond))
+		defer t.Stop()
+		idle = t.C
+	}
+	var batch []outFrame
+	for {
+		select {
+		case <-cn.done:
+			return
+		case <-cn.wake:
+			cn.wmu.Lock()
+			batch, cn.queue = cn.queue, batch[:0]
+			cn.wmu.Unlock()
+			err := cn.writeBatch(batch)
+			for i := range batch {
+				if p := batch[i].pooled; p != nil {
+					putBuffer(p)
+				}
+				batch[i] = outFrame{}
+			}
+			if err != nil {
+				cn.fail(fmt.Errorf("write: %w", err))
+				return
+			}
+		case <-ping:
+			if err := cn.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(cfg.writeTimeout)); err != nil {
+				cn.fail(fmt.Errorf("ping: %w", err))
+				return
+			}
+		case now := <-idle:
+			if silent := now.Sub(time.Unix(0, cn.lastRead.Load())); silent > cfg.idleTimeout {
+				cn.fail(fmt.Errorf("%w: no frame for %v", ErrDeadPeer, silent.Round(time.Millisecond)))
+				return
+			}
+		}
+	}
+}
+
+// writeBatch writes frames as WebSocket messages in one flush.
+func (cn *conn) writeBatch(frames []outFrame) error {
+	if len(frames) == 0 {
+		return nil
+	}
+	if err := cn.ws.SetWriteDeadline(time.Now().Add(cn.c.cfg.writeTimeout)); err != nil {
+		return err
+	}
+	cn.fc.Cork()
+	for _, f := range frames {
+		if err := cn.ws.WriteMessage(websocket.TextMessage, f.data); err != nil {
+			_ = cn.fc.Flush()
+			return err
+		}
+	}
+	return cn.fc.Flush()
+}
+
+// bufPool recycles request buffers between callers and the writer.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
+
+func getBuffer() *[]byte { return bufPool.Get().(*[]byte) }
+
+func putBuffer(b *[]byte) {
+	if cap(*b) > 64<<10 {
+		return
+	}
+	*b = (*b)[:0]
+	bufPool.Put(b)
+}

@@ -1,0 +1,103 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/bytedance/sonic"
+)
+
+// Sentinel errors. Every error the client returns wraps one of these or is
+// an *RPCError, so errors.Is and errors.As work through the wrapping.
+var (
+	// ErrClosed: the client was closed.
+	ErrClosed = errors.New("wsfan: client closed")
+	// ErrConnectionLost: the connection dropped (or was not up) while the
+	// operation needed it. Subscriptions survive it; calls do not.
+	ErrConnectionLost = errors.New("wsfan: connection lost")
+	// ErrSlowConsumer: a subscription under the CloseSubscription policy
+	// was ended because its buffer was full.
+	ErrSlowConsumer = errors.New("wsfan: slow consumer")
+	// ErrTimeout: the server did not answer within the request timeout.
+	ErrTimeout = errors.New("wsfan: request timed out")
+	// ErrRefused: the server refused a topic.
+	ErrRefused = errors.New("wsfan: subscription refused")
+	// ErrUnsubscribed: the subscription was already ended.
+	ErrUnsubscribed = errors.New("wsfan: subscription already ended")
+	// ErrDeadPeer: no pong or no frame arrived in time; the connection was
+	// dropped and is being replaced.
+	ErrDeadPeer = errors.New("wsfan: peer stopped answering")
+	// ErrServerReconnect: the server announced that it will close the
+	// connection (Thalex's system reconnect notice).
+	ErrServerReconnect = errors.New("wsfan: server asked the client to reconnect")
+)
+
+// RPCError is an error object returned by the server in place of a result.
+type RPCError struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *RPCError) Error() string {
+	if len(e.Data) > 0 {
+		return fmt.Sprintf("rpc error %d: %s (%s)", e.Code, e.Message, e.Data)
+	}
+	return fmt.Sprintf("rpc error %d: %s", e.Code, e.Message)
+}
+
+// parseRPCError decodes an error object; a malformed one still yields an
+// *RPCError carrying the raw text.
+func parseRPCError(raw []byte) *RPCError {
+	e := new(RPCError)
+	if err := sonic.Unmarshal(raw, e); err != nil || (e.Code == 0 && e.Message == "") {
+		return &RPCError{Code: 0, Message: "malformed error object: " + truncate(raw, 200)}
+	}
+	return e
+}
+
+// RefusedError names the topics the server refused.
+type RefusedError struct {
+	Topics []string
+	// Cause is the server's error, when it sent one.
+	Cause error
+}
+
+func (e *RefusedError) Error() string {
+	msg := "wsfan: server refused " + quoteList(e.Topics)
+	if e.Cause != nil {
+		msg += ": " + e.Cause.Error()
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrRefused) true.
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+// Unwrap returns the server's error.
+func (e *RefusedError) Unwrap() error { return e.Cause }
+
+func quoteList(s []string) string {
+	const most = 10
+	var b strings.Builder
+	for i, t := range s {
+		if i == most {
+			fmt.Fprintf(&b, " and %d more", len(s)-most)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q", t)
+	}
+	return b.String()
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}

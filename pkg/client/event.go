@@ -1,0 +1,99 @@
+package client
+
+import (
+	"fmt"
+	"time"
+)
+
+// State is the connection state of a Client.
+type State int32
+
+const (
+	// StateConnecting: dialing, or running the on-connect hook and
+	// restoring subscriptions on a fresh connection.
+	StateConnecting State = iota
+	// StateConnected: every subscription is live.
+	StateConnected
+	// StateReconnecting: the connection was lost; waiting to dial again.
+	StateReconnecting
+	// StateClosed: Close was called, or reconnecting gave up.
+	StateClosed
+)
+
+func (s State) String() string {
+	switch s {
+	case StateConnecting:
+		return "connecting"
+	case StateConnected:
+		return "connected"
+	case StateReconnecting:
+		return "reconnecting"
+	case StateClosed:
+		return "closed"
+	}
+	return fmt.Sprintf("State(%d)", int32(s))
+}
+
+// EventKind says what happened.
+type EventKind uint8
+
+const (
+	// Connected: a connection is up and its on-connect hook succeeded.
+	Connected EventKind = iota + 1
+	// Disconnected: the connection was lost; Err says why.
+	Disconnected
+	// Reconnecting: the client will dial again after Wait; Attempt counts
+	// from 1 per outage and Err is the last failure.
+	Reconnecting
+	// Resubscribed: every topic was restored on the new connection; Topics
+	// counts them.
+	Resubscribed
+	// Gap: a change id on Topic did not follow the previous one.
+	Gap
+	// ServerNotice: the server announced it will close the connection
+	// soon; the client reconnects at once.
+	ServerNotice
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case Connected:
+		return "connected"
+	case Disconnected:
+		return "disconnected"
+	case Reconnecting:
+		return "reconnecting"
+	case Resubscribed:
+		return "resubscribed"
+	case Gap:
+		return "gap"
+	case ServerNotice:
+		return "server-notice"
+	}
+	return fmt.Sprintf("EventKind(%d)", k)
+}
+
+// Event reports a change of the connection or of a stream's integrity.
+type Event struct {
+	Kind    EventKind
+	Time    time.Time
+	Err     error         // Disconnected, Reconnecting: the cause
+	Attempt int           // Reconnecting
+	Wait    time.Duration // Reconnecting: the backoff before the next dial
+	Topic   string        // Gap
+	Topics  int           // Resubscribed
+}
+
+func (e Event) String() string {
+	switch e.Kind {
+	case Disconnected:
+		return fmt.Sprintf("disconnected: %v", e.Err)
+	case Reconnecting:
+		return fmt.Sprintf("reconnecting (attempt %d in %v): %v", e.Attempt, e.Wait, e.Err)
+	case Resubscribed:
+		return fmt.Sprintf("resubscribed %d topics", e.Topics)
+	case Gap:
+		return fmt.Sprintf("gap on %s", e.Topic)
+	}
+	return e.Kind.String()
+}

@@ -1,0 +1,47 @@
+package client
+
+import (
+	"time"
+
+	"github.com/bytedance/sonic"
+)
+
+// Flags mark messages a consumer may need to act on.
+type Flags uint8
+
+const (
+	// FlagReconnected marks the first message of each topic after a
+	// reconnect: state built from earlier messages may be stale (resync
+	// books from this snapshot).
+	FlagReconnected Flags = 1 << iota
+	// FlagGap marks a message whose change id does not follow the previous
+	// one (Deribit prev_change_id, Ethereal pt): updates were lost upstream.
+	FlagGap
+)
+
+// Message is one notification delivered to a subscription.
+type Message struct {
+	// Topic is the topic as passed to Subscribe.
+	Topic string
+	// Data is the notification payload: Thalex "notification", Deribit
+	// "params.data", Ethereum "params.result", Ethereal the whole frame.
+	// It is sliced from the received frame without a copy and belongs to
+	// the receiver; the client never touches it again.
+	Data []byte
+	// Seq counts the frames this subscription received, delivered or
+	// dropped, from 1: a jump shows messages dropped by the overflow policy.
+	Seq uint64
+	// Flags mark the first message after a reconnect or a gap.
+	Flags Flags
+	// RecvTime is when the frame was read from the connection.
+	RecvTime time.Time
+}
+
+// Decode unmarshals Data into v with sonic.
+func (m Message) Decode(v any) error { return sonic.Unmarshal(m.Data, v) }
+
+// Reconnected reports whether FlagReconnected is set.
+func (m Message) Reconnected() bool { return m.Flags&FlagReconnected != 0 }
+
+// Gap reports whether FlagGap is set.
+func (m Message) Gap() bool { return m.Flags&FlagGap != 0 }

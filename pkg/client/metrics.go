@@ -1,0 +1,101 @@
+package client
+
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Drop reasons, the "reason" label of wsfan_client_dropped_total.
+const (
+	dropOverflow  = iota // a subscription's buffer was full
+	dropMalformed        // not JSON, or not a frame of the dialect
+	dropUnrouted         // a notification for no subscribed topic
+	dropUnknownID        // a response for no pending call
+	dropOversized        // over the read limit
+	dropBinary           // a binary message
+	dropReasons
+)
+
+var dropReasonNames = [dropReasons]string{"overflow", "malformed", "unrouted", "unknown_id", "oversized", "binary"}
+
+// stats are the client's counters. The reader goroutine writes most of
+// them; the metrics collector and tests read them at any time.
+type stats struct {
+	frames      atomic.Uint64
+	bytes       atomic.Uint64
+	delivered   atomic.Uint64
+	dropped     [dropReasons]atomic.Uint64
+	reconnects  atomic.Uint64
+	rpcErrors   atomic.Uint64
+	gaps        atomic.Uint64
+	eventsDrops atomic.Uint64
+
+	droppedLoggedAt [dropReasons]atomic.Int64 // unix nanoseconds of the last drop log, per reason
+}
+
+// collector exports a client's stats as wsfan_client_* metrics, read at
+// scrape time so the hot path only bumps atomics.
+type collector struct {
+	c       *Client
+	latency prometheus.Histogram
+
+	frames, bytes, delivered, dropped, reconnects, rpcErrors, gaps *prometheus.Desc
+	pending, subscriptions, topics, state                          *prometheus.Desc
+}
+
+func newCollector(c *Client, name string) *collector {
+	labels := prometheus.Labels{"connection": name}
+	desc := func(metric, help string, variable ...string) *prometheus.Desc {
+		return prometheus.NewDesc("wsfan_client_"+metric, help, variable, labels)
+	}
+	return &collector{
+		c: c,
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:        "wsfan_client_rpc_latency_seconds",
+			Help:        "Time from writing a request to reading its response.",
+			ConstLabels: labels,
+			Buckets:     prometheus.ExponentialBuckets(50e-6, 2, 16),
+		}),
+		frames:        desc("frames_total", "Frames read from the server."),
+		bytes:         desc("bytes_total", "Bytes of frames read from the server."),
+		delivered:     desc("delivered_total", "Messages delivered to subscription channels."),
+		dropped:       desc("dropped_total", "Frames or messages dropped, by reason.", "reason"),
+		reconnects:    desc("reconnects_total", "Connections lost and re-established."),
+		rpcErrors:     desc("rpc_errors_total", "Calls answered with an error object."),
+		gaps:          desc("gaps_total", "Sequence gaps detected on sequenced topics."),
+		pending:       desc("pending_calls", "Calls waiting for a response."),
+		subscriptions: desc("subscriptions", "Open subscriptions."),
+		topics:        desc("topics", "Distinct topics subscribed upstream."),
+		state:         desc("state", "Connection state: 0 connecting, 1 connected, 2 reconnecting, 3 closed."),
+	}
+}
+
+func (m *collector) Describe(ch chan<- *prometheus.Desc) {
+	prometheus.DescribeByCollect(m, ch)
+}
+
+func (m *collector) Collect(ch chan<- prometheus.Metric) {
+	s := &m.c.stats
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
+	}
+	counter(m.frames, s.frames.Load())
+	counter(m.bytes, s.bytes.Load())
+	counter(m.delivered, s.delivered.Load())
+	for r := range dropReasons {
+		counter(m.dropped, s.dropped[r].Load(), dropReasonNames[r])
+	}
+	counter(m.reconnects, s.reconnects.Load())
+	counter(m.rpcErrors, s.rpcErrors.Load())
+	counter(m.gaps, s.gaps.Load())
+	subs, topics := m.c.counts()
+	gauge(m.pending, float64(m.c.pendingCalls()))
+	gauge(m.subscriptions, float64(subs))
+	gauge(m.topics, float64(topics))
+	gauge(m.state, float64(m.c.State()))
+	m.latency.Collect(ch)
+}

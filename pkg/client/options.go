@@ -1,0 +1,194 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"net/http"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// OverflowPolicy says what happens when a subscription's buffer is full.
+// The reader never waits for a consumer unless the policy is Block.
+type OverflowPolicy uint8
+
+const (
+	// DropOldest discards the oldest buffered message to make room: the
+	// consumer always sees the freshest data (the default).
+	DropOldest OverflowPolicy = iota
+	// DropNewest discards the incoming message.
+	DropNewest
+	// Block makes the reader wait for the consumer, which stalls every
+	// subscription and the RPC responses of the connection. Use it only
+	// when every message matters more than latency.
+	Block
+	// CloseSubscription ends the subscription with ErrSlowConsumer.
+	CloseSubscription
+)
+
+func (p OverflowPolicy) String() string {
+	switch p {
+	case DropOldest:
+		return "drop-oldest"
+	case DropNewest:
+		return "drop-newest"
+	case Block:
+		return "block"
+	case CloseSubscription:
+		return "close-subscription"
+	}
+	return "unknown"
+}
+
+// OnConnect runs on every new connection before subscriptions are
+// restored; use it to log in (Thalex public/login, Deribit public/auth).
+// An error drops the connection and is retried with backoff.
+type OnConnect func(ctx context.Context, c *Client) error
+
+// Option configures Dial.
+type Option func(*config)
+
+type config struct {
+	protocol         protocol.Protocol
+	header           http.Header
+	dialer           *websocket.Dialer
+	tls              *tls.Config
+	logger           *zap.Logger
+	registerer       prometheus.Registerer
+	metricsName      string
+	backoff          func() backoff.BackOff
+	healthyAfter     time.Duration
+	bufferSize       int
+	overflow         OverflowPolicy
+	readLimit        int64
+	pingInterval     time.Duration
+	pongTimeout      time.Duration
+	idleTimeout      time.Duration
+	requestTimeout   time.Duration
+	dialTimeout      time.Duration
+	writeTimeout     time.Duration
+	resubscribeChunk int
+	resubscribeGap   bool
+	onConnect        OnConnect
+	eventBuffer      int
+}
+
+func defaultConfig() config {
+	return config{
+		protocol:       protocol.Thalex(),
+		logger:         zap.NewNop(),
+		metricsName:    "default",
+		backoff:        defaultBackoff,
+		healthyAfter:   30 * time.Second,
+		bufferSize:     1024,
+		overflow:       DropOldest,
+		readLimit:      32 << 20,
+		pingInterval:   15 * time.Second,
+		pongTimeout:    10 * time.Second,
+		requestTimeout: 30 * time.Second,
+		dialTimeout:    10 * time.Second,
+		writeTimeout:   10 * time.Second,
+		eventBuffer:    256,
+	}
+}
+
+// defaultBackoff: 100ms doubling to 30s, ±50% jitter, retrying forever.
+func defaultBackoff() backoff.BackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = 100 * time.Millisecond
+	b.RandomizationFactor = 0.5
+	b.Multiplier = 2
+	b.MaxInterval = 30 * time.Second
+	b.MaxElapsedTime = 0
+	b.Reset()
+	return b
+}
+
+// WithProtocol sets the wire dialect. Default: protocol.Thalex().
+func WithProtocol(p protocol.Protocol) Option { return func(c *config) { c.protocol = p } }
+
+// WithHeader adds HTTP headers to the WebSocket handshake. Default: none.
+func WithHeader(h http.Header) Option { return func(c *config) { c.header = h.Clone() } }
+
+// WithDialer sets the gorilla dialer whose proxy, buffer sizes and
+// handshake timeout are used. Default: a dialer with 64 KiB read and
+// write buffers and the proxy from the environment.
+func WithDialer(d *websocket.Dialer) Option { return func(c *config) { c.dialer = d } }
+
+// WithTLSConfig sets the TLS configuration for wss:// URLs. Default: Go's.
+func WithTLSConfig(t *tls.Config) Option { return func(c *config) { c.tls = t } }
+
+// WithLogger sets the logger for state changes and errors (never one line
+// per frame). Default: zap.NewNop().
+func WithLogger(l *zap.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithMetrics registers wsfan_client_* metrics on r, labelled with
+// connection=name. Default: no metrics.
+func WithMetrics(r prometheus.Registerer, name string) Option {
+	return func(c *config) { c.registerer, c.metricsName = r, name }
+}
+
+// WithBackoff sets the reconnect backoff; a fresh one is made per outage,
+// and backoff.Stop ends reconnecting (the client then closes with
+// ErrConnectionLost). Default: exponential from 100ms to 30s with ±50%
+// jitter, forever.
+func WithBackoff(f func() backoff.BackOff) Option { return func(c *config) { c.backoff = f } }
+
+// WithHealthyAfter sets how long a connection must stay up before the
+// backoff starts again from its first interval. Default: 30s.
+func WithHealthyAfter(d time.Duration) Option { return func(c *config) { c.healthyAfter = d } }
+
+// WithBufferSize sets each subscription's channel capacity. Default: 1024.
+func WithBufferSize(n int) Option { return func(c *config) { c.bufferSize = n } }
+
+// WithOverflow sets what happens when a subscription's buffer is full.
+// Default: DropOldest.
+func WithOverflow(p OverflowPolicy) Option { return func(c *config) { c.overflow = p } }
+
+// WithReadLimit sets the largest frame accepted; a larger one is discarded,
+// counted and logged, and the connection stays up. Default: 32 MiB.
+func WithReadLimit(n int64) Option { return func(c *config) { c.readLimit = n } }
+
+// WithPing sets the WebSocket ping interval and how long to wait for a
+// pong: a peer that stays silent is detected within interval + timeout and
+// the connection is replaced. interval 0 disables pings. Default: 15s, 10s.
+func WithPing(interval, timeout time.Duration) Option {
+	return func(c *config) { c.pingInterval, c.pongTimeout = interval, timeout }
+}
+
+// WithIdleTimeout drops a connection on which no frame arrived for d.
+// Default: 0, off (quiet feeds are normal; pings catch dead peers).
+func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idleTimeout = d } }
+
+// WithRequestTimeout bounds every Call and Subscribe whose context has no
+// earlier deadline, and every acknowledgement on reconnect. Default: 30s.
+func WithRequestTimeout(d time.Duration) Option { return func(c *config) { c.requestTimeout = d } }
+
+// WithDialTimeout bounds each dial, handshake included. Default: 10s.
+func WithDialTimeout(d time.Duration) Option { return func(c *config) { c.dialTimeout = d } }
+
+// WithWriteTimeout bounds each write to the connection. Default: 10s.
+func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.writeTimeout = d } }
+
+// WithResubscribeChunk caps how many topics one subscribe request (or one
+// batch array) carries, for servers that cap batches. Default: 0, no cap.
+func WithResubscribeChunk(n int) Option { return func(c *config) { c.resubscribeChunk = n } }
+
+// WithResubscribeOnGap resubscribes a sequenced topic (Deribit book,
+// Ethereal L2Book) when a gap is detected, so the server sends a fresh
+// snapshot. Default: false (the Gap event and flag are still raised).
+func WithResubscribeOnGap(on bool) Option { return func(c *config) { c.resubscribeGap = on } }
+
+// WithOnConnect sets a hook run on every connection before subscriptions
+// are restored. Default: none.
+func WithOnConnect(f OnConnect) Option { return func(c *config) { c.onConnect = f } }
+
+// WithEventBuffer sets the capacity of the Events channel; when it is
+// full the oldest event is dropped. Default: 256.
+func WithEventBuffer(n int) Option { return func(c *config) { c.eventBuffer = n } }

@@ -1,0 +1,90 @@
+package client
+
+import (
+	"sync"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// response is what the reader hands a waiting call.
+type response struct {
+	result []byte
+	err    error
+}
+
+// pendingCall is one request waiting for its response. It is registered
+// before the request is written and removed by exactly one of: the reader
+// (response arrived), the caller (context done), or the connection's
+// failure.
+type pendingCall struct {
+	done chan response // capacity 1: the reader never blocks on it
+	// onResponse, when set, runs on the reader goroutine before done is
+	// signalled, so routing changes (Ethereum subscription ids) take
+	// effect before the next frame is read.
+	onResponse func(f *protocol.Frame)
+}
+
+// pendingTable maps request ids to their calls, for one connection.
+type pendingTable struct {
+	mu    sync.Mutex // protects calls and failed
+	calls map[uint64]*pendingCall
+	// failed is set when the connection died: registering fails at once.
+	failed error
+}
+
+func newPendingTable() *pendingTable {
+	return &pendingTable{calls: make(map[uint64]*pendingCall)}
+}
+
+// add registers p under id, or returns the connection's failure.
+func (t *pendingTable) add(id uint64, p *pendingCall) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.failed != nil {
+		return t.failed
+	}
+	t.calls[id] = p
+	return nil
+}
+
+// take removes and returns the call registered under id.
+func (t *pendingTable) take(id uint64) *pendingCall {
+	t.mu.Lock()
+	p := t.calls[id]
+	if p != nil {
+		delete(t.calls, id)
+	}
+	t.mu.Unlock()
+	return p
+}
+
+// remove drops id if it is still registered; false means the reader (or a
+// failure) took it and its response is on the way.
+func (t *pendingTable) remove(id uint64) bool {
+	t.mu.Lock()
+	_, ok := t.calls[id]
+	delete(t.calls, id)
+	t.mu.Unlock()
+	return ok
+}
+
+func (t *pendingTable) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.calls)
+}
+
+// failAll fails every call with err, outside the lock, and makes later
+// registrations fail too.
+func (t *pendingTable) failAll(err error) {
+	t.mu.Lock()
+	calls := t.calls
+	t.calls = make(map[uint64]*pendingCall)
+	if t.failed == nil {
+		t.failed = err
+	}
+	t.mu.Unlock()
+	for _, p := range calls {
+		p.done <- response{err: err}
+	}
+}

@@ -1,0 +1,212 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"go.uber.org/zap"
+)
+
+// connect dials a connection and makes it ready: the dialect's handshake
+// calls, the on-connect hook, then every confirmed topic restored in one
+// batch. On any failure the connection is closed and the error returned.
+func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
+	cn, err := c.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	abort := func(err error) (*conn, error) {
+		cn.fail(err)
+		cn.wait()
+		c.conn.CompareAndSwap(cn, nil)
+		return nil, err
+	}
+	c.conn.Store(cn)
+
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	for _, call := range c.proto.Handshake() {
+		if _, err := cn.call(ctx, call.Method, call.Params); err != nil {
+			return abort(fmt.Errorf("wsfan: handshake %s: %w", call.Method, err))
+		}
+	}
+	if c.cfg.onConnect != nil {
+		if err := c.cfg.onConnect(ctx, c); err != nil {
+			return abort(fmt.Errorf("wsfan: on-connect hook: %w", err))
+		}
+	}
+	restored, err := c.restore(ctx, cn)
+	if err != nil {
+		return abort(err)
+	}
+	c.setState(StateConnected)
+	c.log.Info("connected", zap.Int("topics", restored))
+	c.emit(Event{Kind: Connected})
+	if restoring {
+		c.emit(Event{Kind: Resubscribed, Topics: restored})
+	}
+	return cn, nil
+}
+
+// restore resubscribes every confirmed topic from its cached payload, in
+// one batch (chunked by WithResubscribeChunk). A topic the server now
+// refuses ends the subscriptions holding it with a *RefusedError.
+func (c *Client) restore(ctx context.Context, cn *conn) (int, error) {
+	c.mu.Lock()
+	states := make([]*topicState, 0, len(c.topics))
+	for _, ts := range c.topics {
+		if ts.confirmed {
+			states = append(states, ts)
+		}
+	}
+	if len(states) == 0 {
+		c.mu.Unlock()
+		return 0, nil
+	}
+	sort.Slice(states, func(i, j int) bool { return states[i].name < states[j].name })
+	ops, err := c.sendSubscribeLocked(cn, states)
+	c.mu.Unlock()
+	if err != nil {
+		return 0, fmt.Errorf("wsfan: resubscribe: %w", err)
+	}
+	c.awaitOps(ctx, cn, ops)
+
+	c.mu.Lock()
+	refused, failed := c.settleLocked(ops)
+	var ended []*Subscription
+	for _, ts := range refused {
+		ts.confirmed = false
+		if subs := ts.subs.Load(); subs != nil {
+			ended = append(ended, *subs...)
+		}
+	}
+	c.mu.Unlock()
+	if failed != nil {
+		return 0, fmt.Errorf("wsfan: resubscribe: %w", failed)
+	}
+	for _, s := range ended {
+		var names []string
+		for _, ts := range refused {
+			names = append(names, ts.name)
+		}
+		c.log.Error("topic refused on resubscribe", zap.Strings("topics", names))
+		_ = c.unsubscribe(ctx, s, refusedError(refused))
+	}
+	return len(states) - len(refused), nil
+}
+
+// supervise is the supervisor goroutine: it waits for the connection to
+// fail and replaces it, with backoff, until Close.
+func (c *Client) supervise(cn *conn) {
+	defer c.wg.Done()
+	reason := c.superviseLoop(cn)
+	c.finish(reason)
+}
+
+func (c *Client) superviseLoop(cn *conn) error {
+	var bo backoff.BackOff
+	for {
+		connectedAt := time.Now()
+		select {
+		case <-cn.done:
+		case <-c.ctx.Done():
+			cn.fail(ErrClosed)
+		}
+		cn.wait()
+		c.conn.CompareAndSwap(cn, nil)
+		if c.closed() {
+			return nil
+		}
+		cause := cn.cause
+		c.stats.reconnects.Add(1)
+		c.setState(StateReconnecting)
+		c.log.Warn("connection lost", zap.Error(cause))
+		c.emit(Event{Kind: Disconnected, Err: cause})
+		c.prepareRestore()
+
+		if bo == nil || time.Since(connectedAt) >= c.cfg.healthyAfter {
+			bo = c.cfg.backoff()
+		}
+		for attempt := 1; ; attempt++ {
+			wait := bo.NextBackOff()
+			if wait == backoff.Stop {
+				c.log.Error("giving up reconnecting", zap.Error(cause))
+				return fmt.Errorf("%w: gave up reconnecting: %w", ErrConnectionLost, cause)
+			}
+			if attempt == 1 && errors.Is(cause, ErrServerReconnect) {
+				wait = 0
+			}
+			c.emit(Event{Kind: Reconnecting, Attempt: attempt, Wait: wait, Err: cause})
+			if !c.sleep(wait) {
+				return nil
+			}
+			c.setState(StateConnecting)
+			next, err := c.connect(c.ctx, true)
+			if err == nil {
+				cn = next
+				break
+			}
+			if c.closed() {
+				return nil
+			}
+			cause = err
+			c.setState(StateReconnecting)
+			c.log.Warn("reconnect failed", zap.Int("attempt", attempt), zap.Error(err))
+		}
+	}
+}
+
+// prepareRestore resets per-connection topic state while no reader runs:
+// server-assigned routing keys are forgotten, change ids start over, and
+// every topic's next message is flagged as the first after a reconnect.
+func (c *Client) prepareRestore() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ts := range c.topics {
+		if ts.topic.Key == "" && ts.key != "" {
+			c.routes.CompareAndDelete(ts.key, ts)
+			ts.key = ""
+		}
+		ts.lastID = 0
+		ts.resumed.Store(true)
+	}
+}
+
+// sleep waits d or until Close; false means Close.
+func (c *Client) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return !c.closed()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+// finish runs when the supervisor stops: every subscription ends (with
+// reason when reconnecting gave up, cleanly on Close) and Events closes.
+func (c *Client) finish(reason error) {
+	c.cancel()
+	c.setState(StateClosed)
+	c.mu.Lock()
+	subs := make([]*Subscription, 0, len(c.subs))
+	for s := range c.subs {
+		subs = append(subs, s)
+		c.detachLocked(s)
+	}
+	clear(c.subs)
+	c.mu.Unlock()
+	for _, s := range subs {
+		s.end(reason)
+	}
+	close(c.done)
+	c.log.Info("closed")
+}

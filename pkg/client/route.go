@@ -1,0 +1,159 @@
+package client
+
+import (
+	"errors"
+	"time"
+	"unsafe"
+
+	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// handleFrame classifies one frame and acts on it. It runs on the reader
+// goroutine; nothing here blocks (unless a subscription's policy is Block).
+func (c *Client) handleFrame(cn *conn, data []byte, now time.Time) {
+	c.stats.frames.Add(1)
+	c.stats.bytes.Add(uint64(len(data)))
+	f := &cn.frame
+	if err := c.proto.Classify(data, f); err != nil {
+		c.dropFrame(dropMalformed, err, data)
+		return
+	}
+	switch f.Kind {
+	case protocol.KindNotification:
+		c.route(f.Key, f.Data, now)
+	case protocol.KindResponse:
+		cn.resolve(f, data)
+	case protocol.KindBatch:
+		err := protocol.EachElement(data, func(elem []byte) bool {
+			if err := c.proto.Classify(elem, &cn.elem); err != nil || cn.elem.Kind != protocol.KindResponse {
+				c.dropFrame(dropMalformed, errors.New("batch element is not a response"), elem)
+				return true
+			}
+			cn.resolve(&cn.elem, elem)
+			return true
+		})
+		if err != nil {
+			c.dropFrame(dropMalformed, err, data)
+		}
+	case protocol.KindHeartbeat:
+		cn.answerHeartbeat()
+	case protocol.KindEvent:
+		if f.Event == protocol.EventReconnect {
+			c.log.Info("server announced a reconnect; reconnecting now")
+			c.emit(Event{Kind: ServerNotice})
+			cn.fail(ErrServerReconnect)
+		}
+	default:
+		c.dropFrame(dropUnrouted, errors.New("frame of unknown kind"), data)
+	}
+}
+
+// route delivers a notification to every subscription of its topic.
+func (c *Client) route(key, data []byte, now time.Time) {
+	ts, ok := c.routes.Load(unsafe.String(unsafe.SliceData(key), len(key)))
+	if !ok {
+		c.dropFrame(dropUnrouted, errors.New("notification for no subscribed topic"), key)
+		return
+	}
+	var flags Flags
+	if ts.resumed.Load() {
+		ts.resumed.Store(false)
+		flags |= FlagReconnected
+	}
+	if ts.topic.Sequenced {
+		flags |= c.checkSequence(ts, data)
+	}
+	subs := ts.subs.Load()
+	if subs == nil {
+		return
+	}
+	msg := Message{Topic: ts.name, Data: data, Flags: flags, RecvTime: now}
+	var delivered uint64
+	for _, s := range *subs {
+		if s.deliver(msg) {
+			delivered++
+		}
+	}
+	c.stats.delivered.Add(delivered)
+}
+
+// checkSequence compares a sequenced topic's change id with the previous
+// one and reports a gap. Runs on the reader goroutine, which owns lastID.
+func (c *Client) checkSequence(ts *topicState, data []byte) Flags {
+	id, prev, ok := c.proto.Sequence(data)
+	if !ok {
+		return 0
+	}
+	last := ts.lastID
+	ts.lastID = id
+	if last == 0 || prev == 0 || prev == last {
+		return 0
+	}
+	c.stats.gaps.Add(1)
+	c.emit(Event{Kind: Gap, Topic: ts.name})
+	if c.cfg.resubscribeGap {
+		c.refreshTopic(ts)
+	}
+	return FlagGap
+}
+
+// resolve hands a response to the call waiting for it.
+func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
+	c := cn.c
+	if !f.HasID {
+		c.dropFrame(dropUnknownID, errors.New("response without a usable id"), raw)
+		return
+	}
+	p := cn.pending.take(f.ID)
+	if p == nil {
+		c.dropFrame(dropUnknownID, errors.New("response to no pending call"), raw)
+		return
+	}
+	if p.onResponse != nil {
+		p.onResponse(f)
+	}
+	if p.done == nil {
+		return
+	}
+	if f.Error != nil {
+		c.stats.rpcErrors.Add(1)
+		p.done <- response{err: parseRPCError(f.Error)}
+		return
+	}
+	p.done <- response{result: f.Result}
+}
+
+// answerHeartbeat replies to a server's test request at once; the reply's
+// response is expected and discarded.
+func (cn *conn) answerHeartbeat() {
+	id := cn.c.nextID()
+	if cn.pending.add(id, &pendingCall{}) != nil {
+		return
+	}
+	buf := getBuffer()
+	*buf = cn.c.proto.HeartbeatReply((*buf)[:0], id)
+	if cn.send(*buf, buf) != nil {
+		cn.pending.remove(id)
+	}
+}
+
+// dropLogInterval rate-limits drop logs: bad input never logs per frame.
+const dropLogInterval = time.Second
+
+// dropFrame counts a dropped frame and logs it at most once per interval
+// per reason.
+func (c *Client) dropFrame(reason int, err error, data []byte) {
+	n := c.stats.dropped[reason].Add(1)
+	now := time.Now().UnixNano()
+	last := c.stats.droppedLoggedAt[reason].Load()
+	if now-last < int64(dropLogInterval) || !c.stats.droppedLoggedAt[reason].CompareAndSwap(last, now) {
+		return
+	}
+	c.log.Warn("dropped frame",
+		zap.String("reason", dropReasonNames[reason]),
+		zap.Error(err),
+		zap.Uint64("dropped_total", n),
+		zap.String("sample", truncate(data, 200)))
+}

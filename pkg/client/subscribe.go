@@ -1,0 +1,294 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// subscribeOp is one subscribe request in flight and its outcome.
+type subscribeOp struct {
+	req    protocol.Request
+	states []*topicState // parallel to req.Topics
+	keys   []string      // routing keys from the ack; "" for a refused topic
+	p      *pendingCall  // nil when the dialect acknowledges nothing
+	ackErr error         // the ack could not be read; set on the reader before p.done
+	err    error         // the request failed as a whole
+}
+
+// Subscribe subscribes to topics and returns once the server has
+// acknowledged every one of them (Ethereal acknowledges nothing: there it
+// returns once the frames are queued). New topics go out in one batched
+// request; topics another subscription already holds are shared, and each
+// subscription gets every message. A refused topic fails the whole call
+// with a *RefusedError naming it.
+func (c *Client) Subscribe(ctx context.Context, topics ...string) (*Subscription, error) {
+	names, parsed, err := c.parseTopics(topics)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	cn, err := c.activeConn()
+	if err != nil {
+		return nil, fmt.Errorf("wsfan: failed to subscribe %s: %w", quoteList(names), err)
+	}
+	s := newSubscription(c, names)
+
+	c.mu.Lock()
+	if c.closed() {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	var fresh, joined []*topicState
+	for i, name := range names {
+		ts := c.topics[name]
+		switch {
+		case ts == nil:
+			ts = newTopicState(parsed[i])
+			c.topics[name] = ts
+			if ts.key != "" {
+				c.routes.Store(ts.key, ts)
+			}
+			fresh = append(fresh, ts)
+		case !ts.confirmed:
+			joined = append(joined, ts)
+		}
+		ts.attach(s)
+		s.states = append(s.states, ts)
+	}
+	c.subs[s] = struct{}{}
+	var ops []*subscribeOp
+	if len(fresh) > 0 {
+		ops, err = c.sendSubscribeLocked(cn, fresh)
+	}
+	if err != nil {
+		for _, ts := range fresh {
+			ts.err = err
+			close(ts.ready)
+		}
+		c.mu.Unlock()
+		_ = c.unsubscribe(ctx, s, nil)
+		return nil, fmt.Errorf("wsfan: failed to subscribe %s: %w", quoteList(names), err)
+	}
+	c.mu.Unlock()
+
+	c.awaitOps(ctx, cn, ops)
+
+	c.mu.Lock()
+	refused, failed := c.settleLocked(ops)
+	for _, ts := range fresh {
+		if ts.err == nil && !ts.confirmed {
+			ts.err = failed
+		}
+		close(ts.ready)
+	}
+	c.mu.Unlock()
+
+	for _, ts := range joined {
+		select {
+		case <-ts.ready:
+			var re *RefusedError
+			switch {
+			case errors.As(ts.err, &re):
+				refused = append(refused, ts)
+			case ts.err != nil && failed == nil:
+				failed = ts.err
+			}
+		case <-ctx.Done():
+			if failed == nil {
+				failed = ctxError(ctx, "subscribe")
+			}
+		}
+	}
+	switch {
+	case len(refused) > 0:
+		err = refusedError(refused)
+	case failed != nil:
+		err = fmt.Errorf("wsfan: failed to subscribe %s: %w", quoteList(names), failed)
+	default:
+		return s, nil
+	}
+	_ = c.unsubscribe(context.WithoutCancel(ctx), s, nil)
+	return nil, err
+}
+
+// parseTopics drops duplicates and encodes each topic once.
+func (c *Client) parseTopics(topics []string) ([]string, []*protocol.Topic, error) {
+	if len(topics) == 0 {
+		return nil, nil, errors.New("wsfan: Subscribe needs at least one topic")
+	}
+	seen := make(map[string]struct{}, len(topics))
+	names := make([]string, 0, len(topics))
+	parsed := make([]*protocol.Topic, 0, len(topics))
+	for _, name := range topics {
+		if _, dup := seen[name]; dup {
+			continue
+		}
+		seen[name] = struct{}{}
+		t, err := c.proto.NewTopic(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("wsfan: failed to subscribe: %w", err)
+		}
+		names = append(names, name)
+		parsed = append(parsed, t)
+	}
+	return names, parsed, nil
+}
+
+// sendSubscribeLocked encodes subscribe requests for states from their
+// cached payloads, registers every request id, then queues the frames in
+// one flush. Called with c.mu held.
+func (c *Client) sendSubscribeLocked(cn *conn, states []*topicState) ([]*subscribeOp, error) {
+	topics := make([]*protocol.Topic, len(states))
+	byTopic := make(map[*protocol.Topic]*topicState, len(states))
+	for i, ts := range states {
+		topics[i] = ts.topic
+		byTopic[ts.topic] = ts
+	}
+	var b protocol.Batch
+	c.proto.Subscribe(&b, topics, c.nextID, c.cfg.resubscribeChunk)
+
+	ops := make([]*subscribeOp, len(b.Requests))
+	for i, req := range b.Requests {
+		op := &subscribeOp{req: req, states: make([]*topicState, len(req.Topics)), keys: make([]string, len(req.Topics))}
+		for j, t := range req.Topics {
+			op.states[j] = byTopic[t]
+		}
+		if req.ID == 0 {
+			_ = c.proto.Ack(&op.req, nil, op.keys)
+		} else {
+			op.p = &pendingCall{done: make(chan response, 1), onResponse: c.onSubscribeResponse(op)}
+			if err := cn.pending.add(req.ID, op.p); err != nil {
+				c.forget(cn, ops[:i])
+				return nil, err
+			}
+		}
+		ops[i] = op
+	}
+	if err := cn.sendAll(b.Messages); err != nil {
+		c.forget(cn, ops)
+		return nil, err
+	}
+	return ops, nil
+}
+
+// onSubscribeResponse reads the ack on the reader goroutine, so that a
+// server-assigned routing key (an Ethereum subscription id) is routable
+// before the next frame is read.
+func (c *Client) onSubscribeResponse(op *subscribeOp) func(*protocol.Frame) {
+	return func(f *protocol.Frame) {
+		if f.Error != nil {
+			return
+		}
+		if err := c.proto.Ack(&op.req, f.Result, op.keys); err != nil {
+			op.ackErr = err
+			return
+		}
+		for j, k := range op.keys {
+			if k != "" && op.req.Topics[j].Key == "" {
+				c.routes.Store(k, op.states[j])
+			}
+		}
+	}
+}
+
+// forget unregisters ops that will not be sent.
+func (c *Client) forget(cn *conn, ops []*subscribeOp) {
+	for _, op := range ops {
+		if op != nil && op.p != nil {
+			cn.pending.remove(op.req.ID)
+		}
+	}
+}
+
+// awaitOps waits for every op's response, or for ctx.
+func (c *Client) awaitOps(ctx context.Context, cn *conn, ops []*subscribeOp) {
+	for _, op := range ops {
+		if op.p == nil {
+			continue
+		}
+		var r response
+		select {
+		case r = <-op.p.done:
+		case <-ctx.Done():
+			if cn.pending.remove(op.req.ID) {
+				op.err = ctxError(ctx, "subscribe")
+				continue
+			}
+			r = <-op.p.done // the reader took it; its answer is on the way
+		}
+		switch {
+		case r.err != nil:
+			op.err = r.err
+		case op.ackErr != nil:
+			op.err = op.ackErr
+		}
+	}
+}
+
+// settleLocked applies the outcome of ops: acknowledged topics take their
+// routing key and are confirmed; refused topics are returned with the
+// server's reason in ts.err; failed is the first failure other than a
+// refusal (timeout, lost connection), whose topics are left unconfirmed.
+// Topics removed while their subscribe was in flight are unsubscribed on
+// the server again. Called with c.mu held.
+func (c *Client) settleLocked(ops []*subscribeOp) (refused []*topicState, failed error) {
+	var undo []*topicState
+	for _, op := range ops {
+		var rpcErr *RPCError
+		refusedAll := errors.As(op.err, &rpcErr)
+		if op.err != nil && !refusedAll && failed == nil {
+			failed = op.err
+		}
+		for j, ts := range op.states {
+			key := op.keys[j]
+			switch {
+			case ts.removed:
+				if op.err == nil && key != "" {
+					ts.key = key
+					undo = append(undo, ts)
+				}
+			case op.err == nil && key != "":
+				ts.key = key
+				ts.confirmed = true
+			case op.err == nil || refusedAll:
+				ts.err = &RefusedError{Topics: []string{ts.name}, Cause: rpcErr}
+				refused = append(refused, ts)
+			}
+		}
+	}
+	if len(undo) > 0 {
+		if cn := c.conn.Load(); cn != nil {
+			_, _ = c.sendUnsubscribeLocked(cn, undo)
+		}
+		for _, ts := range undo {
+			c.routes.CompareAndDelete(ts.key, ts)
+		}
+	}
+	return refused, failed
+}
+
+// refusedError names every refused topic, with the server's reason when
+// they share one.
+func refusedError(states []*topicState) error {
+	e := &RefusedError{}
+	for _, ts := range states {
+		e.Topics = append(e.Topics, ts.name)
+		var re *RefusedError
+		if e.Cause == nil && errors.As(ts.err, &re) && re.Cause != nil {
+			e.Cause = re.Cause
+		}
+	}
+	return e
+}
+
+// ctxError turns a finished context into the error a call reports.
+func ctxError(ctx context.Context, what string) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %s: %w", ErrTimeout, what, ctx.Err())
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,71 @@
+package client
+
+import (
+	"sync/atomic"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// topicState is one topic subscribed on the server, shared by every
+// subscription that asked for it.
+type topicState struct {
+	name  string
+	topic *protocol.Topic // encoded once, reused on every reconnect
+
+	// subs is replaced (copy on write) under Client.mu and read by the
+	// reader goroutine without locking.
+	subs atomic.Pointer[[]*Subscription]
+
+	// resumed is set between connections; the reader clears it and flags
+	// the first message on the new connection.
+	resumed atomic.Bool
+
+	// refreshing is set while a resubscribe after a gap is in flight.
+	refreshing atomic.Bool
+
+	// Client.mu protects the following.
+	key       string        // routing key on the current connection
+	confirmed bool          // acknowledged once: restored on reconnect
+	removed   bool          // no longer in Client.topics
+	ready     chan struct{} // closed once the first subscribe is answered
+	err       error         // why the first subscribe failed; set before ready closes
+
+	// Owned by the reader goroutine (reset by the supervisor between
+	// connections, when no reader runs).
+	lastID uint64
+}
+
+func newTopicState(t *protocol.Topic) *topicState {
+	return &topicState{name: t.Name, topic: t, key: t.Key, ready: make(chan struct{})}
+}
+
+// attach adds s to the topic. Called with Client.mu held.
+func (ts *topicState) attach(s *Subscription) {
+	var next []*Subscription
+	if cur := ts.subs.Load(); cur != nil {
+		next = append(next, *cur...)
+	}
+	next = append(next, s)
+	ts.subs.Store(&next)
+}
+
+// detach removes s and reports how many subscriptions remain. Called with
+// Client.mu held.
+func (ts *topicState) detach(s *Subscription) int {
+	cur := ts.subs.Load()
+	if cur == nil {
+		return 0
+	}
+	next := make([]*Subscription, 0, len(*cur))
+	for _, x := range *cur {
+		if x != s {
+			next = append(next, x)
+		}
+	}
+	if len(next) == 0 {
+		ts.subs.Store(nil)
+		return 0
+	}
+	ts.subs.Store(&next)
+	return len(next)
+}

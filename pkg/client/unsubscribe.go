@@ -1,0 +1,143 @@
+package client
+
+import (
+	"context"
+	"errors"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// unsubscribe detaches s from its topics, unsubscribes on the server the
+// topics nobody else holds, and ends s with reason.
+func (c *Client) unsubscribe(ctx context.Context, s *Subscription, reason error) error {
+	c.mu.Lock()
+	if _, ok := c.subs[s]; !ok {
+		c.mu.Unlock()
+		s.end(reason)
+		return ErrUnsubscribed
+	}
+	delete(c.subs, s)
+	orphans := c.detachLocked(s)
+	var ops []*subscribeOp
+	var err error
+	if cn := c.conn.Load(); cn != nil && len(orphans) > 0 {
+		ops, err = c.sendUnsubscribeLocked(cn, orphans)
+		if err == nil {
+			defer c.awaitUnsubscribe(ctx, cn, ops, &err)
+		}
+	}
+	c.mu.Unlock()
+	s.end(reason)
+	if errors.Is(err, ErrConnectionLost) {
+		err = nil // the server forgot the connection's subscriptions anyway
+	}
+	return err
+}
+
+func (c *Client) awaitUnsubscribe(ctx context.Context, cn *conn, ops []*subscribeOp, errp *error) {
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	c.awaitOps(ctx, cn, ops)
+	for _, op := range ops {
+		if op.err != nil && !errors.Is(op.err, ErrConnectionLost) && !errors.Is(op.err, ErrClosed) {
+			*errp = op.err
+			return
+		}
+	}
+}
+
+// detachLocked removes s from its topics and returns the confirmed topics
+// left with no subscription, which are removed from the table. Called with
+// c.mu held.
+func (c *Client) detachLocked(s *Subscription) []*topicState {
+	var orphans []*topicState
+	for _, ts := range s.states {
+		if ts.detach(s) > 0 || ts.removed {
+			continue
+		}
+		ts.removed = true
+		delete(c.topics, ts.name)
+		if ts.key != "" {
+			c.routes.CompareAndDelete(ts.key, ts)
+		}
+		if ts.confirmed {
+			orphans = append(orphans, ts)
+		}
+	}
+	s.states = nil
+	return orphans
+}
+
+// sendUnsubscribeLocked queues unsubscribe requests for states and
+// registers their ids. Called with c.mu held.
+func (c *Client) sendUnsubscribeLocked(cn *conn, states []*topicState) ([]*subscribeOp, error) {
+	topics := make([]*protocol.Topic, len(states))
+	keys := make([]string, len(states))
+	for i, ts := range states {
+		topics[i], keys[i] = ts.topic, ts.key
+	}
+	var b protocol.Batch
+	c.proto.Unsubscribe(&b, topics, keys, c.nextID, c.cfg.resubscribeChunk)
+	ops := make([]*subscribeOp, 0, len(b.Requests))
+	for _, req := range b.Requests {
+		op := &subscribeOp{req: req}
+		if req.ID != 0 {
+			op.p = &pendingCall{done: make(chan response, 1)}
+			if err := cn.pending.add(req.ID, op.p); err != nil {
+				c.forget(cn, ops)
+				return nil, err
+			}
+		}
+		ops = append(ops, op)
+	}
+	if err := cn.sendAll(b.Messages); err != nil {
+		c.forget(cn, ops)
+		return nil, err
+	}
+	return ops, nil
+}
+
+// detachAsync unsubscribes s off the reader goroutine (the reader never
+// takes c.mu). Used when the overflow policy ends a subscription.
+func (c *Client) detachAsync(s *Subscription) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		_ = c.unsubscribe(c.ctx, s, nil)
+	}()
+}
+
+// refreshTopic resubscribes a topic after a gap so the server sends a
+// fresh snapshot, at most once at a time per topic. Called on the reader.
+func (c *Client) refreshTopic(ts *topicState) {
+	if !ts.refreshing.CompareAndSwap(false, true) {
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer ts.refreshing.Store(false)
+		cn := c.conn.Load()
+		if cn == nil {
+			return
+		}
+		c.mu.Lock()
+		if ts.removed {
+			c.mu.Unlock()
+			return
+		}
+		unsubs, err := c.sendUnsubscribeLocked(cn, []*topicState{ts})
+		var subs []*subscribeOp
+		if err == nil {
+			subs, err = c.sendSubscribeLocked(cn, []*topicState{ts})
+		}
+		c.mu.Unlock()
+		if err != nil {
+			return
+		}
+		ctx, cancel := c.withTimeout(c.ctx)
+		defer cancel()
+		c.awaitOps(ctx, cn, append(unsubs, subs...))
+		c.log.Info("resubscribed after a gap")
+	}()
+}
