@@ -17,7 +17,7 @@ func subscribeChannels(c *conn, req *request, private bool, privatePrefixes ...s
 	if !decodeParams(req, &p) {
 		return nil, errInvalidParams
 	}
-	if cap := c.s.cfg.batchCap; cap > 0 && len(p.Channels) > cap {
+	if limit := c.s.cfg.batchCap; limit > 0 && len(p.Channels) > limit {
 		return nil, errTooMany
 	}
 	accepted := make([]string, 0, len(p.Channels))

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"go.uber.org/zap"
 )
 
 // queueLen is how many frames a connection's writer may have queued before
@@ -82,7 +83,7 @@ func (c *conn) onPing(appData string) error {
 	}
 	err := c.ws.WriteControl(websocket.PongMessage, []byte(appData), time.Now().Add(time.Second))
 	var ne net.Error
-	if errors.Is(err, websocket.ErrCloseSent) || errors.As(err, &ne) && ne.Timeout() {
+	if errors.Is(err, websocket.ErrCloseSent) || (errors.As(err, &ne) && ne.Timeout()) {
 		return nil
 	}
 	return err
@@ -215,7 +216,7 @@ func (c *conn) writeLoop() {
 			}
 		case <-hbTimer.C:
 			if c.awaitingTest.Load() {
-				c.s.log.Debug("heartbeat not answered: closing")
+				c.s.log.Info("heartbeat not answered: closing", zap.Int("conn", c.id))
 				msg := websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "heartbeat not answered")
 				_ = c.ws.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
 				return

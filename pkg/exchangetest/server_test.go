@@ -220,3 +220,26 @@ func TestCloseIsIdempotent(t *testing.T) {
 	}
 	_ = ws.Close()
 }
+
+func TestCloseUnblocksPublishToStuckClient(t *testing.T) {
+	srv := exchangetest.NewServer(exchangetest.Thalex)
+	ws := dial(t, srv)
+	send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["a"]}}`)
+	must(t, srv.WaitSubscribers(ctxT(t), "a", 1))
+
+	published := make(chan struct{})
+	go func() { // the client never reads: queues and socket buffers fill up
+		defer close(published)
+		big := []byte(`"` + strings.Repeat("x", 64<<10) + `"`)
+		for range 10_000 {
+			srv.Publish("a", big)
+		}
+	}()
+	must(t, srv.WaitReceived(ctxT(t), "public/subscribe", 1))
+	srv.Close()
+	select {
+	case <-published:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Publish still blocked after Close")
+	}
+}
