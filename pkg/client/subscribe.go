@@ -255,7 +255,11 @@ func (c *Client) settleLocked(ops []*subscribeOp) (refused []*topicState, failed
 				ts.key = key
 				ts.confirmed = true
 			case op.err == nil || refusedAll:
-				ts.err = &RefusedError{Topics: []string{ts.name}, Cause: rpcErr}
+				re := &RefusedError{Topics: []string{ts.name}}
+				if rpcErr != nil {
+					re.Cause = rpcErr
+				}
+				ts.err = re
 				refused = append(refused, ts)
 			}
 		}

@@ -1,0 +1,82 @@
+package client_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// dialects pairs every test server dialect with the client's.
+var dialects = []struct {
+	name   string
+	server exchangetest.Dialect
+	proto  func() protocol.Protocol
+	topics []string // topics valid on that dialect
+}{
+	{"thalex", exchangetest.Thalex, protocol.Thalex, []string{"ticker.BTC-PERPETUAL.raw", "book.BTC-PERPETUAL.none.10.100ms", "ticker.ETH-PERPETUAL.raw"}},
+	{"deribit", exchangetest.Deribit, func() protocol.Protocol { return protocol.Deribit(protocol.WithHeartbeat(0)) }, []string{"ticker.BTC-PERPETUAL.100ms", "trades.BTC-PERPETUAL.100ms", "ticker.ETH-PERPETUAL.100ms"}},
+	{"ethereum", exchangetest.Ethereum, protocol.Ethereum, []string{"newHeads", "newPendingTransactions", `["logs",{"address":"0x1"}]`}},
+	{"ethereal", exchangetest.Ethereal, protocol.Ethereal, []string{"L2Book:BTCUSD", "MarketPrice:BTCUSD", "L2Book:ETHUSD"}},
+}
+
+// testCtx is a context that ends with the test, bounded to 20s.
+func testCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// dial connects a client to srv and closes it with the test.
+func dial(t *testing.T, srv *exchangetest.Server, p protocol.Protocol, opts ...client.Option) *client.Client {
+	t.Helper()
+	opts = append([]client.Option{client.WithProtocol(p)}, opts...)
+	c, err := client.Dial(testCtx(t), srv.URL(), opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// newServer starts a test exchange that is closed with the test.
+func newServer(t *testing.T, d exchangetest.Dialect, opts ...exchangetest.Option) *exchangetest.Server {
+	t.Helper()
+	srv := exchangetest.NewServer(d, opts...)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// receive waits for the next message on sub.
+func receive(t *testing.T, sub *client.Subscription) client.Message {
+	t.Helper()
+	select {
+	case m, ok := <-sub.C():
+		require.True(t, ok, "subscription channel closed")
+		return m
+	case <-time.After(5 * time.Second):
+		t.Fatal("no message within 5s")
+		return client.Message{}
+	}
+}
+
+// waitEvent waits for an event of kind on c.
+func waitEvent(t *testing.T, c *client.Client, kind client.EventKind) client.Event {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-c.Events():
+			require.True(t, ok, "events channel closed while waiting for %v", kind)
+			if ev.Kind == kind {
+				return ev
+			}
+		case <-timeout:
+			t.Fatalf("no %v event within 10s", kind)
+		}
+	}
+}
