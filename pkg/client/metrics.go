@@ -30,8 +30,6 @@ type stats struct {
 	rpcErrors   atomic.Uint64
 	gaps        atomic.Uint64
 	eventsDrops atomic.Uint64
-
-	droppedLoggedAt [dropReasons]atomic.Int64 // unix nanoseconds of the last drop log, per reason
 }
 
 // collector exports a client's stats as wsfan_client_* metrics, read at

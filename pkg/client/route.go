@@ -28,7 +28,7 @@ func (c *Client) handleFrame(cn *conn, data []byte, now time.Time) {
 	case protocol.KindBatch:
 		err := protocol.EachElement(data, func(elem []byte) bool {
 			if err := c.proto.Classify(elem, &cn.elem); err != nil || cn.elem.Kind != protocol.KindResponse {
-				c.dropFrame(dropMalformed, errors.New("batch element is not a response"), elem)
+				c.dropFrame(dropMalformed, errBatchElement, elem)
 				return true
 			}
 			cn.resolve(&cn.elem, elem)
@@ -46,7 +46,7 @@ func (c *Client) handleFrame(cn *conn, data []byte, now time.Time) {
 			cn.fail(ErrServerReconnect)
 		}
 	default:
-		c.dropFrame(dropUnrouted, errors.New("frame of unknown kind"), data)
+		c.dropFrame(dropUnrouted, errUnknownKind, data)
 	}
 }
 
@@ -54,7 +54,7 @@ func (c *Client) handleFrame(cn *conn, data []byte, now time.Time) {
 func (c *Client) route(key, data []byte, now time.Time) {
 	ts, ok := c.routes.Load(unsafe.String(unsafe.SliceData(key), len(key)))
 	if !ok {
-		c.dropFrame(dropUnrouted, errors.New("notification for no subscribed topic"), key)
+		c.dropFrame(dropUnrouted, errNoTopic, key)
 		return
 	}
 	var flags Flags
@@ -103,12 +103,12 @@ func (c *Client) checkSequence(ts *topicState, data []byte) Flags {
 func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
 	c := cn.c
 	if !f.HasID {
-		c.dropFrame(dropUnknownID, errors.New("response without a usable id"), raw)
+		c.dropFrame(dropUnknownID, errNoID, raw)
 		return
 	}
 	p := cn.pending.take(f.ID)
 	if p == nil {
-		c.dropFrame(dropUnknownID, errors.New("response to no pending call"), raw)
+		c.dropFrame(dropUnknownID, errNoCall, raw)
 		return
 	}
 	if p.onResponse != nil {
@@ -139,16 +139,21 @@ func (cn *conn) answerHeartbeat() {
 	}
 }
 
-// dropLogInterval rate-limits drop logs: bad input never logs per frame.
-const dropLogInterval = time.Second
+// Why frames are dropped, for the drop log.
+var (
+	errBatchElement = errors.New("batch element is not a response")
+	errUnknownKind  = errors.New("frame of unknown kind")
+	errNoTopic      = errors.New("notification for no subscribed topic")
+	errNoID         = errors.New("response without a usable id")
+	errNoCall       = errors.New("response to no pending call")
+)
 
-// dropFrame counts a dropped frame and logs it at most once per interval
-// per reason.
+// dropFrame counts a dropped frame and logs the 1st, 2nd, 4th, 8th ...
+// drop of each reason: bad input is always visible in the log and never
+// floods it, and counting costs no clock read.
 func (c *Client) dropFrame(reason int, err error, data []byte) {
 	n := c.stats.dropped[reason].Add(1)
-	now := time.Now().UnixNano()
-	last := c.stats.droppedLoggedAt[reason].Load()
-	if now-last < int64(dropLogInterval) || !c.stats.droppedLoggedAt[reason].CompareAndSwap(last, now) {
+	if n&(n-1) != 0 {
 		return
 	}
 	c.log.Warn("dropped frame",

@@ -59,6 +59,10 @@ func (d *deribit) HeartbeatReply(dst []byte, id uint64) []byte {
 
 func (*deribit) Classify(frame []byte, f *Frame) error {
 	f.reset()
+	if fastNotify(frame, `{"jsonrpc":"2.0","method":"subscription","params":{"channel":"`, `,"data":`, 2, f) {
+		f.Kind = KindNotification
+		return nil
+	}
 	var method []byte
 	m := jsonscan.Object(frame, 0)
 	for {

@@ -105,6 +105,10 @@ func (ethereum) Classify(frame []byte, f *Frame) error {
 		f.Data = frame
 		return nil
 	}
+	if fastNotify(frame, `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"`, `,"result":`, 2, f) {
+		f.Kind = KindNotification
+		return nil
+	}
 	var method []byte
 	m := jsonscan.Object(frame, 0)
 	for {

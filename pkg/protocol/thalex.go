@@ -25,6 +25,9 @@ const thalexSystemChannel = "system"
 
 func (*thalex) Classify(frame []byte, f *Frame) error {
 	f.reset()
+	if fastNotify(frame, `{"channel_name":"`, `,"notification":`, 1, f) {
+		return thalexNotification(f)
+	}
 	m := jsonscan.Object(frame, 0)
 	for {
 		key, start, ok := m.Next()

@@ -1,0 +1,38 @@
+package protocol
+
+import (
+	"bytes"
+
+	"github.com/wsfan/wsfan/internal/jsonscan"
+)
+
+// Exchanges write notifications in one fixed, compact layout. fastNotify
+// recognises that layout with two prefix compares and a quote search, and
+// slices the payload from the frame's tail, so a ticker is classified
+// without reading its payload. Any other layout (whitespace, reordered
+// keys) returns false and goes through the general scanner.
+//
+// The frame must read prefix + KEY + `"` + mid + PAYLOAD + closing braces,
+// where closers is how many braces close the frame after the payload.
+func fastNotify(frame []byte, prefix, mid string, closers int, f *Frame) bool {
+	if len(frame) < len(prefix)+len(mid)+4 || string(frame[:len(prefix)]) != prefix {
+		return false
+	}
+	rest := frame[len(prefix):]
+	q := bytes.IndexByte(rest, '"')
+	if q < 0 || bytes.IndexByte(rest[:q], '\\') >= 0 {
+		return false
+	}
+	after := rest[q+1:]
+	if len(after) < len(mid) || string(after[:len(mid)]) != mid {
+		return false
+	}
+	start := len(frame) - len(after) + len(mid)
+	end, ok := jsonscan.TailValue(frame, start, closers)
+	if !ok {
+		return false
+	}
+	f.Key = rest[:q]
+	f.Data = frame[start:end]
+	return true
+}
