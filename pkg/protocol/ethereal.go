@@ -130,7 +130,7 @@ func etherealID(frame []byte, start int) []byte {
 }
 
 func (ethereal) HeartbeatReply(dst []byte, _ uint64) []byte { return dst }
-func (ethereal) Handshake() []Call                       { return nil }
+func (ethereal) Handshake() []Call                          { return nil }
 
 // Sequence reads data.t and data.pt of an L2Book frame.
 func (ethereal) Sequence(frame []byte) (id, prev uint64, ok bool) {
