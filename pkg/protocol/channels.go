@@ -46,44 +46,55 @@ func (d *channelDialect) Unsubscribe(b *Batch, topics []*Topic, _ []string, next
 }
 
 // encode writes public topics first, then private ones, each as channel
-// lists of at most chunk names.
+// lists of at most chunk names, straight from the cached names.
 func (d *channelDialect) encode(b *Batch, topics []*Topic, nextID func() uint64, chunk int, verb string) {
-	var public, private []*Topic
-	for _, t := range topics {
+	public, private := topics, []*Topic(nil)
+	for i, t := range topics {
+		if t.Private {
+			public, private = splitPrivate(topics, i)
+			break
+		}
+	}
+	d.encodeScope(b, public, nextID, chunk, "public/"+verb)
+	d.encodeScope(b, private, nextID, chunk, "private/"+verb)
+}
+
+// splitPrivate separates private topics, the first of which is at i.
+func splitPrivate(topics []*Topic, i int) (public, private []*Topic) {
+	public = append(make([]*Topic, 0, len(topics)), topics[:i]...)
+	for _, t := range topics[i:] {
 		if t.Private {
 			private = append(private, t)
 		} else {
 			public = append(public, t)
 		}
 	}
-	write := func(scope string, group []*Topic) {
-		chunks(group, chunk, func(part []*Topic) {
-			id := nextID()
-			size := 80 + len(scope) + len(verb)
-			for _, t := range part {
-				size += len(t.sub) + 1
+	return public, private
+}
+
+func (d *channelDialect) encodeScope(b *Batch, topics []*Topic, nextID func() uint64, chunk int, method string) {
+	chunks(topics, chunk, func(part []*Topic) {
+		id := nextID()
+		size := 80 + len(method)
+		for _, t := range part {
+			size += len(t.sub) + 1
+		}
+		m := make([]byte, 0, size)
+		m = append(m, `{"jsonrpc":"2.0","id":`...)
+		m = strconv.AppendUint(m, id, 10)
+		m = append(m, `,"method":"`...)
+		m = append(m, method...)
+		m = append(m, `","params":{"channels":[`...)
+		for i, t := range part {
+			if i > 0 {
+				m = append(m, ',')
 			}
-			m := make([]byte, 0, size)
-			m = append(m, `{"jsonrpc":"2.0","id":`...)
-			m = strconv.AppendUint(m, id, 10)
-			m = append(m, `,"method":"`...)
-			m = append(m, scope...)
-			m = append(m, '/')
-			m = append(m, verb...)
-			m = append(m, `","params":{"channels":[`...)
-			for i, t := range part {
-				if i > 0 {
-					m = append(m, ',')
-				}
-				m = append(m, t.sub...)
-			}
-			m = append(m, "]}}"...)
-			b.Messages = append(b.Messages, m)
-			b.Requests = append(b.Requests, Request{ID: id, Topics: part})
-		})
-	}
-	write("public", public)
-	write("private", private)
+			m = append(m, t.sub...)
+		}
+		m = append(m, "]}}"...)
+		b.Messages = append(b.Messages, m)
+		b.Requests = append(b.Requests, Request{ID: id, Topics: part})
+	})
 }
 
 // Ack marks every channel missing from the accepted list as refused.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/wsfan/wsfan/internal/jsonscan"
 )
@@ -51,23 +52,32 @@ func (ethereum) AppendRequest(dst []byte, id uint64, method string, params []byt
 }
 
 func (ethereum) Subscribe(b *Batch, topics []*Topic, nextID func() uint64, chunk int) {
-	encodeEthBatch(b, topics, nextID, chunk, "eth_subscribe", func(i int) []byte { return topics[i].sub })
+	encodeEthBatch(b, topics, nextID, chunk, "eth_subscribe", func(t *Topic, _ int) []byte { return t.sub })
 }
 
 func (ethereum) Unsubscribe(b *Batch, topics []*Topic, keys []string, nextID func() uint64, chunk int) {
-	params := make([][]byte, len(topics))
-	for i, k := range keys {
-		params[i] = append(appendString([]byte{'['}, k), ']')
-	}
-	encodeEthBatch(b, topics, nextID, chunk, "eth_unsubscribe", func(i int) []byte { return params[i] })
+	encodeEthBatch(b, topics, nextID, chunk, "eth_unsubscribe", func(_ *Topic, i int) []byte {
+		return append(appendString([]byte{'['}, keys[i]), ']')
+	})
 }
+
+// The fixed parts of one batch element.
+const (
+	ethRequestPrefix = `{"jsonrpc":"2.0","id":`
+	ethRequestMethod = `,"method":"`
+	ethRequestParams = `","params":`
+)
 
 // encodeEthBatch writes one request per topic, grouped into batch arrays
 // of at most chunk requests (a single request goes out bare).
-func encodeEthBatch(b *Batch, topics []*Topic, nextID func() uint64, chunk int, method string, params func(int) []byte) {
+func encodeEthBatch(b *Batch, topics []*Topic, nextID func() uint64, chunk int, method string, params func(*Topic, int) []byte) {
 	offset := 0
 	chunks(topics, chunk, func(part []*Topic) {
-		var m []byte
+		size := 2
+		for i, t := range part {
+			size += len(ethRequestPrefix) + 20 + len(ethRequestMethod) + len(method) + len(ethRequestParams) + len(params(t, offset+i)) + 2
+		}
+		m := make([]byte, 0, size)
 		if len(part) > 1 {
 			m = append(m, '[')
 		}
@@ -76,8 +86,14 @@ func encodeEthBatch(b *Batch, topics []*Topic, nextID func() uint64, chunk int, 
 				m = append(m, ',')
 			}
 			id := nextID()
-			m = appendRPC(m, id, method, params(offset+i), "[]")
-			b.Requests = append(b.Requests, Request{ID: id, Topics: []*Topic{t}})
+			m = append(m, ethRequestPrefix...)
+			m = strconv.AppendUint(m, id, 10)
+			m = append(m, ethRequestMethod...)
+			m = append(m, method...)
+			m = append(m, ethRequestParams...)
+			m = append(m, params(t, offset+i)...)
+			m = append(m, '}')
+			b.Requests = append(b.Requests, Request{ID: id, Topics: part[i : i+1 : i+1]})
 		}
 		if len(part) > 1 {
 			m = append(m, ']')
