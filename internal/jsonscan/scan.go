@@ -166,11 +166,13 @@ func (m *Members) Next() (key []byte, value int, ok bool) {
 }
 
 // Skip moves past the value of the current member and returns its end.
+// On a syntax error it returns the value's start, so the caller's slice
+// is empty, and the iteration ends with Err set.
 func (m *Members) Skip() int {
 	end, err := SkipValue(m.b, m.i)
 	if err != nil {
 		m.fail()
-		return 0
+		return m.i
 	}
 	m.i = end
 	return end

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/wsfan/wsfan/internal/jsonscan"
 )
@@ -28,10 +29,10 @@ func (ethereum) Name() string { return "ethereum" }
 
 func (ethereum) NewTopic(name string) (*Topic, error) {
 	t := &Topic{Name: name}
-	switch {
-	case name == "":
+	switch trimmed := strings.TrimSpace(name); {
+	case trimmed == "":
 		return nil, fmt.Errorf("%w: empty ethereum subscription", ErrInvalidTopic)
-	case name[0] == '[':
+	case trimmed[0] == '[':
 		var buf bytes.Buffer
 		if err := json.Compact(&buf, []byte(name)); err != nil {
 			return nil, fmt.Errorf("%w: ethereum params %q: %v", ErrInvalidTopic, name, err)

@@ -1,0 +1,130 @@
+package protocol_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		name    string
+		proto   protocol.Protocol
+		frame   string
+		kind    protocol.Kind
+		id      uint64
+		key     string
+		data    string
+		result  string
+		errObj  string
+		event   protocol.Event
+		wantErr error
+	}{
+		{name: "thalex notification", proto: protocol.Thalex(),
+			frame: `{"channel_name":"ticker.BTC-PERPETUAL.raw","notification":{"mark_price":68000.5,"b":[1,2]}}`,
+			kind:  protocol.KindNotification, key: "ticker.BTC-PERPETUAL.raw", data: `{"mark_price":68000.5,"b":[1,2]}`},
+		{name: "thalex notification spaced and reordered", proto: protocol.Thalex(),
+			frame: "{ \"notification\" : {\"a\":\"}\"} ,\n \"channel_name\" : \"t\" }",
+			kind:  protocol.KindNotification, key: "t", data: `{"a":"}"}`},
+		{name: "thalex notification with a trailing scalar member", proto: protocol.Thalex(),
+			frame: `{"channel_name":"book","notification":{"bids":[]},"snapshot":true}`,
+			kind:  protocol.KindNotification, key: "book", data: `{"bids":[]}`},
+		{name: "thalex array payload", proto: protocol.Thalex(),
+			frame: `{"channel_name":"trades","notification":[{"p":1},{"p":2}]}`,
+			kind:  protocol.KindNotification, key: "trades", data: `[{"p":1},{"p":2}]`},
+		{name: "thalex response", proto: protocol.Thalex(),
+			frame: `{"id":2,"result":["ticker.BTC-PERPETUAL.raw"]}`,
+			kind:  protocol.KindResponse, id: 2, result: `["ticker.BTC-PERPETUAL.raw"]`},
+		{name: "thalex scalar result", proto: protocol.Thalex(),
+			frame: `{"id":7,"result":"ok"}`, kind: protocol.KindResponse, id: 7, result: `"ok"`},
+		{name: "thalex error", proto: protocol.Thalex(),
+			frame: `{"id":2,"error":{"code":4,"message":"throttle exceeded"}}`,
+			kind:  protocol.KindResponse, id: 2, errObj: `{"code":4,"message":"throttle exceeded"}`},
+		{name: "thalex system reconnect", proto: protocol.Thalex(),
+			frame: `{"channel_name":"system","notification":{"event":"reconnect"}}`,
+			kind:  protocol.KindEvent, key: "system", data: `{"event":"reconnect"}`, event: protocol.EventReconnect},
+		{name: "thalex garbage", proto: protocol.Thalex(), frame: `{"channel_name":`, wantErr: protocol.ErrMalformed},
+		{name: "thalex not an object", proto: protocol.Thalex(), frame: `[1,2]`, wantErr: protocol.ErrMalformed},
+		{name: "thalex unknown shape", proto: protocol.Thalex(), frame: `{"hello":"world"}`, wantErr: protocol.ErrUnrecognized},
+
+		{name: "deribit notification", proto: protocol.Deribit(),
+			frame: `{"jsonrpc":"2.0","method":"subscription","params":{"channel":"book.BTC-PERPETUAL.100ms","data":{"change_id":5,"prev_change_id":4}}}`,
+			kind:  protocol.KindNotification, key: "book.BTC-PERPETUAL.100ms", data: `{"change_id":5,"prev_change_id":4}`},
+		{name: "deribit notification, params first", proto: protocol.Deribit(),
+			frame: `{"params":{"data":{"x":1},"channel":"c"},"method":"subscription","jsonrpc":"2.0"}`,
+			kind:  protocol.KindNotification, key: "c", data: `{"x":1}`},
+		{name: "deribit response with trailing members", proto: protocol.Deribit(),
+			frame: `{"jsonrpc":"2.0","id":3600,"result":["book.BTC-PERPETUAL.100ms"],"usIn":1,"usOut":2,"usDiff":1,"testnet":true}`,
+			kind:  protocol.KindResponse, id: 3600, result: `["book.BTC-PERPETUAL.100ms"]`},
+		{name: "deribit heartbeat request", proto: protocol.Deribit(),
+			frame: `{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"test_request"}}`,
+			kind:  protocol.KindHeartbeat, data: `"test_request"`},
+		{name: "deribit plain heartbeat", proto: protocol.Deribit(),
+			frame: `{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"heartbeat"}}`,
+			kind:  protocol.KindEvent, data: `"heartbeat"`},
+		{name: "deribit error with null id", proto: protocol.Deribit(),
+			frame: `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"bad"}}`,
+			kind:  protocol.KindResponse, errObj: `{"code":-32600,"message":"bad"}`},
+
+		{name: "ethereum notification", proto: protocol.Ethereum(),
+			frame: `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"0xcd0c3e8af590364c09d0fa6a1210faf5","result":{"number":"0x1b4"}}}`,
+			kind:  protocol.KindNotification, key: "0xcd0c3e8af590364c09d0fa6a1210faf5", data: `{"number":"0x1b4"}`},
+		{name: "ethereum scalar result notification", proto: protocol.Ethereum(),
+			frame: `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"0x1","result":"0xabc"}}`,
+			kind:  protocol.KindNotification, key: "0x1", data: `"0xabc"`},
+		{name: "ethereum subscribe response", proto: protocol.Ethereum(),
+			frame: `{"jsonrpc":"2.0","id":1,"result":"0xcd0c3e8af590364c09d0fa6a1210faf5"}`,
+			kind:  protocol.KindResponse, id: 1, result: `"0xcd0c3e8af590364c09d0fa6a1210faf5"`},
+		{name: "ethereum batch", proto: protocol.Ethereum(),
+			frame: `[{"jsonrpc":"2.0","id":1,"result":"0x1"}]`, kind: protocol.KindBatch},
+
+		{name: "ethereal book", proto: protocol.Ethereal(),
+			frame: `{"e":"L2Book","t":1737043200123,"data":{"s":"BTCUSD","t":2,"pt":1,"a":[],"b":[]}}`,
+			kind:  protocol.KindNotification, key: "L2Book:BTCUSD",
+			data:  `{"e":"L2Book","t":1737043200123,"data":{"s":"BTCUSD","t":2,"pt":1,"a":[],"b":[]}}`},
+		{name: "ethereal subaccount stream", proto: protocol.Ethereal(),
+			frame: `{"data":{"subaccountId":"abc","qty":1},"e":"OrderFill","t":1}`,
+			kind:  protocol.KindNotification, key: "OrderFill:abc",
+			data:  `{"data":{"subaccountId":"abc","qty":1},"e":"OrderFill","t":1}`},
+		{name: "ethereal unknown frame", proto: protocol.Ethereal(), frame: `{"event":"pong"}`, wantErr: protocol.ErrUnrecognized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f protocol.Frame
+			err := tt.proto.Classify([]byte(tt.frame), &f)
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.kind, f.Kind)
+			assert.Equal(t, tt.id, f.ID)
+			assert.Equal(t, tt.id != 0, f.HasID)
+			assert.Equal(t, tt.key, string(f.Key))
+			if tt.kind != protocol.KindBatch {
+				assert.Equal(t, tt.data, string(f.Data))
+			}
+			assert.Equal(t, tt.result, string(f.Result))
+			assert.Equal(t, tt.errObj, string(f.Error))
+			assert.Equal(t, tt.event, f.Event)
+		})
+	}
+}
+
+func TestClassifyAllocatesNothing(t *testing.T) {
+	frames := map[protocol.Protocol]string{
+		protocol.Thalex():   `{"channel_name":"ticker.BTC-PERPETUAL.raw","notification":{"mark_price":68000.5}}`,
+		protocol.Deribit():  `{"jsonrpc":"2.0","method":"subscription","params":{"channel":"book.BTC-PERPETUAL.100ms","data":{"change_id":5}}}`,
+		protocol.Ethereum(): `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"0x1","result":{"n":1}}}`,
+		protocol.Ethereal(): `{"e":"L2Book","t":1,"data":{"s":"BTCUSD","t":2,"pt":1}}`,
+	}
+	for p, frame := range frames {
+		var f protocol.Frame
+		b := []byte(frame)
+		allocs := testing.AllocsPerRun(100, func() { _ = p.Classify(b, &f) })
+		assert.Zero(t, allocs, p.Name())
+	}
+}
