@@ -1,0 +1,64 @@
+package client_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+)
+
+// TestManyGoroutinesCallSubscribeAndUnsubscribe runs 100 goroutines that
+// each call, subscribe to a shared and an own topic, receive, and
+// unsubscribe, all at once (run it under -race).
+func TestManyGoroutinesCallSubscribeAndUnsubscribe(t *testing.T) {
+	for _, d := range dialects[:3] {
+		t.Run(d.name, func(t *testing.T) {
+			srv := newServer(t, d.server)
+			srv.Handle("echo", func(p json.RawMessage) (any, *exchangetest.RPCError) { return p, nil })
+			c := dial(t, srv, d.proto())
+			ctx := testCtx(t)
+			shared := d.topics[0]
+
+			var wg sync.WaitGroup
+			errs := make(chan error, 100)
+			for g := range 100 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					var out []int
+					if err := c.Call(ctx, "echo", []int{g}, &out); err != nil || len(out) != 1 || out[0] != g {
+						errs <- fmt.Errorf("call %d: %v %v", g, out, err)
+						return
+					}
+					own := fmt.Sprintf("ticker.G%d-PERPETUAL.raw", g)
+					if d.name == "ethereum" {
+						own = fmt.Sprintf(`["logs",{"address":"0x%x"}]`, g)
+					}
+					sub, err := c.Subscribe(ctx, shared, own)
+					if err != nil {
+						errs <- err
+						return
+					}
+					srv.Publish(own, []byte(`{"own":true}`))
+					m := <-sub.C()
+					if m.Topic != own {
+						errs <- fmt.Errorf("goroutine %d got %q", g, m.Topic)
+					}
+					if err := sub.Unsubscribe(ctx); err != nil {
+						errs <- err
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			require.NoError(t, srv.WaitSubscribers(ctx, shared, 0), "the shared topic is released once everyone left")
+		})
+	}
+}
