@@ -1,0 +1,37 @@
+// Package client is wsfan's SDK for streaming JSON APIs over WebSocket:
+// crypto-exchange feeds (Thalex, Deribit, Ethereal) and Ethereum nodes.
+//
+// A Client keeps one connection up for as long as the user wants it. It
+// correlates RPC calls by id, routes subscription frames to buffered Go
+// channels, and after a reconnect restores every subscription in one
+// batched write from payloads encoded once.
+//
+//	c, err := client.Dial(ctx, "wss://thalex.com/ws/api/v2", client.WithProtocol(protocol.Thalex()))
+//	defer c.Close()
+//	sub, err := c.Subscribe(ctx, "ticker.BTC-PERPETUAL.raw")
+//	for m := range sub.C() { ... m.Data ... }
+//
+// # Goroutines
+//
+// Each connection has one reader and one writer goroutine; one supervisor
+// goroutine per client replaces lost connections. User code never runs on
+// any of them (the on-connect hook runs on the supervisor, before the
+// connection is handed out).
+//
+// # Invariants
+//
+//   - The reader never blocks on a consumer: delivery is a non-blocking
+//     send under the overflow policy (except Block, chosen explicitly).
+//   - Only the writer goroutine writes messages to the socket; frames
+//     queued together go out in one write(2).
+//   - A request id is registered before its request is queued; exactly
+//     one of the reader, the caller (context done) or the connection's
+//     failure removes it.
+//   - Every subscribe and unsubscribe frame is queued under Client.mu, by
+//     whoever changed the topic table, so the server sees them in the
+//     order the table changed.
+//   - A topic is restored on reconnect once the server acknowledged it;
+//     a topic refused on restore ends its subscriptions with an error.
+//   - Message.Data is never written after delivery: it is carved from a
+//     read slab that is never reused.
+package client
