@@ -212,3 +212,7 @@ func stream(b *testing.B, n int, publish func(), receive func(i int)) {
 	<-done
 	ReportRate(b, n, "msg/s")
 }
+
+// nowMono and sinceMono time one operation.
+func nowMono() time.Time                  { return time.Now() }
+func sinceMono(t time.Time) time.Duration { return time.Since(t) }
