@@ -232,10 +232,7 @@ func TailValue(b []byte, start, outer int) (end int, ok bool) {
 	return i + 1, true
 }
 
-// Equal reports whether the key bytes equal s, with no allocation.
-func Equal(key []byte, s string) bool { return string(key) == s }
-
-// Uint parses the unsigned decimal integer at b[i:end]; ok is false for
+// Uint parses the unsigned decimal integer b; ok is false for
 // anything else (signs, fractions, overflow).
 func Uint(b []byte) (v uint64, ok bool) {
 	if len(b) == 0 || len(b) > 20 {

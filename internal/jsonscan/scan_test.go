@@ -1,0 +1,93 @@
+package jsonscan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSkipValue(t *testing.T) {
+	for in, want := range map[string]int{
+		`"a\"b" x`:                  6,
+		`"a\\" x`:                   5,
+		`{"k":"}","n":[1,{"x":[]}]}`: 26,
+		` 123.5e-3,`:                9,
+		`true]`:                     4,
+		`[[],{}]`:                   7,
+	} {
+		end, err := SkipValue([]byte(in), 0)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, end, in)
+	}
+	for _, in := range []string{``, `"open`, `{"a":[1,2}`, `,`, `}`} {
+		_, err := SkipValue([]byte(in), 0)
+		assert.ErrorIs(t, err, ErrSyntax, in)
+	}
+}
+
+func TestMembers(t *testing.T) {
+	b := []byte(` { "a" : 1 , "b":{"c":[2]} ,"d":"x"} `)
+	m := Object(b, 0)
+	var keys, values []string
+	for {
+		k, start, ok := m.Next()
+		if !ok {
+			break
+		}
+		end := m.Skip()
+		keys = append(keys, string(k))
+		values = append(values, string(b[start:end]))
+	}
+	require.NoError(t, m.Err())
+	assert.Equal(t, []string{"a", "b", "d"}, keys)
+	assert.Equal(t, []string{"1", `{"c":[2]}`, `"x"`}, values)
+
+	for _, bad := range []string{`{"a" 1}`, `{"a":}`, `{a:1}`, `{"a":1`, `[]`} {
+		m := Object([]byte(bad), 0)
+		for {
+			if _, _, ok := m.Next(); !ok {
+				break
+			}
+			m.Skip()
+		}
+		assert.ErrorIs(t, m.Err(), ErrSyntax, bad)
+	}
+}
+
+func TestTailValue(t *testing.T) {
+	b := []byte(`{"p":{"k":"v","d":{"x":1}}} `)
+	end, ok := TailValue(b, 18, 2)
+	require.True(t, ok)
+	assert.Equal(t, `{"x":1}`, string(b[18:end]))
+	_, ok = TailValue([]byte(`{"d":{"x":1},"s":true}`), 5, 1)
+	assert.False(t, ok, "a trailing scalar member is not the payload's tail")
+	_, ok = TailValue([]byte(`{"d":"str"}`), 5, 1)
+	assert.False(t, ok, "only containers are sliced from the tail")
+}
+
+func TestElements(t *testing.T) {
+	var got []string
+	require.NoError(t, Elements([]byte(` [1, "a,b" ,{"c":[3]}] `), 0, func(e []byte) bool {
+		got = append(got, string(e))
+		return true
+	}))
+	assert.Equal(t, []string{"1", `"a,b"`, `{"c":[3]}`}, got)
+	require.NoError(t, Elements([]byte(`[]`), 0, func([]byte) bool { t.Fatal("no elements"); return false }))
+	assert.ErrorIs(t, Elements([]byte(`[1 2]`), 0, func([]byte) bool { return true }), ErrSyntax)
+}
+
+func TestUintAndUnquote(t *testing.T) {
+	v, ok := Uint([]byte("18446744073709551615"))
+	assert.True(t, ok)
+	assert.Equal(t, uint64(18446744073709551615), v)
+	for _, bad := range []string{"18446744073709551616", "-1", "1.5", ""} {
+		_, ok := Uint([]byte(bad))
+		assert.False(t, ok, bad)
+	}
+	s, ok := Unquote([]byte(`"abc"`))
+	assert.True(t, ok)
+	assert.Equal(t, "abc", string(s))
+	_, ok = Unquote([]byte(`"a\"b"`))
+	assert.False(t, ok)
+}
