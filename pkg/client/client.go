@@ -45,8 +45,9 @@ type Client struct {
 	topics map[string]*topicState
 	subs   map[*Subscription]struct{}
 
-	eventsMu sync.Mutex // serializes the drop-oldest send on events
-	events   chan Event
+	eventsMu     sync.Mutex // serializes the drop-oldest send on events, and closing it
+	events       chan Event
+	eventsClosed bool // eventsMu protects it
 
 	ctx       context.Context // cancelled by Close: aborts dials and waits
 	cancel    context.CancelFunc
@@ -153,6 +154,9 @@ func (c *Client) emit(ev Event) {
 	ev.Time = time.Now()
 	c.eventsMu.Lock()
 	defer c.eventsMu.Unlock()
+	if c.eventsClosed {
+		return
+	}
 	for {
 		select {
 		case c.events <- ev:
@@ -164,6 +168,16 @@ func (c *Client) emit(ev Event) {
 			c.stats.eventsDrops.Add(1)
 		default:
 		}
+	}
+}
+
+// closeEvents closes the Events channel once; later events are dropped.
+func (c *Client) closeEvents() {
+	c.eventsMu.Lock()
+	defer c.eventsMu.Unlock()
+	if !c.eventsClosed {
+		c.eventsClosed = true
+		close(c.events)
 	}
 }
 
