@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -217,4 +218,19 @@ func TestCloseFailsPendingCallsAndClosesSubscriptions(t *testing.T) {
 	assert.ErrorIs(t, c.Call(ctx, "slow", nil, nil), client.ErrClosed)
 	_, err = c.Subscribe(ctx, "x")
 	assert.True(t, errors.Is(err, client.ErrClosed))
+}
+
+func TestUnsubscribeReportsAnUnansweredRequest(t *testing.T) {
+	srv := newServer(t, exchangetest.Thalex)
+	c := dial(t, srv, dialects[0].proto())
+	sub, err := c.Subscribe(testCtx(t), "ticker.A.raw")
+	require.NoError(t, err)
+
+	srv.SetResponseDelay(2 * time.Second)
+	ctx, cancel := context.WithTimeout(testCtx(t), 50*time.Millisecond)
+	defer cancel()
+	err = sub.Unsubscribe(ctx)
+	assert.ErrorIs(t, err, client.ErrTimeout)
+	_, open := <-sub.C()
+	assert.False(t, open, "the subscription ends even when the server is slow to confirm")
 }

@@ -3,12 +3,14 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // unsubscribe detaches s from its topics, unsubscribes on the server the
-// topics nobody else holds, and ends s with reason.
+// topics nobody else holds, and ends s with reason. s ends before the
+// server is waited for, so a reader blocked on s (Block policy) is freed.
 func (c *Client) unsubscribe(ctx context.Context, s *Subscription, reason error) error {
 	c.mu.Lock()
 	if _, ok := c.subs[s]; !ok {
@@ -20,30 +22,36 @@ func (c *Client) unsubscribe(ctx context.Context, s *Subscription, reason error)
 	orphans := c.detachLocked(s)
 	var ops []*subscribeOp
 	var err error
-	if cn := c.conn.Load(); cn != nil && len(orphans) > 0 {
+	cn := c.conn.Load()
+	if cn != nil && len(orphans) > 0 {
 		ops, err = c.sendUnsubscribeLocked(cn, orphans)
-		if err == nil {
-			defer c.awaitUnsubscribe(ctx, cn, ops, &err)
-		}
 	}
 	c.mu.Unlock()
 	s.end(reason)
-	if errors.Is(err, ErrConnectionLost) {
-		err = nil // the server forgot the connection's subscriptions anyway
+	if err != nil {
+		if errors.Is(err, ErrConnectionLost) {
+			return nil // the server forgot the connection's subscriptions anyway
+		}
+		return fmt.Errorf("wsfan: failed to unsubscribe: %w", err)
 	}
-	return err
+	return c.awaitUnsubscribe(ctx, cn, ops)
 }
 
-func (c *Client) awaitUnsubscribe(ctx context.Context, cn *conn, ops []*subscribeOp, errp *error) {
+// awaitUnsubscribe waits for the server to acknowledge ops. A connection
+// lost meanwhile is not an error: the server forgets its subscriptions.
+func (c *Client) awaitUnsubscribe(ctx context.Context, cn *conn, ops []*subscribeOp) error {
+	if len(ops) == 0 {
+		return nil
+	}
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	c.awaitOps(ctx, cn, ops)
 	for _, op := range ops {
 		if op.err != nil && !errors.Is(op.err, ErrConnectionLost) && !errors.Is(op.err, ErrClosed) {
-			*errp = op.err
-			return
+			return fmt.Errorf("wsfan: failed to unsubscribe: %w", op.err)
 		}
 	}
+	return nil
 }
 
 // detachLocked removes s from its topics and returns the confirmed topics
