@@ -1,0 +1,190 @@
+package sidecar
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// Overflow says what happens when a local client's queue is full.
+type Overflow uint8
+
+const (
+	// OverflowDisconnect closes the client with a "slow consumer" close
+	// reason (the default): it reconnects and resynchronises, and never
+	// silently misses a frame.
+	OverflowDisconnect Overflow = iota
+	// OverflowDrop drops the frame for that client and counts it.
+	OverflowDrop
+)
+
+func (o Overflow) String() string {
+	if o == OverflowDrop {
+		return "drop"
+	}
+	return "disconnect"
+}
+
+// UnmarshalText parses "disconnect" or "drop" (flags, YAML, environment).
+func (o *Overflow) UnmarshalText(b []byte) error {
+	switch strings.ToLower(string(b)) {
+	case "disconnect", "":
+		*o = OverflowDisconnect
+	case "drop":
+		*o = OverflowDrop
+	default:
+		return fmt.Errorf("sidecar: unknown overflow policy %q (want disconnect or drop)", b)
+	}
+	return nil
+}
+
+// MarshalText returns the policy's name.
+func (o Overflow) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// Config configures a Server. The zero value of every field means its
+// documented default; only Upstream is required. The yaml tags are the
+// names of the sidecar's configuration file.
+type Config struct {
+	// Upstream is the WebSocket URL of the real server. Required.
+	Upstream string `yaml:"upstream"`
+	// Protocol is the dialect name (thalex, deribit, ethereum, ethereal),
+	// spoken upstream and to local clients. Default: "thalex".
+	Protocol string `yaml:"protocol"`
+	// Listen is the address ListenAndServe listens on. Default:
+	// "127.0.0.1:8765". A non-loopback address requires Token.
+	Listen string `yaml:"listen"`
+	// Token, when set, is required from every local client as
+	// "Authorization: Bearer TOKEN" or "?token=TOKEN" (except on /healthz
+	// and /readyz). Default: none, allowed only on loopback.
+	Token string `yaml:"token"`
+
+	// Grace is how long an upstream subscription outlives its last local
+	// subscriber, so a client that reconnects does not churn the upstream.
+	// Default: 5s.
+	Grace time.Duration `yaml:"grace"`
+	// QueueBytes bounds each local client's queue of unwritten frames.
+	// Default: 4 MiB.
+	QueueBytes int `yaml:"queue_bytes"`
+	// Overflow is what a full queue does. Default: OverflowDisconnect.
+	Overflow Overflow `yaml:"overflow"`
+	// LastMessageCache sends a new subscriber the topic's last message
+	// first, so late joiners do not wait for the next update. Default: off.
+	LastMessageCache bool `yaml:"last_message_cache"`
+
+	// MaxClients caps local connections (WebSocket and SSE). Default: 10000.
+	MaxClients int `yaml:"max_clients"`
+	// MaxTopicsPerClient caps one client's subscriptions. Default: 1000.
+	MaxTopicsPerClient int `yaml:"max_topics_per_client"`
+	// MaxTopics caps distinct upstream topics, which also bounds the topic
+	// label of the metrics. Default: 10000.
+	MaxTopics int `yaml:"max_topics"`
+	// MaxFrameBytes caps a frame from a local client. Default: 1 MiB.
+	MaxFrameBytes int64 `yaml:"max_frame_bytes"`
+	// MaxCallsPerClient caps one client's forwarded calls in flight.
+	// Default: 64.
+	MaxCallsPerClient int `yaml:"max_calls_per_client"`
+
+	// WriteTimeout bounds each write to a local client. Default: 10s.
+	WriteTimeout time.Duration `yaml:"write_timeout"`
+	// RequestTimeout bounds an upstream subscribe or forwarded call,
+	// including waiting for the upstream to come back. Default: 30s.
+	RequestTimeout time.Duration `yaml:"request_timeout"`
+	// DrainTimeout bounds the drain when ListenAndServe's context ends.
+	// Default: 10s.
+	DrainTimeout time.Duration `yaml:"drain_timeout"`
+
+	// BlockedMethods are never forwarded upstream: the upstream connection
+	// is shared, so a local login would authenticate every local client.
+	// Log in with UpstreamOptions (client.WithOnConnect) instead.
+	// Default: public/login, public/auth, private/subscribe.
+	BlockedMethods []string `yaml:"blocked_methods"`
+	// AllowedOrigins lists the browser origins allowed to open WebSocket
+	// and SSE streams ("*" for any). Default: none, so a web page cannot
+	// reach a sidecar on localhost; programs send no Origin and are allowed.
+	AllowedOrigins []string `yaml:"allowed_origins"`
+
+	// Logger logs state changes and errors, never per frame. Default: nop.
+	Logger *zap.Logger `yaml:"-"`
+	// Registry receives the wsfan_sidecar_* and the upstream's
+	// wsfan_client_* metrics and is served on /metrics. Default: a new
+	// registry with the Go and process collectors.
+	Registry *prometheus.Registry `yaml:"-"`
+	// UpstreamOptions are added to the upstream client's options (login
+	// hook, TLS, backoff...). Default: none.
+	UpstreamOptions []client.Option `yaml:"-"`
+}
+
+// Defaults of Config.
+const (
+	DefaultProtocol = "thalex"
+	DefaultListen   = "127.0.0.1:8765"
+)
+
+var defaultBlocked = []string{"public/login", "public/auth", "private/subscribe"}
+
+// withDefaults fills the zero fields and validates the rest.
+func (c Config) withDefaults() (Config, protocol.Protocol, error) {
+	if c.Upstream == "" {
+		return c, nil, errors.New("sidecar: Config.Upstream is required")
+	}
+	if c.Protocol == "" {
+		c.Protocol = DefaultProtocol
+	}
+	proto, err := protocol.ByName(c.Protocol)
+	if err != nil {
+		return c, nil, fmt.Errorf("sidecar: %w", err)
+	}
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if !isLoopback(c.Listen) && c.Token == "" {
+		return c, nil, fmt.Errorf("sidecar: listening on %s (not loopback) requires a token", c.Listen)
+	}
+	setDefault(&c.Grace, 5*time.Second)
+	setDefault(&c.QueueBytes, 4<<20)
+	setDefault(&c.MaxClients, 10000)
+	setDefault(&c.MaxTopicsPerClient, 1000)
+	setDefault(&c.MaxTopics, 10000)
+	setDefault(&c.MaxFrameBytes, 1<<20)
+	setDefault(&c.MaxCallsPerClient, 64)
+	setDefault(&c.WriteTimeout, 10*time.Second)
+	setDefault(&c.RequestTimeout, 30*time.Second)
+	setDefault(&c.DrainTimeout, 10*time.Second)
+	if c.BlockedMethods == nil {
+		c.BlockedMethods = defaultBlocked
+	}
+	if c.Logger == nil {
+		c.Logger = zap.NewNop()
+	}
+	return c, proto, nil
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+// isLoopback reports whether a listen address only accepts local
+// connections: 127.0.0.0/8, ::1 or "localhost". An empty host (all
+// interfaces) is not loopback.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,56 @@
+// Package sidecar holds one upstream connection (a pkg/client Client) and
+// fans it out to many local programs that speak the same wire dialect, over
+// WebSocket, or to curl and browsers over Server-Sent Events.
+//
+//	srv, err := sidecar.New(sidecar.Config{
+//		Upstream: "wss://thalex.com/ws/api/v2",
+//		Protocol: "thalex",
+//		Listen:   "127.0.0.1:8765",
+//	})
+//	if err != nil { ... }
+//	err = srv.ListenAndServe(ctx) // drains local clients when ctx ends
+//
+// A local program changes only its URL: subscribe and unsubscribe requests
+// are answered the way the real server answers them, other RPC calls are
+// forwarded upstream with the request id remapped, and notifications arrive
+// in the dialect's own frames.
+//
+// # Endpoints
+//
+//	/ and /ws          WebSocket, the upstream dialect
+//	/v1/stream?topic=  Server-Sent Events (repeat topic for several)
+//	/v1/status         JSON: upstream state, topics, local clients
+//	/metrics           Prometheus, wsfan_sidecar_* and the upstream's wsfan_client_*
+//	/healthz           200 while the process serves
+//	/readyz            200 while the upstream is connected, else 503
+//
+// # Upstream reconnects
+//
+// The upstream client reconnects and resubscribes by itself; local clients
+// keep their connections and their streams simply resume. The reconnect is
+// surfaced, not hidden: /v1/status counts reconnects per topic and for the
+// upstream (with the time of the last one), wsfan_sidecar_upstream_resumes_total
+// counts them, and SSE streams get a "wsfan.reconnected" event before the
+// first message of a topic after a reconnect. The WebSocket streams carry
+// no extra frame, so a program written for the real server is unaffected.
+//
+// # Invariants
+//
+//   - One upstream subscription per topic, reference-counted by local
+//     subscribers; the last one leaving starts a grace timer, and only its
+//     expiry unsubscribes upstream.
+//   - Each topic has one pump goroutine, the only reader of its upstream
+//     subscription. It encodes every message once (a complete WebSocket
+//     frame, header included, and an SSE event when SSE clients listen) and
+//     queues the same bytes to every local subscriber without blocking.
+//   - Each local client has a queue bounded in bytes. When it is full the
+//     client is disconnected with a close reason (OverflowDisconnect, the
+//     default) or the frame is dropped and counted (OverflowDrop). For every
+//     client, frames offered = delivered + dropped, exactly.
+//   - Each WebSocket client has one reader goroutine (the HTTP handler) and
+//     one writer goroutine. Only the writer writes to the connection, and it
+//     writes every queued frame in one writev(2). gorilla writes only when
+//     it rejects a malformed frame, and then whole frames only.
+//   - A subscribe is acknowledged before the first notification of that
+//     topic is queued to the client.
+package sidecar

@@ -1,0 +1,118 @@
+package sidecar_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+)
+
+func payload(i int) string { return fmt.Sprintf(`{"s":"BTCUSD","seq":%d}`, i) }
+
+// subscribeAll subscribes every client to dc.topic and returns the local
+// subscription id (Ethereum) after checking each acknowledgement.
+func subscribeAll(t *testing.T, dc dialectCase, clients ...*websocket.Conn) string {
+	t.Helper()
+	var localID string
+	for i, ws := range clients {
+		id := 10 + i
+		send(t, ws, dc.subscribe(id, dc.topic))
+		if dc.d == exchangetest.Ethereal {
+			continue // Ethereal acknowledges nothing
+		}
+		ack := recvJSON(t, ws)
+		eq(t, float64(id), ack["id"].(float64))
+		_, hasVersion := ack["jsonrpc"]
+		eq(t, dc.d != exchangetest.Thalex, hasVersion)
+		switch dc.d {
+		case exchangetest.Ethereum:
+			got := ack["result"].(string)
+			if localID != "" {
+				eq(t, localID, got) // one id for every local subscriber
+			}
+			localID = got
+		default:
+			eq(t, fmt.Sprint([]any{dc.topic}), fmt.Sprint(ack["result"]))
+		}
+	}
+	return localID
+}
+
+// expectFrame reads one notification and checks it is frame i.
+func expectFrame(t *testing.T, dc dialectCase, ws *websocket.Conn, localID string, i int) {
+	t.Helper()
+	got := recv(t, ws)
+	if dc.d == exchangetest.Ethereal {
+		if !strings.HasPrefix(got, `{"e":"L2Book"`) || !strings.Contains(got, `"data":`+payload(i)) {
+			t.Fatalf("frame %d: got %s", i, got)
+		}
+		return
+	}
+	eq(t, dc.frame(dc.topic, localID, payload(i)), got)
+}
+
+// Two local clients on one topic make one upstream subscription, both get
+// every frame, and the last unsubscribe makes one upstream unsubscribe
+// after the grace period.
+func TestFanOutSharesOneUpstreamSubscription(t *testing.T) {
+	for _, dc := range dialects {
+		t.Run(dc.name, func(t *testing.T) {
+			r := newRig(t, dc.d, nil)
+			a, b := r.dial(t), r.dial(t)
+			localID := subscribeAll(t, dc, a, b)
+			r.waitClients(t, 2, 1)
+			eq(t, 1, r.up.CountReceived(dc.subMethod))
+			eq(t, 1, r.up.Subscribers(dc.topic))
+
+			const n = 200
+			for i := range n {
+				r.up.Publish(dc.topic, []byte(payload(i)))
+			}
+			for _, ws := range []*websocket.Conn{a, b} {
+				for i := range n {
+					expectFrame(t, dc, ws, localID, i)
+				}
+			}
+
+			send(t, a, dc.unsub(20, dc.topic, localID))
+			if dc.rpc {
+				ack := recvJSON(t, a)
+				eq(t, float64(20), ack["id"].(float64))
+			}
+			r.waitClients(t, 1, 1)
+			eq(t, 0, r.up.CountReceived(dc.unsMethod)) // b still holds it
+
+			send(t, b, dc.unsub(21, dc.topic, localID))
+			must(t, r.up.WaitReceived(ctxT(t), dc.unsMethod, 1))
+			waitFor(t, "topic closed", func() bool { return len(r.sc.Status().Topics) == 0 })
+			eq(t, 1, r.up.CountReceived(dc.unsMethod))
+			eq(t, 1, r.up.CountReceived(dc.subMethod))
+		})
+	}
+}
+
+// A subscriber returning within the grace period keeps the upstream
+// subscription: no unsubscribe, no second subscribe.
+func TestGracePeriodKeepsUpstream(t *testing.T) {
+	dc := dialects[0]
+	r := newRig(t, dc.d, func(c *sidecarConfig) { c.Grace = time10s })
+	a := r.dial(t)
+	subscribeAll(t, dc, a)
+	r.waitClients(t, 1, 1)
+	must(t, a.Close())
+	waitFor(t, "client gone", func() bool { return len(r.sc.Status().Clients) == 0 })
+	st := r.sc.Status()
+	eq(t, 1, len(st.Topics))
+	eq(t, 0, st.Topics[0].Refs)
+
+	b := r.dial(t)
+	subscribeAll(t, dc, b)
+	r.waitClients(t, 1, 1)
+	r.up.Publish(dc.topic, []byte(payload(1)))
+	expectFrame(t, dc, b, "", 1)
+	eq(t, 1, r.up.CountReceived(dc.subMethod))
+	eq(t, 0, r.up.CountReceived(dc.unsMethod))
+}

@@ -1,0 +1,244 @@
+package sidecar_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/sidecar"
+)
+
+// dialectCase is what a test needs to speak one dialect locally.
+type dialectCase struct {
+	name      string
+	d         exchangetest.Dialect
+	topic     string
+	subMethod string // as exchangetest.CountReceived counts it
+	unsMethod string
+	subscribe func(id int, topic string) string
+	unsub     func(id int, topic, localID string) string
+	frame     func(topic, localID string, data string) string
+	rpc       bool
+}
+
+var dialects = []dialectCase{
+	{
+		name: "thalex", d: exchangetest.Thalex, topic: "ticker.BTC-PERPETUAL.raw",
+		subMethod: "public/subscribe", unsMethod: "public/unsubscribe", rpc: true,
+		subscribe: func(id int, topic string) string {
+			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"public/subscribe","params":{"channels":[%q]}}`, id, topic)
+		},
+		unsub: func(id int, topic, _ string) string {
+			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"public/unsubscribe","params":{"channels":[%q]}}`, id, topic)
+		},
+		frame: func(topic, _ string, data string) string {
+			return fmt.Sprintf(`{"channel_name":%q,"notification":%s}`, topic, data)
+		},
+	},
+	{
+		name: "deribit", d: exchangetest.Deribit, topic: "book.BTC-PERPETUAL.100ms",
+		subMethod: "public/subscribe", unsMethod: "public/unsubscribe", rpc: true,
+		subscribe: func(id int, topic string) string {
+			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"public/subscribe","params":{"channels":[%q]}}`, id, topic)
+		},
+		unsub: func(id int, topic, _ string) string {
+			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"public/unsubscribe","params":{"channels":[%q]}}`, id, topic)
+		},
+		frame: func(topic, _ string, data string) string {
+			return fmt.Sprintf(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":%q,"data":%s}}`, topic, data)
+		},
+	},
+	{
+		name: "ethereum", d: exchangetest.Ethereum, topic: "newHeads",
+		subMethod: "eth_subscribe", unsMethod: "eth_unsubscribe", rpc: true,
+		subscribe: func(id int, topic string) string {
+			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"eth_subscribe","params":[%q]}`, id, topic)
+		},
+		unsub: func(id int, _, localID string) string {
+			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"eth_unsubscribe","params":[%q]}`, id, localID)
+		},
+		frame: func(_, localID string, data string) string {
+			return fmt.Sprintf(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":%q,"result":%s}}`, localID, data)
+		},
+	},
+	{
+		name: "ethereal", d: exchangetest.Ethereal, topic: "L2Book:BTCUSD",
+		subMethod: "subscribe", unsMethod: "unsubscribe",
+		subscribe: func(_ int, topic string) string {
+			typ, sym, _ := strings.Cut(topic, ":")
+			return fmt.Sprintf(`{"event":"subscribe","data":{"type":%q,"symbol":%q}}`, typ, sym)
+		},
+		unsub: func(_ int, topic, _ string) string {
+			typ, sym, _ := strings.Cut(topic, ":")
+			return fmt.Sprintf(`{"event":"unsubscribe","data":{"type":%q,"symbol":%q}}`, typ, sym)
+		},
+		frame: func(_, _ string, data string) string { return "" }, // set per test: the whole frame
+	},
+}
+
+// rig is an exchangetest upstream and a sidecar in front of it.
+type rig struct {
+	up  *exchangetest.Server
+	sc  *sidecar.Server
+	url string // http://127.0.0.1:PORT
+}
+
+// newRig starts an upstream speaking d and a sidecar serving it on a
+// random loopback port; both stop at the end of the test.
+func newRig(t *testing.T, d exchangetest.Dialect, tune func(*sidecar.Config)) *rig {
+	t.Helper()
+	up := exchangetest.NewServer(d)
+	t.Cleanup(up.Close)
+	cfg := sidecar.Config{
+		Upstream:       up.URL(),
+		Protocol:       d.String(),
+		Grace:          50 * time.Millisecond,
+		WriteTimeout:   2 * time.Second,
+		RequestTimeout: 5 * time.Second,
+		DrainTimeout:   2 * time.Second,
+	}
+	if tune != nil {
+		tune(&cfg)
+	}
+	sc, err := sidecar.New(cfg)
+	must(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sc.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	r := &rig{up: up, sc: sc, url: "http://" + ln.Addr().String()}
+	waitFor(t, "upstream connected", sc.Ready)
+	return r
+}
+
+func (r *rig) wsURL() string { return "ws" + strings.TrimPrefix(r.url, "http") + "/ws" }
+
+// dial connects a local client, closed at the end of the test.
+func (r *rig) dial(t *testing.T) *websocket.Conn {
+	t.Helper()
+	ws, resp, err := websocket.DefaultDialer.Dial(r.wsURL(), nil)
+	must(t, err)
+	_ = resp.Body.Close()
+	t.Cleanup(func() { _ = ws.Close() })
+	return ws
+}
+
+// waitClients waits until the sidecar has n clients each holding topics
+// topics (attached: notifications published from now on reach them).
+func (r *rig) waitClients(t *testing.T, n, topics int) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d clients with %d topics", n, topics), func() bool {
+		st := r.sc.Status()
+		have := 0
+		for _, c := range st.Clients {
+			if c.Topics == topics {
+				have++
+			}
+		}
+		return have == n
+	})
+}
+
+func (r *rig) client(t *testing.T, id int) sidecar.ClientStatus {
+	t.Helper()
+	for _, c := range r.sc.Status().Clients {
+		if c.ID == uint64(id) {
+			return c
+		}
+	}
+	t.Fatalf("no client %d", id)
+	return sidecar.ClientStatus{}
+}
+
+func send(t *testing.T, ws *websocket.Conn, frame string) {
+	t.Helper()
+	must(t, ws.WriteMessage(websocket.TextMessage, []byte(frame)))
+}
+
+// recv reads one message, failing after 5s.
+func recv(t *testing.T, ws *websocket.Conn) string {
+	t.Helper()
+	must(t, ws.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, data, err := ws.ReadMessage()
+	must(t, err)
+	return string(data)
+}
+
+func recvJSON(t *testing.T, ws *websocket.Conn) map[string]any {
+	t.Helper()
+	var v map[string]any
+	s := recv(t, ws)
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("not JSON: %s", s)
+	}
+	return v
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// waitFor polls cond for up to 10s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func eq[T comparable](t testing.TB, want, got T) {
+	t.Helper()
+	if got != want {
+		t.Fatalf("got  %v\nwant %v", got, want)
+	}
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	must(t, err)
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return resp.StatusCode, b.String()
+}
+
+type sidecarConfig = sidecar.Config
+
+const time10s = 10 * time.Second

@@ -1,0 +1,102 @@
+package sidecar
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wsfan/wsfan/pkg/client"
+)
+
+// collector exports the sidecar's counters as wsfan_sidecar_* metrics,
+// read at scrape time so the hot path only bumps atomics. The topic label
+// is bounded by Config.MaxTopics.
+type collector struct {
+	s *Server
+
+	clients, topics, upstreamUp, queueBytes                           *prometheus.Desc
+	connections, dropped, disconnects, written, calls, callErrors     *prometheus.Desc
+	reconnects, resumes, received, delivered, topicDropped, topicRefs *prometheus.Desc
+}
+
+func newCollector(s *Server) *collector {
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("wsfan_sidecar_"+name, help, labels, nil)
+	}
+	return &collector{
+		s:            s,
+		clients:      desc("clients", "Local clients connected, by kind.", "kind"),
+		topics:       desc("topics", "Upstream topics held."),
+		upstreamUp:   desc("upstream_connected", "1 while the upstream is connected."),
+		queueBytes:   desc("queue_bytes", "Bytes queued to local clients and not yet written."),
+		connections:  desc("connections_total", "Local clients accepted."),
+		dropped:      desc("dropped_total", "Frames not queued to a local client, by reason.", "reason"),
+		disconnects:  desc("disconnects_total", "Local clients disconnected by the sidecar, by reason.", "reason"),
+		written:      desc("written_bytes_total", "Bytes written to local clients."),
+		calls:        desc("calls_total", "Calls forwarded upstream."),
+		callErrors:   desc("call_errors_total", "Forwarded calls that failed."),
+		reconnects:   desc("upstream_reconnects_total", "Upstream connections lost."),
+		resumes:      desc("upstream_resumes_total", "Topic streams resumed after an upstream reconnect."),
+		received:     desc("topic_received_total", "Messages received from upstream.", "topic"),
+		delivered:    desc("topic_delivered_total", "Frames queued to local clients.", "topic"),
+		topicDropped: desc("topic_dropped_total", "Frames not queued to local clients.", "topic"),
+		topicRefs:    desc("topic_subscribers", "Local subscribers of a topic.", "topic"),
+	}
+}
+
+func (m *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{m.clients, m.topics, m.upstreamUp, m.queueBytes,
+		m.connections, m.dropped, m.disconnects, m.written, m.calls, m.callErrors,
+		m.reconnects, m.resumes, m.received, m.delivered, m.topicDropped, m.topicRefs} {
+		ch <- d
+	}
+}
+
+func (m *collector) Collect(ch chan<- prometheus.Metric) {
+	s := m.s
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	s.mu.Lock()
+	sessions := s.sessionList()
+	s.mu.Unlock()
+	var ws, sse, queued int
+	for _, ss := range sessions {
+		if ss.kind == kindSSE {
+			sse++
+		} else {
+			ws++
+		}
+		_, b := ss.queued()
+		queued += b
+	}
+	gauge(m.clients, float64(ws), kindWS.String())
+	gauge(m.clients, float64(sse), kindSSE.String())
+	gauge(m.queueBytes, float64(queued))
+	up := 0.0
+	if s.up.state() == client.StateConnected {
+		up = 1
+	}
+	gauge(m.upstreamUp, up)
+	counter(m.connections, s.stats.connections.Load())
+	for r := range dropReasons {
+		counter(m.dropped, s.stats.dropped[r].Load(), dropReasonNames[r])
+	}
+	for i, r := range disconnectReasons {
+		counter(m.disconnects, s.stats.disconnect[i].Load(), r)
+	}
+	counter(m.written, s.stats.writtenBytes.Load())
+	counter(m.calls, s.stats.calls.Load())
+	counter(m.callErrors, s.stats.callErrors.Load())
+	counter(m.reconnects, s.stats.reconnects.Load())
+	counter(m.resumes, s.stats.resumes.Load())
+	topics := s.hub.list()
+	gauge(m.topics, float64(len(topics)))
+	for _, t := range topics {
+		counter(m.received, t.received.Load(), t.name)
+		counter(m.delivered, t.delivered.Load(), t.name)
+		counter(m.topicDropped, t.dropped.Load(), t.name)
+		gauge(m.topicRefs, float64(s.hub.refs(t)), t.name)
+	}
+}

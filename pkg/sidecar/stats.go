@@ -1,0 +1,36 @@
+package sidecar
+
+import "sync/atomic"
+
+// Drop reasons, the "reason" label of wsfan_sidecar_dropped_total.
+const (
+	dropQueueFull = iota // OverflowDrop and a full queue
+	dropClosing          // the session was closing (slow consumer, shutdown)
+	dropReasons
+)
+
+var dropReasonNames = [dropReasons]string{"queue_full", "closing"}
+
+// stats are the server-wide counters, bumped on the hot path with atomics
+// and read at scrape time.
+type stats struct {
+	dropped      [dropReasons]atomic.Uint64
+	writtenBytes atomic.Uint64
+	connections  atomic.Uint64 // sessions ever accepted
+	calls        atomic.Uint64 // calls forwarded upstream
+	callErrors   atomic.Uint64 // forwarded calls that failed
+	resumes      atomic.Uint64 // topics resumed after an upstream reconnect
+	reconnects   atomic.Uint64 // upstream connections lost
+	lastResume   atomic.Int64  // unix nanoseconds of the last resume
+	disconnect   [8]atomic.Uint64
+}
+
+// disconnects counts a session closed for label.
+func (s *stats) disconnects(label string) {
+	for i, l := range disconnectReasons {
+		if l == label {
+			s.disconnect[i].Add(1)
+			return
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package sidecar
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/wsfan/wsfan/pkg/client"
+)
+
+// Status is what /v1/status returns.
+type Status struct {
+	Upstream UpstreamStatus `json:"upstream"`
+	Topics   []TopicStatus  `json:"topics"`
+	Clients  []ClientStatus `json:"clients"`
+}
+
+// UpstreamStatus describes the upstream connection.
+type UpstreamStatus struct {
+	URL      string `json:"url"`
+	Protocol string `json:"protocol"`
+	State    string `json:"state"`
+	// Reconnects counts upstream connections lost; Resumes counts topics
+	// whose stream resumed after one, LastResume when that last happened.
+	Reconnects uint64     `json:"reconnects"`
+	Resumes    uint64     `json:"resumes"`
+	LastResume *time.Time `json:"last_resume,omitempty"`
+}
+
+// TopicStatus describes one upstream topic.
+type TopicStatus struct {
+	Topic string `json:"topic"`
+	// LocalID is the subscription id local Ethereum clients get.
+	LocalID string `json:"local_id,omitempty"`
+	// Refs counts local subscribers; 0 while the grace period runs.
+	Refs int `json:"refs"`
+	// Rate is upstream messages per second over the last second.
+	Rate      float64 `json:"rate"`
+	Received  uint64  `json:"received"`
+	Delivered uint64  `json:"delivered"`
+	Dropped   uint64  `json:"dropped"`
+	// UpstreamDropped counts messages the upstream client dropped because
+	// the topic's pump fell behind.
+	UpstreamDropped uint64 `json:"upstream_dropped"`
+	Resumes         uint64 `json:"resumes"`
+}
+
+// ClientStatus describes one local client.
+type ClientStatus struct {
+	ID          uint64    `json:"id"`
+	Kind        string    `json:"kind"`
+	Remote      string    `json:"remote"`
+	Since       time.Time `json:"since"`
+	Topics      int       `json:"topics"`
+	QueueFrames int       `json:"queue_frames"`
+	QueueBytes  int       `json:"queue_bytes"`
+	// Every frame offered to the client is either Delivered (queued) or
+	// Dropped; Written counts the delivered frames already written.
+	Delivered uint64 `json:"delivered"`
+	Dropped   uint64 `json:"dropped"`
+	Written   uint64 `json:"written"`
+}
+
+// Status returns a snapshot of the upstream, the topics and the clients.
+func (s *Server) Status() Status {
+	st := Status{Topics: []TopicStatus{}, Clients: []ClientStatus{}}
+	st.Upstream = UpstreamStatus{
+		URL:        s.cfg.Upstream,
+		Protocol:   s.proto.Name(),
+		State:      s.up.state().String(),
+		Reconnects: s.stats.reconnects.Load(),
+		Resumes:    s.stats.resumes.Load(),
+	}
+	if ns := s.stats.lastResume.Load(); ns != 0 {
+		t := time.Unix(0, ns)
+		st.Upstream.LastResume = &t
+	}
+	for _, t := range s.hub.list() {
+		ts := TopicStatus{
+			Topic:     t.name,
+			LocalID:   t.localID,
+			Refs:      s.hub.refs(t),
+			Rate:      t.msgRate(),
+			Received:  t.received.Load(),
+			Delivered: t.delivered.Load(),
+			Dropped:   t.dropped.Load(),
+			Resumes:   t.resumes.Load(),
+		}
+		select {
+		case <-t.ready:
+			if t.sub != nil {
+				ts.UpstreamDropped = t.sub.Dropped()
+			}
+		default:
+		}
+		st.Topics = append(st.Topics, ts)
+	}
+	s.mu.Lock()
+	sessions := s.sessionList()
+	s.mu.Unlock()
+	sort.Slice(sessions, func(i, j int) bool { return sessions[i].id < sessions[j].id })
+	for _, ss := range sessions {
+		frames, bytes := ss.queued()
+		st.Clients = append(st.Clients, ClientStatus{
+			ID:          ss.id,
+			Kind:        ss.kind.String(),
+			Remote:      ss.remote,
+			Since:       ss.since,
+			Topics:      int(ss.ntopics.Load()),
+			QueueFrames: frames,
+			QueueBytes:  bytes,
+			Delivered:   ss.delivered.Load(),
+			Dropped:     ss.dropped.Load(),
+			Written:     ss.written.Load(),
+		})
+	}
+	return st
+}
+
+func (s *Server) serveStatus(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(s.Status())
+}
+
+// serveHealthz answers 200 while the process serves.
+func (s *Server) serveHealthz(w http.ResponseWriter, _ *http.Request) {
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// serveReadyz answers 200 while the upstream is connected and the sidecar
+// is not draining, 503 otherwise.
+func (s *Server) serveReadyz(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	draining := s.draining
+	s.mu.Unlock()
+	state := s.up.state()
+	if draining || state != client.StateConnected {
+		msg := "upstream " + state.String()
+		if draining {
+			msg = "draining"
+		}
+		http.Error(w, msg, http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// Ready reports whether the upstream is connected.
+func (s *Server) Ready() bool { return s.up.state() == client.StateConnected }

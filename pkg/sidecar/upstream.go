@@ -1,0 +1,158 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/client"
+)
+
+// upstream owns the one client connected to the real server. Its goroutine
+// dials (retrying until it succeeds, so the sidecar may start before the
+// upstream) and then watches the client's events.
+type upstream struct {
+	srv  *Server
+	opts []client.Option
+
+	// mu protects the following.
+	mu      sync.Mutex
+	c       *client.Client // nil until the first dial succeeds
+	changed chan struct{}  // closed and replaced whenever c or its state changes
+}
+
+func newUpstream(srv *Server, opts []client.Option) *upstream {
+	return &upstream{srv: srv, opts: opts, changed: make(chan struct{})}
+}
+
+// run is the upstream goroutine: it dials, then relays the client's events
+// until the client is closed.
+func (u *upstream) run(ctx context.Context) {
+	log := u.srv.log
+	delay := 100 * time.Millisecond
+	var c *client.Client
+	for {
+		var err error
+		c, err = client.Dial(ctx, u.srv.cfg.Upstream, u.opts...)
+		if err == nil {
+			break
+		}
+		log.Warn("upstream dial failed; retrying", zap.Error(err), zap.Duration("in", delay))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 10*time.Second)
+	}
+	log.Info("upstream connected", zap.String("url", u.srv.cfg.Upstream))
+	u.mu.Lock()
+	if ctx.Err() != nil { // close ran before c was stored: it is ours to close
+		u.mu.Unlock()
+		_ = c.Close()
+		return
+	}
+	u.c = c
+	u.notifyLocked()
+	u.mu.Unlock()
+
+	events := c.Events()
+	for {
+		var ev client.Event
+		var ok bool
+		select {
+		case ev, ok = <-events:
+		case <-ctx.Done(): // do not rely on Close closing Events
+		}
+		if !ok {
+			return
+		}
+		switch ev.Kind {
+		case client.Disconnected:
+			u.srv.stats.reconnects.Add(1)
+			log.Warn("upstream disconnected", zap.Error(ev.Err))
+		case client.Resubscribed:
+			log.Info("upstream reconnected", zap.Int("topics", ev.Topics))
+		case client.Gap:
+			log.Debug("upstream gap", zap.String("topic", ev.Topic))
+		}
+		u.mu.Lock()
+		u.notifyLocked()
+		u.mu.Unlock()
+	}
+}
+
+func (u *upstream) notifyLocked() {
+	close(u.changed)
+	u.changed = make(chan struct{})
+}
+
+// close closes the client; ctx (run's) must be cancelled already.
+func (u *upstream) close() {
+	u.mu.Lock()
+	c := u.c
+	u.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
+}
+
+// client returns the client, or nil before the first connection.
+func (u *upstream) client() *client.Client {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.c
+}
+
+// state returns the upstream state: a client.State, or connecting before
+// the first connection.
+func (u *upstream) state() client.State {
+	if c := u.client(); c != nil {
+		return c.State()
+	}
+	return client.StateConnecting
+}
+
+// connected waits until the upstream is connected.
+func (u *upstream) connected(ctx context.Context) (*client.Client, error) {
+	for {
+		u.mu.Lock()
+		c, changed := u.c, u.changed
+		u.mu.Unlock()
+		if c != nil {
+			switch c.State() {
+			case client.StateConnected:
+				return c, nil
+			case client.StateClosed:
+				return nil, ErrClosed
+			}
+		}
+		// Events may be dropped when nobody reads them fast enough, so
+		// the wait is also bounded by a short poll.
+		select {
+		case <-changed:
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, fmt.Errorf("upstream not connected (%s): %w", u.state(), ctx.Err())
+		}
+	}
+}
+
+// subscribe subscribes topic upstream, waiting for the upstream to be
+// connected; an outage during the subscribe is waited out too.
+func (u *upstream) subscribe(ctx context.Context, topic string) (*client.Subscription, error) {
+	for {
+		c, err := u.connected(ctx)
+		if err != nil {
+			return nil, err
+		}
+		sub, err := c.Subscribe(ctx, topic)
+		if err == nil || !errors.Is(err, client.ErrConnectionLost) || ctx.Err() != nil {
+			return sub, err
+		}
+	}
+}
