@@ -78,9 +78,10 @@ func (g *feedGen) inst(name string) *instState {
 	return st
 }
 
-// round rounds p to the instrument's tick.
+// round rounds p to the instrument's tick; the second rounding drops the
+// binary noise of the multiplication, so 3199.95 prints as 3199.95.
 func (st *instState) round(p float64) float64 {
-	return math.Round(p/st.tick) * st.tick
+	return math.Round(math.Round(p/st.tick)*st.tick*1e8) / 1e8
 }
 
 func (g *feedGen) payload(ft feedTopic) []byte {
