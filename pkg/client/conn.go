@@ -57,25 +57,37 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	defer cancel()
 
 	var fc *flushConn
+	// gorilla watches ctx only through the deadline it sets on the socket:
+	// a cancelled ctx (Close, or the caller's) would leave the handshake
+	// blocked on a server that accepted TCP and never answers until the
+	// dial timeout. Closing the socket when ctx ends makes both prompt.
+	stop := func() bool { return true }
 	d := c.dialer
 	netDial := d.NetDialContext
 	if netDial == nil {
 		netDial = (&net.Dialer{}).DialContext
 	}
+	dialCtx := ctx // not gorilla's, which ends when DialContext returns
 	d.NetDialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		nc, err := netDial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
+		stop = context.AfterFunc(dialCtx, func() { _ = nc.Close() })
 		fc = &flushConn{Conn: nc}
 		return fc, nil
 	}
 	ws, resp, err := d.DialContext(ctx, c.url, c.header)
+	if !stop() && err == nil {
+		// ctx ended just as the handshake completed: the socket is closed.
+		_ = ws.Close()
+		err = ctx.Err()
+	}
 	if err != nil {
 		if resp != nil {
 			return nil, fmt.Errorf("wsfan: failed to dial %s: %w (HTTP %s)", c.url, err, resp.Status)
 		}
-		if ctx.Err() != nil && c.ctx.Err() == nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && c.ctx.Err() == nil {
 			return nil, fmt.Errorf("wsfan: failed to dial %s: %w within %v: %w", c.url, ErrTimeout, c.cfg.dialTimeout, err)
 		}
 		return nil, fmt.Errorf("wsfan: failed to dial %s: %w", c.url, err)

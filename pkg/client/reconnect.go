@@ -207,6 +207,12 @@ func (c *Client) finish(reason error) {
 	for _, s := range subs {
 		s.end(reason)
 	}
+	// Events is closed here, as Close promises, so a consumer ranging over
+	// it ends. Only the supervisor (this goroutine) and connection readers
+	// emit, and every reader has exited by now, so no emit can follow.
+	c.eventsMu.Lock()
+	close(c.events)
+	c.eventsMu.Unlock()
 	close(c.done)
 	c.log.Info("closed")
 }
