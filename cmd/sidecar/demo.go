@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+)
+
+// demoUpstream is the simulated exchange -demo runs the sidecar against:
+// an exchangetest server on 127.0.0.1 publishing a realistic feed.
+type demoUpstream struct {
+	srv *exchangetest.Server
+}
+
+func startDemo(protocol string) (*demoUpstream, error) {
+	d, err := exchangetest.ParseDialect(protocol)
+	if err != nil {
+		return nil, err
+	}
+	srv := exchangetest.NewServer(d)
+	srv.StartFeed(exchangetest.FeedOptions{})
+	return &demoUpstream{srv: srv}, nil
+}
+
+func (d *demoUpstream) url() string { return d.srv.URL() }
+
+func (d *demoUpstream) close() { d.srv.Close() }
+
+// subscribeFrame is what a program sends the sidecar to subscribe topic.
+func subscribeFrame(dialect exchangetest.Dialect, topic string) string {
+	switch dialect {
+	case exchangetest.Ethereum:
+		return `{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["` + topic + `"]}`
+	case exchangetest.Ethereal:
+		typ, sym, _ := strings.Cut(topic, ":")
+		return `{"event":"subscribe","data":{"type":"` + typ + `","symbol":"` + sym + `"}}`
+	}
+	return `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["` + topic + `"]}}`
+}
+
+// printHelp tells a new user what to try next.
+func (d *demoUpstream) printHelp(w io.Writer, addr, token string) {
+	topics := d.srv.FeedTopics()
+	topic := topics[0]
+	base := "http://" + addr
+	ws := "ws://" + addr + "/ws"
+	auth := ""
+	if token != "" {
+		ws += "?token=" + url.QueryEscape(token)
+		auth = ` -H 'Authorization: Bearer ` + token + `'`
+	}
+	fmt.Fprintf(w, `
+wsfan sidecar demo: a simulated %[1]s exchange (upstream %[2]s)
+is publishing %[3]s, and the sidecar serves it on %[4]s.
+
+  Stream a topic as Server-Sent Events:
+    curl -N%[5]s '%[6]s/v1/stream?topic=%[7]s'
+
+  Speak the exchange's own protocol over WebSocket (websocat or wscat),
+  then paste the subscribe frame:
+    websocat %[8]s
+    wscat -c %[8]s
+    %[9]s
+
+  Look inside:
+    curl -s%[5]s %[6]s/v1/status
+    curl -s%[5]s %[6]s/metrics | grep ^wsfan_sidecar
+
+  Point a program at %[8]s instead of the exchange's URL:
+  it gets the same frames, over one shared upstream connection.
+
+Press Ctrl+C to stop.
+
+`, d.srv.Dialect(), d.srv.URL(), strings.Join(topics, ", "), addr,
+		auth, base, url.QueryEscape(topic), ws, subscribeFrame(d.srv.Dialect(), topic))
+}
