@@ -87,7 +87,11 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		if resp != nil {
 			return nil, fmt.Errorf("wsfan: failed to dial %s: %w (HTTP %s)", c.url, err, resp.Status)
 		}
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) && c.ctx.Err() == nil {
+		// gorilla sets ctx's deadline on the socket, which may expire a
+		// moment before ctx does: a socket timeout is the dial timeout too.
+		var ne net.Error
+		timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+		if timedOut && c.ctx.Err() == nil {
 			return nil, fmt.Errorf("wsfan: failed to dial %s: %w within %v: %w", c.url, ErrTimeout, c.cfg.dialTimeout, err)
 		}
 		return nil, fmt.Errorf("wsfan: failed to dial %s: %w", c.url, err)
