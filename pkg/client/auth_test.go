@@ -1,0 +1,163 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// thalexLogin logs in with Thalex's public/login.
+func thalexLogin(key, secret string) client.OnConnect {
+	return func(ctx context.Context, c *client.Client) error {
+		return c.Call(ctx, "public/login", map[string]string{"key": key, "secret": secret}, nil)
+	}
+}
+
+// deribitAuth logs in with Deribit's public/auth (client credentials).
+func deribitAuth(id, secret string) client.OnConnect {
+	return func(ctx context.Context, c *client.Client) error {
+		var res struct {
+			AccessToken string `json:"access_token"`
+		}
+		err := c.Call(ctx, "public/auth", map[string]string{
+			"grant_type": "client_credentials", "client_id": id, "client_secret": secret,
+		}, &res)
+		if err == nil && res.AccessToken == "" {
+			err = errors.New("no access token")
+		}
+		return err
+	}
+}
+
+// Private channels need a login on every connection: the hook logs in
+// first, then the private and public topics are restored.
+func TestLoginHookRestoresPrivateChannels(t *testing.T) {
+	cases := []struct {
+		name     string
+		server   exchangetest.Dialect
+		proto    protocol.Protocol
+		hook     client.OnConnect
+		login    string
+		private  string
+		public   string
+		loginErr int
+	}{
+		{
+			name: "thalex", server: exchangetest.Thalex, proto: protocol.Thalex(),
+			hook: thalexLogin("key", "secret"), login: "public/login",
+			private: "account.orders", public: "ticker.BTC-PERPETUAL.raw",
+			loginErr: 401,
+		},
+		{
+			name: "deribit", server: exchangetest.Deribit, proto: protocol.Deribit(protocol.WithHeartbeat(0)),
+			hook: deribitAuth("key", "secret"), login: "public/auth",
+			private: "user.orders.BTC-PERPETUAL.raw", public: "ticker.BTC-PERPETUAL.100ms",
+			loginErr: 13004,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, tc.server, exchangetest.WithCredentials("key", "secret"))
+			c := dial(t, srv, tc.proto, fastBackoff(), client.WithOnConnect(tc.hook))
+			ctx := testCtx(t)
+			sub, err := c.Subscribe(ctx, tc.private, tc.public)
+			require.NoError(t, err)
+			drainEvents(c)
+
+			srv.Stop()
+			srv.ResetReceived()
+			require.NoError(t, srv.Start())
+			ev := waitEvent(t, c, client.Resubscribed)
+			assert.Equal(t, 2, ev.Topics)
+			require.NoError(t, srv.WaitSubscribers(ctx, tc.private, 1))
+			require.NoError(t, srv.WaitSubscribers(ctx, tc.public, 1))
+
+			// One login, then one frame per scope: public/subscribe and
+			// private/subscribe, and nothing else.
+			var methods []string
+			for _, r := range srv.Received() {
+				for _, m := range []string{tc.login, "public/subscribe", "private/subscribe"} {
+					if strings.Contains(string(r.Data), `"`+m+`"`) {
+						methods = append(methods, m)
+					}
+				}
+			}
+			assert.Equal(t, tc.login, methods[0], "the hook runs before anything is restored")
+			assert.ElementsMatch(t, []string{tc.login, "public/subscribe", "private/subscribe"}, methods)
+			assert.Len(t, srv.Received(), 3)
+
+			for _, topic := range []string{tc.private, tc.public} {
+				srv.Publish(topic, payload(tc.name, topic, 1))
+				m := receive(t, sub)
+				assert.Equal(t, topic, m.Topic)
+				assert.True(t, m.Reconnected())
+			}
+
+			// Wrong credentials: Dial fails with the server's error.
+			bad, err := client.Dial(ctx, srv.URL(), client.WithProtocol(tc.proto),
+				client.WithOnConnect(map[string]client.OnConnect{"thalex": thalexLogin("key", "wrong"), "deribit": deribitAuth("key", "wrong")}[tc.name]))
+			require.Nil(t, bad)
+			var rpcErr *client.RPCError
+			require.ErrorAs(t, err, &rpcErr)
+			assert.Equal(t, tc.loginErr, rpcErr.Code)
+		})
+	}
+}
+
+var errLoginDown = errors.New("login service down")
+
+// A failing on-connect hook drops the new connection and is retried with
+// backoff; each failure is reported in a Reconnecting event until the
+// login succeeds and the topics are restored.
+func TestLoginHookFailingIsRetried(t *testing.T) {
+	const failures = 3
+	srv := newServer(t, exchangetest.Thalex, exchangetest.WithCredentials("key", "secret"))
+	var calls atomic.Int32
+	login := thalexLogin("key", "secret")
+	hook := func(ctx context.Context, c *client.Client) error {
+		n := calls.Add(1)
+		if n > 1 && n <= 1+failures { // the first connection logs in fine
+			return errLoginDown
+		}
+		return login(ctx, c)
+	}
+	c := dial(t, srv, protocol.Thalex(), fastBackoff(), client.WithOnConnect(hook))
+	ctx := testCtx(t)
+	sub, err := c.Subscribe(ctx, "account.orders")
+	require.NoError(t, err)
+	drainEvents(c)
+	require.NoError(t, srv.WaitConnections(ctx, 1))
+
+	srv.DropConnections()
+	evs := eventsUntil(t, c, client.Resubscribed)
+	assert.Equal(t, []client.EventKind{client.Disconnected, client.Reconnecting, client.Connected, client.Resubscribed}, kindsOf(evs))
+	var reported int
+	for _, ev := range evs {
+		if ev.Kind != client.Reconnecting {
+			continue
+		}
+		if ev.Attempt == 1 {
+			assert.NotErrorIs(t, ev.Err, errLoginDown, "the first attempt reports the lost connection")
+			continue
+		}
+		require.ErrorIs(t, ev.Err, errLoginDown, "attempt %d", ev.Attempt)
+		assert.Contains(t, ev.Err.Error(), "on-connect hook")
+		reported++
+	}
+	assert.Equal(t, failures, reported, "every failed login is reported")
+	assert.Equal(t, int32(2+failures), calls.Load())
+	assert.Equal(t, client.StateConnected, c.State())
+
+	require.NoError(t, srv.WaitSubscribers(ctx, "account.orders", 1))
+	srv.Publish("account.orders", []byte(`{"n":1}`))
+	assert.True(t, receive(t, sub).Reconnected())
+}
