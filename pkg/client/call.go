@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/bytedance/sonic"
@@ -55,12 +56,11 @@ func (c *Client) CallRaw(ctx context.Context, method string, params []byte) ([]b
 	return cn.call(ctx, method, params)
 }
 
-// call makes one request on this connection.
+// call makes one request on this connection. The pending entry, the
+// request buffer and the timeout timer are pooled, so a call allocates
+// nothing of its own.
 func (cn *conn) call(ctx context.Context, method string, params []byte) ([]byte, error) {
 	c := cn.c
-	ctx, cancel := c.withTimeout(ctx)
-	defer cancel()
-
 	id := c.nextID()
 	buf := getBuffer()
 	frame, err := c.proto.AppendRequest((*buf)[:0], id, method, params)
@@ -69,26 +69,44 @@ func (cn *conn) call(ctx context.Context, method string, params []byte) ([]byte,
 		return nil, fmt.Errorf("wsfan: call %s: %w", method, err)
 	}
 	*buf = frame
-	p := &pendingCall{done: make(chan response, 1)}
+	p := getPendingCall()
 	if err := cn.pending.add(id, p); err != nil {
 		putBuffer(buf)
+		putPendingCall(p)
 		return nil, fmt.Errorf("wsfan: call %s: %w", method, err)
 	}
 	start := time.Now()
 	if err := cn.send(frame, buf); err != nil {
 		cn.pending.remove(id)
 		putBuffer(buf)
+		putPendingCall(p)
 		return nil, fmt.Errorf("wsfan: call %s: %w", method, err)
+	}
+
+	// The request timeout applies unless ctx ends sooner.
+	var expired <-chan time.Time
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > c.cfg.requestTimeout {
+		t := getTimer(c.cfg.requestTimeout)
+		defer putTimer(t)
+		expired = t.C
 	}
 	var r response
 	select {
 	case r = <-p.done:
 	case <-ctx.Done():
 		if cn.pending.remove(id) {
+			putPendingCall(p)
 			return nil, fmt.Errorf("wsfan: call %s: %w", method, ctxError(ctx, "no response"))
+		}
+		r = <-p.done // the reader took it: its answer is on the way
+	case <-expired:
+		if cn.pending.remove(id) {
+			putPendingCall(p)
+			return nil, fmt.Errorf("wsfan: call %s: %w: no response within %v", method, ErrTimeout, c.cfg.requestTimeout)
 		}
 		r = <-p.done
 	}
+	putPendingCall(p)
 	if c.metrics != nil {
 		c.metrics.latency.Observe(time.Since(start).Seconds())
 	}
@@ -96,4 +114,21 @@ func (cn *conn) call(ctx context.Context, method string, params []byte) ([]byte,
 		return nil, fmt.Errorf("wsfan: call %s: %w", method, r.err)
 	}
 	return r.result, nil
+}
+
+// timerPool recycles request-timeout timers. Since Go 1.23 a stopped
+// timer's channel holds no stale value, so a recycled timer is clean.
+var timerPool sync.Pool
+
+func getTimer(d time.Duration) *time.Timer {
+	if t, ok := timerPool.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+func putTimer(t *time.Timer) {
+	t.Stop()
+	timerPool.Put(t)
 }

@@ -24,6 +24,15 @@ type pendingCall struct {
 	onResponse func(f *protocol.Frame)
 }
 
+// pendingPool recycles the pendingCall of Call. A call returns its entry
+// only once nobody can send on done any more: it received the response,
+// or removed the id itself before the reader took it.
+var pendingPool = sync.Pool{New: func() any { return &pendingCall{done: make(chan response, 1)} }}
+
+func getPendingCall() *pendingCall { return pendingPool.Get().(*pendingCall) }
+
+func putPendingCall(p *pendingCall) { pendingPool.Put(p) }
+
 // pendingTable maps request ids to their calls, for one connection.
 type pendingTable struct {
 	mu    sync.Mutex // protects calls and failed
