@@ -2,10 +2,16 @@
 GO        ?= go
 MODULES   := . bench
 COUNT     ?= 6
-BENCHTIME ?= 1s
+BENCHTIME ?= 300ms
 BENCH     ?= .
 RESULTS   := bench/results
-BENCHSTAT := $(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20250515181824-bc92a0e8a5ef
+BENCHSTAT := $(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+# The in-memory steps pkg/client measures itself (handle_incoming rows);
+# `make bench` runs them into the same results file. Empty skips them.
+BENCH_CLIENT ?= RouteTicker|ResolveResponse|EncodeRequest|SubscribeFrame
+# bench-compare compares OLD with NEW; bench-peers reads NEW.
+OLD       ?= $(RESULTS)/baseline.txt
+NEW       ?= $(RESULTS)/latest.txt
 
 .PHONY: all build test vet lint bench bench-smoke bench-compare bench-peers demo fuzz
 
@@ -34,3 +40,26 @@ fuzz:
 
 demo:
 	$(GO) run ./cmd/sidecar -demo
+
+# bench: the whole suite (bench/ and the client's own benchmarks), COUNT
+# runs of BENCHTIME each, into bench/results/<UTC time>-<commit>.txt and
+# bench/results/latest.txt. COUNT=6 takes about 10 minutes on 2 cores.
+bench:
+	@mkdir -p $(RESULTS)
+	@out=$(RESULTS)/$$(date -u +%Y%m%dT%H%M%SZ)-$$(git rev-parse --short HEAD).txt; \
+	flags="-run ^$$ -benchmem -count $(COUNT) -benchtime $(BENCHTIME) -timeout 60m"; \
+	{ (cd bench && $(GO) test $$flags -bench '$(BENCH)' ./...) && \
+	  { [ -z '$(BENCH_CLIENT)' ] || $(GO) test $$flags -bench '$(BENCH_CLIENT)' ./pkg/client; }; \
+	  echo $$? > $$out.rc; } 2>&1 | tee $$out; \
+	rc=$$(cat $$out.rc); rm -f $$out.rc; [ "$$rc" = 0 ] || { echo "bench failed: see $$out"; exit 1; }; \
+	cp $$out $(NEW); echo "wrote $$out and $(NEW)"
+
+# bench-compare: benchstat tables of OLD (default: the committed baseline)
+# against NEW (default: the last `make bench`).
+bench-compare:
+	$(BENCHSTAT) $(OLD) $(NEW)
+
+# bench-peers: wsfan against go-ethereum's rpc client and raw gorilla,
+# benchmark by benchmark, from one run (NEW).
+bench-peers:
+	$(BENCHSTAT) -filter '/impl:(wsfan OR geth OR gorilla)' -col /impl $(NEW)
