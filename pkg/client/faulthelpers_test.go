@@ -3,6 +3,7 @@ package client_test
 import (
 	"errors"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,19 +86,34 @@ func kindsOf(evs []client.Event) []client.EventKind {
 	return ks
 }
 
-// requireNoEvent fails if an event of kind arrives within d. It is the
-// one bounded wait a negative assertion needs.
+// requireNoEvent fails if an event of kind is queued or arrives within d.
+// It is the one bounded wait a negative assertion needs.
 func requireNoEvent(t *testing.T, c *client.Client, kind client.EventKind, d time.Duration) {
 	t.Helper()
-	timeout := time.After(d)
+	deadline := time.Now().Add(d)
+	check := func(ev client.Event, ok bool) bool {
+		require.False(t, ok && ev.Kind == kind, "unexpected event %v", ev)
+		return ok
+	}
 	for {
-		select {
+		select { // whatever is queued first
 		case ev, ok := <-c.Events():
-			if !ok {
+			if !check(ev, ok) {
 				return
 			}
-			require.NotEqual(t, kind, ev.Kind, "unexpected event %v", ev)
-		case <-timeout:
+			continue
+		default:
+		}
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return
+		}
+		select {
+		case ev, ok := <-c.Events():
+			if !check(ev, ok) {
+				return
+			}
+		case <-time.After(wait):
 			return
 		}
 	}
@@ -231,3 +247,6 @@ func subscribeMethod(dialect string) string {
 	}
 	return "public/subscribe"
 }
+
+// contains reports whether frame contains s.
+func contains(frame []byte, s string) bool { return strings.Contains(string(frame), s) }

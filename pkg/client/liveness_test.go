@@ -2,7 +2,6 @@ package client_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -173,9 +172,9 @@ func TestDeribitHeartbeat(t *testing.T) {
 	var setHB, resub int
 	for i, r := range srv.Received() {
 		switch {
-		case r.Conn == 2 && strings.Contains(string(r.Data), "public/set_heartbeat"):
+		case r.Conn == 2 && contains(r.Data, "public/set_heartbeat"):
 			setHB = i
-		case r.Conn == 2 && strings.Contains(string(r.Data), "public/subscribe"):
+		case r.Conn == 2 && contains(r.Data, "public/subscribe"):
 			resub = i
 		}
 	}
