@@ -84,11 +84,11 @@ func TestClassify(t *testing.T) {
 		{name: "ethereal book", proto: protocol.Ethereal(),
 			frame: `{"e":"L2Book","t":1737043200123,"data":{"s":"BTCUSD","t":2,"pt":1,"a":[],"b":[]}}`,
 			kind:  protocol.KindNotification, key: "L2Book:BTCUSD",
-			data:  `{"e":"L2Book","t":1737043200123,"data":{"s":"BTCUSD","t":2,"pt":1,"a":[],"b":[]}}`},
+			data: `{"e":"L2Book","t":1737043200123,"data":{"s":"BTCUSD","t":2,"pt":1,"a":[],"b":[]}}`},
 		{name: "ethereal subaccount stream", proto: protocol.Ethereal(),
 			frame: `{"data":{"subaccountId":"abc","qty":1},"e":"OrderFill","t":1}`,
 			kind:  protocol.KindNotification, key: "OrderFill:abc",
-			data:  `{"data":{"subaccountId":"abc","qty":1},"e":"OrderFill","t":1}`},
+			data: `{"data":{"subaccountId":"abc","qty":1},"e":"OrderFill","t":1}`},
 		{name: "ethereal unknown frame", proto: protocol.Ethereal(), frame: `{"event":"pong"}`, wantErr: protocol.ErrUnrecognized},
 	}
 	for _, tt := range tests {

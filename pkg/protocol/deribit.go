@@ -63,89 +63,19 @@ func (*deribit) Classify(frame []byte, f *Frame) error {
 		f.Kind = KindNotification
 		return nil
 	}
-	var method []byte
-	m := jsonscan.Object(frame, 0)
-	for {
-		key, start, ok := m.Next()
-		if !ok {
-			break
-		}
-		switch string(key) {
-		case "method":
-			end := m.Skip()
-			method, _ = jsonscan.Unquote(frame[start:end])
-		case "params":
-			end, done, err := deribitParams(frame, start, f)
-			if err != nil {
-				return err
-			}
-			if done {
-				return deribitKind(method, f)
-			}
-			m.SkipTo(end)
-		default:
-			handled, err := classifyResponseMember(&m, frame, key, start, f)
-			if err != nil {
-				return ErrMalformed
-			}
-			if !handled {
-				m.Skip()
-			}
-		}
+	method, err := scanRPC(frame, f, &deribitLayout)
+	if err != nil {
+		return err
 	}
-	if m.Err() != nil {
-		return ErrMalformed
+	if method == nil {
+		return nil // a response
 	}
-	if method != nil {
-		return deribitKind(method, f)
-	}
-	if f.Kind == KindResponse {
-		return nil
-	}
-	return ErrUnrecognized
+	return deribitKind(method, f)
 }
 
-// deribitParams scans a notification's params object for the channel and
-// its data (or a heartbeat's type, kept in f.Data). done is true when data
-// was sliced from the frame's tail, so nothing is left to scan.
-func deribitParams(frame []byte, start int, f *Frame) (end int, done bool, err error) {
-	p := jsonscan.Object(frame, start)
-	for {
-		key, vstart, ok := p.Next()
-		if !ok {
-			break
-		}
-		switch string(key) {
-		case "channel":
-			e := p.Skip()
-			s, ok := jsonscan.Unquote(frame[vstart:e])
-			if !ok {
-				return 0, false, ErrUnrecognized
-			}
-			f.Key = s
-		case "data", "type":
-			e, tail := jsonscan.TailValue(frame, vstart, 2)
-			if !tail {
-				e = p.Skip()
-			}
-			f.Data = frame[vstart:e]
-			if tail && f.Key != nil {
-				return e, true, nil
-			}
-			p.SkipTo(e)
-		default:
-			p.Skip()
-		}
-	}
-	if p.Err() != nil {
-		return 0, false, ErrMalformed
-	}
-	end, err = jsonscan.SkipValue(frame, start)
-	if err != nil {
-		return 0, false, ErrMalformed
-	}
-	return end, false, nil
-}
+// deribitLayout: a notification's params carry "channel" and "data"; a
+// heartbeat's carry "type", kept as its payload.
+var deribitLayout = rpcLayout{key: "channel", payloads: [2]string{"data", "type"}}
 
 func deribitKind(method []byte, f *Frame) error {
 	switch string(method) {

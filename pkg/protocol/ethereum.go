@@ -126,86 +126,18 @@ func (ethereum) Classify(frame []byte, f *Frame) error {
 		f.Kind = KindNotification
 		return nil
 	}
-	var method []byte
-	m := jsonscan.Object(frame, 0)
-	for {
-		key, start, ok := m.Next()
-		if !ok {
-			break
-		}
-		switch string(key) {
-		case "method":
-			end := m.Skip()
-			method, _ = jsonscan.Unquote(frame[start:end])
-		case "params":
-			end, done, err := ethereumParams(frame, start, f)
-			if err != nil {
-				return err
-			}
-			if done {
-				return ethereumKind(method, f)
-			}
-			m.SkipTo(end)
-		default:
-			handled, err := classifyResponseMember(&m, frame, key, start, f)
-			if err != nil {
-				return ErrMalformed
-			}
-			if !handled {
-				m.Skip()
-			}
-		}
+	method, err := scanRPC(frame, f, &ethereumLayout)
+	if err != nil {
+		return err
 	}
-	if m.Err() != nil {
-		return ErrMalformed
+	if method == nil {
+		return nil // a response
 	}
-	if method != nil {
-		return ethereumKind(method, f)
-	}
-	if f.Kind == KindResponse {
-		return nil
-	}
-	return ErrUnrecognized
+	return ethereumKind(method, f)
 }
 
-func ethereumParams(frame []byte, start int, f *Frame) (end int, done bool, err error) {
-	p := jsonscan.Object(frame, start)
-	for {
-		key, vstart, ok := p.Next()
-		if !ok {
-			break
-		}
-		switch string(key) {
-		case "subscription":
-			e := p.Skip()
-			s, ok := jsonscan.Unquote(frame[vstart:e])
-			if !ok {
-				return 0, false, ErrUnrecognized
-			}
-			f.Key = s
-		case "result":
-			e, tail := jsonscan.TailValue(frame, vstart, 2)
-			if !tail {
-				e = p.Skip()
-			}
-			f.Data = frame[vstart:e]
-			if tail && f.Key != nil {
-				return e, true, nil
-			}
-			p.SkipTo(e)
-		default:
-			p.Skip()
-		}
-	}
-	if p.Err() != nil {
-		return 0, false, ErrMalformed
-	}
-	end, err = jsonscan.SkipValue(frame, start)
-	if err != nil {
-		return 0, false, ErrMalformed
-	}
-	return end, false, nil
-}
+// ethereumLayout: a notification's params carry "subscription" and "result".
+var ethereumLayout = rpcLayout{key: "subscription", payloads: [2]string{"result"}}
 
 func ethereumKind(method []byte, f *Frame) error {
 	if string(method) != "eth_subscription" || f.Key == nil || f.Data == nil {
