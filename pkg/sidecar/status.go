@@ -55,11 +55,14 @@ type ClientStatus struct {
 	Topics      int       `json:"topics"`
 	QueueFrames int       `json:"queue_frames"`
 	QueueBytes  int       `json:"queue_bytes"`
-	// Every frame offered to the client is either Delivered (queued) or
-	// Dropped; Written counts the delivered frames already written.
+	// Every notification offered to the client is either Delivered
+	// (queued) or Dropped; Written counts the frames written, responses
+	// to the client's requests included.
 	Delivered uint64 `json:"delivered"`
 	Dropped   uint64 `json:"dropped"`
 	Written   uint64 `json:"written"`
+	// Closing is why the sidecar is disconnecting the client, if it is.
+	Closing string `json:"closing,omitempty"`
 }
 
 // Status returns a snapshot of the upstream, the topics and the clients.
@@ -102,6 +105,7 @@ func (s *Server) Status() Status {
 	sort.Slice(sessions, func(i, j int) bool { return sessions[i].id < sessions[j].id })
 	for _, ss := range sessions {
 		frames, bytes := ss.queued()
+		reason, _ := ss.closeState()
 		st.Clients = append(st.Clients, ClientStatus{
 			ID:          ss.id,
 			Kind:        ss.kind.String(),
@@ -113,6 +117,7 @@ func (s *Server) Status() Status {
 			Delivered:   ss.delivered.Load(),
 			Dropped:     ss.dropped.Load(),
 			Written:     ss.written.Load(),
+			Closing:     reason.text,
 		})
 	}
 	return st

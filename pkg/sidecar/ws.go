@@ -153,7 +153,7 @@ func (c *wsConn) writeLoop() {
 	if reason, _ := c.closeState(); reason.code != 0 {
 		// Finish a frame cut short by a deadline (a slow consumer is cut
 		// off at once) so the close frame that follows is readable.
-		_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+		_ = nc.SetWriteDeadline(time.Now().Add(timeout))
 		_, err := (&net.Buffers{tail, closeFrame(reason.code, reason.text)}).WriteTo(nc)
 		if err == nil {
 			// Give the peer a moment to answer the close before the

@@ -1,0 +1,243 @@
+package sidecar_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/sidecar"
+)
+
+// An upstream restart is invisible on the local connections: they stay
+// open, the stream resumes with the same frames (for Ethereum the same
+// subscription id), and the reconnect shows in the status.
+func TestUpstreamRestartIsInvisible(t *testing.T) {
+	for _, dc := range dialects {
+		t.Run(dc.name, func(t *testing.T) {
+			r := newRig(t, dc.d, nil)
+			a, b := r.dial(t), r.dial(t)
+			localID := subscribeAll(t, dc, a, b)
+			r.waitClients(t, 2, 1)
+			r.up.Publish(dc.topic, []byte(payload(0)))
+			for _, ws := range []*websocket.Conn{a, b} {
+				expectFrame(t, dc, ws, localID, 0)
+			}
+
+			r.up.Stop()
+			must(t, r.up.Start())
+			must(t, r.up.WaitSubscribers(ctxT(t), dc.topic, 1))
+			for i := 1; i <= 20; i++ {
+				r.up.Publish(dc.topic, []byte(payload(i)))
+			}
+			for _, ws := range []*websocket.Conn{a, b} {
+				for i := 1; i <= 20; i++ {
+					expectFrame(t, dc, ws, localID, i)
+				}
+			}
+			st := r.sc.Status()
+			eq(t, 2, len(st.Clients))
+			if st.Upstream.Reconnects < 1 || st.Upstream.Resumes != 1 || st.Upstream.LastResume == nil {
+				t.Fatalf("reconnect not surfaced: %+v", st.Upstream)
+			}
+			eq(t, uint64(1), st.Topics[0].Resumes)
+			eq(t, 2, r.up.CountReceived(dc.subMethod)) // the first and the restore
+		})
+	}
+}
+
+// slowDialer is the dialer of clients that do not read: the kernel's
+// buffers then hold a few MB before the sidecar's queue fills.
+var slowDialer = websocket.DefaultDialer
+
+// readInOrder reads frames on ws in the background until it fails,
+// checking they come in order and counting them in progress.
+func readInOrder(ws *websocket.Conn, progress *atomic.Int64) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			_, data, err := ws.ReadMessage()
+			if err != nil {
+				done <- fmt.Errorf("frame %d: %w", i, err)
+				return
+			}
+			if !strings.Contains(string(data), fmt.Sprintf(`"seq":%d,`, i)) {
+				done <- fmt.Errorf("frame %d: got %.80s", i, data)
+				return
+			}
+			progress.Add(1)
+		}
+	}()
+	return done
+}
+
+func bigPayload(i int) []byte {
+	return []byte(fmt.Sprintf(`{"s":"BTCUSD","seq":%d,"pad":"%s"}`, i, strings.Repeat("x", 4000)))
+}
+
+const slowFrames = 3000 // 12 MB: more than the socket buffers absorb
+
+// publishPaced publishes big frames in bursts of 100, each once the fast
+// client has read the last one (so only the slow client falls behind),
+// until stop says so or slowFrames are out. It returns how many it
+// published, all of which the fast client has read.
+func publishPaced(t *testing.T, r *rig, topic string, fast *websocket.Conn, stop func() bool) int {
+	t.Helper()
+	var progress atomic.Int64
+	failed := readInOrder(fast, &progress)
+	n := 0
+	for n < slowFrames && !stop() {
+		for range 100 {
+			r.up.Publish(topic, bigPayload(n))
+			n++
+		}
+		waitFor(t, "the fast client", func() bool {
+			select {
+			case err := <-failed:
+				t.Fatalf("fast client: %v", err)
+			default:
+			}
+			return progress.Load() == int64(n)
+		})
+	}
+	return n
+}
+
+// A client that never reads is disconnected with a "slow consumer" close
+// reason, while the other client gets every frame.
+func TestSlowClientDisconnected(t *testing.T) {
+	dc := dialects[0]
+	r := newRig(t, dc.d, func(c *sidecar.Config) { c.QueueBytes = 1 << 20 })
+	fast := r.dial(t)
+	slow, _, err := slowDialer.Dial(r.wsURL(), nil)
+	must(t, err)
+	defer slow.Close()
+	subscribeAll(t, dc, fast, slow)
+	r.waitClients(t, 2, 1)
+	cut := func() bool {
+		return strings.HasPrefix(r.client(t, 2).Closing, "slow consumer")
+	}
+	if n := publishPaced(t, r, dc.topic, fast, cut); n == slowFrames {
+		t.Fatalf("the slow client was not cut off after %d frames", n)
+	}
+	// Reading now, the slow client gets what was written and then the reason.
+	for {
+		_ = slow.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, _, err := slow.ReadMessage()
+		if err == nil {
+			continue
+		}
+		var ce *websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != websocket.ClosePolicyViolation || !strings.HasPrefix(ce.Text, "slow consumer") {
+			t.Fatalf("want a slow-consumer close, got %v", err)
+		}
+		break
+	}
+	waitFor(t, "slow client gone", func() bool { return len(r.sc.Status().Clients) == 1 })
+}
+
+// Under OverflowDrop a client that does not read loses frames, counted:
+// for it, frames offered = delivered + dropped exactly, and it later reads
+// exactly the delivered ones, in order. The other client gets everything.
+func TestSlowClientDropped(t *testing.T) {
+	dc := dialects[0]
+	r := newRig(t, dc.d, func(c *sidecar.Config) {
+		c.QueueBytes = 1 << 20
+		c.Overflow = sidecar.OverflowDrop
+		c.WriteTimeout = time.Minute // the slow client stays connected
+	})
+	fast := r.dial(t)
+	slow, _, err := slowDialer.Dial(r.wsURL(), nil)
+	must(t, err)
+	defer slow.Close()
+	subscribeAll(t, dc, fast, slow)
+	r.waitClients(t, 2, 1)
+	publishPaced(t, r, dc.topic, fast, func() bool { return false })
+	var st sidecar.ClientStatus
+	waitFor(t, "every frame offered", func() bool {
+		st = r.client(t, 2)
+		return st.Delivered+st.Dropped == slowFrames
+	})
+	if st.Dropped == 0 {
+		t.Fatal("nothing was dropped")
+	}
+	eq(t, uint64(slowFrames), st.Delivered+st.Dropped)
+	topic := r.sc.Status().Topics[0]
+	eq(t, uint64(slowFrames), topic.Received)
+	eq(t, 2*topic.Received, topic.Delivered+topic.Dropped)
+
+	var got atomic.Int64
+	last := -1
+	for got.Load() < int64(st.Delivered) {
+		_ = slow.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, data, err := slow.ReadMessage()
+		must(t, err)
+		var seq int
+		_, _ = fmt.Sscanf(string(data[strings.Index(string(data), `"seq":`)+6:]), "%d", &seq)
+		if seq <= last {
+			t.Fatalf("frame %d after %d", seq, last)
+		}
+		last = seq
+		got.Add(1)
+	}
+	waitFor(t, "every delivered frame written", func() bool { return r.client(t, 2).Written == st.Delivered+1 }) // and the ack
+}
+
+// A frame over the limit, too many topics and too many clients each end
+// the connection with their own close reason.
+func TestLimitsCloseWithReason(t *testing.T) {
+	r := newRig(t, exchangetest.Thalex, func(c *sidecar.Config) {
+		c.MaxFrameBytes = 1024
+		c.MaxTopicsPerClient = 2
+		c.MaxClients = 2
+	})
+	expectClose := func(ws *websocket.Conn, code int, text string) {
+		t.Helper()
+		for {
+			_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+			_, _, err := ws.ReadMessage()
+			if err == nil {
+				continue
+			}
+			var ce *websocket.CloseError
+			if !errors.As(err, &ce) || ce.Code != code || ce.Text != text {
+				t.Fatalf("want close %d %q, got %v", code, text, err)
+			}
+			return
+		}
+	}
+	a := r.dial(t)
+	send(t, a, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["`+strings.Repeat("x", 2000)+`"]}}`)
+	expectClose(a, websocket.CloseMessageTooBig, "frame exceeds the 1024-byte limit")
+
+	b := r.dial(t)
+	send(t, b, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["a","b","c"]}}`)
+	expectClose(b, websocket.ClosePolicyViolation, "too many topics: the limit is 2 per client")
+
+	waitFor(t, "no clients", func() bool { return len(r.sc.Status().Clients) == 0 })
+	_, _ = r.dial(t), r.dial(t)
+	c := r.dial(t)
+	expectClose(c, websocket.CloseTryAgainLater, "too many clients: the limit is 2")
+}
+
+// With the cache on, a late joiner gets the topic's last message first.
+func TestLastMessageCache(t *testing.T) {
+	dc := dialects[1]
+	r := newRig(t, dc.d, func(c *sidecar.Config) { c.LastMessageCache = true })
+	a := r.dial(t)
+	subscribeAll(t, dc, a)
+	r.waitClients(t, 1, 1)
+	r.up.Publish(dc.topic, []byte(payload(1)))
+	expectFrame(t, dc, a, "", 1)
+	b := r.dial(t)
+	subscribeAll(t, dc, b)
+	expectFrame(t, dc, b, "", 1)
+	r.up.Publish(dc.topic, []byte(payload(2)))
+	expectFrame(t, dc, a, "", 2)
+	expectFrame(t, dc, b, "", 2)
+}

@@ -1,0 +1,102 @@
+package sidecar_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+)
+
+// Calls other than subscribe are forwarded upstream under the upstream
+// client's ids and answered with the local client's own id.
+func TestRPCForwardedWithIDsRemapped(t *testing.T) {
+	for _, dc := range dialects {
+		if !dc.rpc {
+			continue
+		}
+		t.Run(dc.name, func(t *testing.T) {
+			r := newRig(t, dc.d, nil)
+			r.up.Handle("public/instruments", func(params json.RawMessage) (any, *exchangetest.RPCError) {
+				return json.RawMessage(`{"echo":` + string(params) + `}`), nil
+			})
+			r.up.Handle("private/buy", func(json.RawMessage) (any, *exchangetest.RPCError) {
+				return nil, &exchangetest.RPCError{Code: 10009, Message: "not enough funds", Data: map[string]int{"need": 5}}
+			})
+			envelope := `{"id":%s,`
+			if dc.d != exchangetest.Thalex {
+				envelope = `{"jsonrpc":"2.0","id":%s,`
+			}
+			a, b := r.dial(t), r.dial(t)
+			// The same id from two clients, and a string id.
+			send(t, a, `{"jsonrpc":"2.0","id":7,"method":"public/instruments","params":{"kind":"a"}}`)
+			send(t, b, `{"jsonrpc":"2.0","id":7,"method":"public/instruments","params":{"kind":"b"}}`)
+			eq(t, fmt.Sprintf(envelope, "7")+`"result":{"echo":{"kind":"a"}}}`, recv(t, a))
+			eq(t, fmt.Sprintf(envelope, "7")+`"result":{"echo":{"kind":"b"}}}`, recv(t, b))
+			send(t, a, `{"jsonrpc":"2.0","id":"x-1","method":"private/buy","params":{}}`)
+			eq(t, fmt.Sprintf(envelope, `"x-1"`)+`"error":{"code":10009,"message":"not enough funds","data":{"need":5}}}`, recv(t, a))
+			send(t, a, `{"jsonrpc":"2.0","id":9,"method":"no/such","params":{}}`)
+			eq(t, fmt.Sprintf(envelope, "9")+`"error":{"code":-32601,"message":"method not found"}}`, recv(t, a))
+
+			// Upstream saw its own ids, never the local ones twice.
+			ids := map[string]bool{}
+			for _, m := range r.up.Received() {
+				var req struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				if json.Unmarshal(m.Data, &req) == nil && req.Method == "public/instruments" {
+					if ids[string(req.ID)] {
+						t.Fatalf("upstream id %s used twice", req.ID)
+					}
+					ids[string(req.ID)] = true
+				}
+			}
+			eq(t, 2, len(ids))
+		})
+	}
+}
+
+// A login would authenticate the shared upstream for every local client,
+// so it is refused with an explanation.
+func TestBlockedMethod(t *testing.T) {
+	r := newRig(t, exchangetest.Thalex, nil)
+	a := r.dial(t)
+	send(t, a, `{"jsonrpc":"2.0","id":1,"method":"public/login","params":{"key":"k","secret":"s"}}`)
+	got := recv(t, a)
+	if !strings.HasPrefix(got, `{"id":1,"error":{"code":-32001,"message":"public/login is not forwarded`) {
+		t.Fatalf("got %s", got)
+	}
+	eq(t, 0, r.up.CountReceived("public/login"))
+}
+
+// A Thalex batch array is answered with an array, subscribes and calls in
+// order.
+func TestBatch(t *testing.T) {
+	r := newRig(t, exchangetest.Thalex, nil)
+	r.up.Handle("public/time", func(json.RawMessage) (any, *exchangetest.RPCError) { return 42, nil })
+	a := r.dial(t)
+	send(t, a, `[{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["a.b"]}},{"jsonrpc":"2.0","id":2,"method":"public/time"}]`)
+	eq(t, `[{"id":1,"result":["a.b"]},{"id":2,"result":42}]`, recv(t, a))
+	r.waitClients(t, 1, 1)
+	r.up.Publish("a.b", []byte(`1`))
+	eq(t, `{"channel_name":"a.b","notification":1}`, recv(t, a))
+}
+
+// Deribit heartbeats belong to the sidecar's own upstream connection; a
+// local client's are answered locally.
+func TestDeribitHeartbeatIsLocal(t *testing.T) {
+	r := newRig(t, exchangetest.Deribit, nil)
+	a := r.dial(t)
+	send(t, a, `{"jsonrpc":"2.0","id":1,"method":"public/set_heartbeat","params":{"interval":0.05}}`)
+	eq(t, `{"jsonrpc":"2.0","id":1,"result":"ok"}`, recv(t, a))
+	eq(t, `{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"test_request"}}`, recv(t, a))
+	send(t, a, `{"jsonrpc":"2.0","id":2,"method":"public/disable_heartbeat","params":{}}`)
+	for {
+		if got := recv(t, a); got == `{"jsonrpc":"2.0","id":2,"result":"ok"}` {
+			break
+		}
+	}
+	eq(t, 0, r.up.CountReceived("public/disable_heartbeat"))
+}
