@@ -1,0 +1,114 @@
+package sidecar_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/sidecar"
+)
+
+// SSE streams each message as an event named after its topic.
+func TestSSEDelivers(t *testing.T) {
+	r := newRig(t, exchangetest.Thalex, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.url+"/v1/stream?topic=a.b&topic=c.d", nil)
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	eq(t, http.StatusOK, resp.StatusCode)
+	eq(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	br := bufio.NewReader(resp.Body)
+	line, err := br.ReadString('\n')
+	must(t, err)
+	eq(t, ": wsfan sidecar: streaming a.b, c.d\n", line)
+	r.waitClients(t, 1, 2)
+	r.up.Publish("c.d", []byte("{\"x\":\n1}"))
+	r.up.Publish("a.b", []byte(`[2]`))
+	var got strings.Builder
+	for range 6 {
+		line, err := br.ReadString('\n')
+		must(t, err)
+		got.WriteString(line)
+	}
+	eq(t, "\nevent: c.d\ndata: {\"x\": 1}\n\nevent: a.b\ndata: [2]\n", got.String())
+
+	code, body := httpGet(t, r.url+"/v1/stream")
+	eq(t, http.StatusBadRequest, code)
+	if !strings.Contains(body, "topic") {
+		t.Fatalf("unhelpful error %q", body)
+	}
+}
+
+// Status, metrics, health and readiness.
+func TestEndpoints(t *testing.T) {
+	r := newRig(t, exchangetest.Thalex, nil)
+	a := r.dial(t)
+	subscribeAll(t, dialects[0], a)
+	r.waitClients(t, 1, 1)
+	r.up.Publish(dialects[0].topic, []byte(payload(1)))
+	expectFrame(t, dialects[0], a, "", 1)
+
+	code, body := httpGet(t, r.url+"/v1/status")
+	eq(t, http.StatusOK, code)
+	for _, want := range []string{`"state": "connected"`, `"topic": "ticker.BTC-PERPETUAL.raw"`, `"refs": 1`, `"kind": "websocket"`} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("status lacks %s:\n%s", want, body)
+		}
+	}
+	code, body = httpGet(t, r.url+"/metrics")
+	eq(t, http.StatusOK, code)
+	for _, want := range []string{`wsfan_sidecar_clients{kind="websocket"} 1`,
+		`wsfan_sidecar_topic_received_total{topic="ticker.BTC-PERPETUAL.raw"} 1`,
+		`wsfan_sidecar_upstream_connected 1`, `wsfan_client_frames_total{connection="upstream"}`} {
+		if !strings.Contains(body, want) {
+			t.Fatalf("metrics lack %s", want)
+		}
+	}
+	code, _ = httpGet(t, r.url+"/healthz")
+	eq(t, http.StatusOK, code)
+	code, _ = httpGet(t, r.url+"/readyz")
+	eq(t, http.StatusOK, code)
+	r.up.Stop()
+	waitFor(t, "not ready", func() bool { code, _ := httpGet(t, r.url+"/readyz"); return code == http.StatusServiceUnavailable })
+	must(t, r.up.Start())
+	waitFor(t, "ready again", func() bool { code, _ := httpGet(t, r.url+"/readyz"); return code == http.StatusOK })
+}
+
+// A token is required everywhere but the probes, compared in constant
+// time, from the header or the query; a public listener needs one.
+func TestToken(t *testing.T) {
+	up := exchangetest.NewServer(exchangetest.Thalex)
+	defer up.Close()
+	_, err := sidecar.New(sidecar.Config{Upstream: up.URL(), Listen: "0.0.0.0:8765"})
+	if err == nil || !strings.Contains(err.Error(), "requires a token") {
+		t.Fatalf("a public listener without a token: %v", err)
+	}
+	sc, err := sidecar.New(sidecar.Config{Upstream: up.URL(), Listen: "0.0.0.0:8765", Token: "s3cret"})
+	must(t, err)
+	defer sc.Close()
+	h := sc.Handler()
+	do := func(path, auth string) int {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w.Code
+	}
+	eq(t, http.StatusUnauthorized, do("/v1/status", ""))
+	eq(t, http.StatusUnauthorized, do("/v1/status", "Bearer wrong"))
+	eq(t, http.StatusUnauthorized, do("/ws", ""))
+	eq(t, http.StatusUnauthorized, do("/v1/stream?topic=a", ""))
+	eq(t, http.StatusUnauthorized, do("/metrics?token=s3cre", ""))
+	eq(t, http.StatusOK, do("/v1/status", "Bearer s3cret"))
+	eq(t, http.StatusOK, do("/metrics?token=s3cret", ""))
+	eq(t, http.StatusOK, do("/healthz", ""))
+}
