@@ -1,0 +1,418 @@
+package sidecar_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/sidecar"
+)
+
+const benchTopic = "ticker.BTC-PERPETUAL.raw"
+
+// benchPayload is a Thalex ticker of realistic size (~300 bytes).
+var benchPayload = []byte(`{"best_bid_price":64999.5,"best_bid_amount":1.251,"best_ask_price":65000.5,"best_ask_amount":1.231,` +
+	`"mark_price":65000,"mark_timestamp":1795331967.39783,"index":64987,"funding_rate":-0.0000752493,` +
+	`"volume_24h":65000002,"open_interest":32500000,"last_price":65000.5,"high_24h":65500,"low_24h":64200}`)
+
+// readers are local WebSocket clients counting the frames they receive.
+type readers struct {
+	conns []*websocket.Conn
+	got   atomic.Int64
+	wg    sync.WaitGroup
+}
+
+// dialReaders connects n clients to url, each sending subscribe (if not
+// empty) and reading the acknowledgement, then counting frames.
+func dialReaders(b *testing.B, url string, n int, subscribe string) *readers {
+	b.Helper()
+	r := &readers{}
+	d := websocket.Dialer{ReadBufferSize: 16 << 10}
+	for range n {
+		ws, resp, err := d.Dial(url, nil)
+		must(b, err)
+		_ = resp.Body.Close()
+		if subscribe != "" {
+			must(b, ws.WriteMessage(websocket.TextMessage, []byte(subscribe)))
+			_, _, err = ws.ReadMessage()
+			must(b, err)
+		}
+		r.conns = append(r.conns, ws)
+	}
+	for _, ws := range r.conns {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			for {
+				if _, _, err := ws.NextReader(); err != nil {
+					return
+				}
+				r.got.Add(1)
+			}
+		}()
+	}
+	return r
+}
+
+func (r *readers) close() {
+	for _, ws := range r.conns {
+		_ = ws.Close()
+	}
+	r.wg.Wait()
+}
+
+// pump publishes msgs messages upstream, keeping the readers within a
+// window of the publisher so queues stay bounded, and waits for every
+// delivery.
+func pump(b *testing.B, up *exchangetest.Server, rd *readers, clients, msgs int) {
+	b.Helper()
+	const window = 1000
+	base := rd.got.Load()
+	target := base + int64(clients*msgs)
+	for i := range msgs {
+		up.Publish(benchTopic, benchPayload)
+		if i%window == window-1 {
+			for rd.got.Load() < base+int64((i+1-window)*clients) {
+				runtime.Gosched()
+			}
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for rd.got.Load() < target {
+		if time.Now().After(deadline) {
+			b.Fatalf("delivered %d of %d", rd.got.Load()-base, target-base)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// msgsFor keeps each run near 100k deliveries.
+func msgsFor(clients int) int { return max(100, 100_000/clients) }
+
+// BenchmarkFanOut measures deliveries per second from one upstream topic
+// to N local WebSocket clients: through the sidecar, and through a naive
+// fan-out (one client subscription, a PreparedMessage per frame, a
+// goroutine per local client calling WritePreparedMessage) fed by the
+// same upstream with the same frames.
+func BenchmarkFanOut(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("clients=%d/sidecar", n), func(b *testing.B) { benchSidecar(b, n) })
+		b.Run(fmt.Sprintf("clients=%d/naive", n), func(b *testing.B) { benchNaive(b, n) })
+	}
+}
+
+func benchSidecar(b *testing.B, n int) {
+	up := exchangetest.NewServer(exchangetest.Thalex)
+	defer up.Close()
+	sc, url := startBenchSidecar(b, up, nil)
+	defer sc.Close()
+	rd := dialReaders(b, url, n, dialects[0].subscribe(1, benchTopic))
+	defer rd.close()
+	waitFor2(b, func() bool { return countAttached(sc) == n })
+	msgs := msgsFor(n)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		pump(b, up, rd, n, msgs)
+	}
+	b.ReportMetric(float64(n*msgs*b.N)/time.Since(start).Seconds(), "deliveries/s")
+}
+
+func startBenchSidecar(b *testing.B, up *exchangetest.Server, tune func(*sidecar.Config)) (*sidecar.Server, string) {
+	b.Helper()
+	cfg := sidecar.Config{Upstream: up.URL(), Protocol: "thalex", MaxClients: 100_000}
+	if tune != nil {
+		tune(&cfg)
+	}
+	sc, err := sidecar.New(cfg)
+	must(b, err)
+	hs := httptest.NewServer(sc.Handler())
+	b.Cleanup(hs.Close)
+	waitFor2(b, sc.Ready)
+	return sc, "ws" + strings.TrimPrefix(hs.URL, "http") + "/ws"
+}
+
+func countAttached(sc *sidecar.Server) int {
+	n := 0
+	for _, c := range sc.Status().Clients {
+		if c.Topics > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func waitFor2(b *testing.B, cond func() bool) {
+	b.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.Fatal("timed out")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// naiveFanOut is the baseline: for each upstream message one
+// PreparedMessage, sent to a goroutine per local client that writes it.
+type naiveFanOut struct {
+	mu    sync.Mutex
+	chans []chan *websocket.PreparedMessage
+	wg    sync.WaitGroup
+}
+
+func (f *naiveFanOut) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	ch := make(chan *websocket.PreparedMessage, 4096)
+	f.mu.Lock()
+	f.chans = append(f.chans, ch)
+	f.mu.Unlock()
+	f.wg.Add(1)
+	defer f.wg.Done()
+	go func() { // discard reads, notice the close
+		for {
+			if _, _, err := ws.NextReader(); err != nil {
+				_ = ws.Close()
+				return
+			}
+		}
+	}()
+	for pm := range ch {
+		if ws.WritePreparedMessage(pm) != nil {
+			break
+		}
+	}
+	_ = ws.Close()
+}
+
+func benchNaive(b *testing.B, n int) {
+	up := exchangetest.NewServer(exchangetest.Thalex)
+	defer up.Close()
+	f := &naiveFanOut{}
+	hs := httptest.NewServer(f)
+	defer hs.Close()
+	c, err := client.Dial(context.Background(), up.URL(), client.WithProtocol(protocol.Thalex()), client.WithBufferSize(8192))
+	must(b, err)
+	defer c.Close()
+	sub, err := c.Subscribe(context.Background(), benchTopic)
+	must(b, err)
+	rd := dialReaders(b, "ws"+strings.TrimPrefix(hs.URL, "http"), n, "")
+	defer rd.close()
+	waitFor2(b, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.chans) == n })
+	f.mu.Lock()
+	chans := slices.Clone(f.chans)
+	f.mu.Unlock()
+	fanned := make(chan struct{})
+	go func() { // the broadcaster: the same frame the sidecar sends
+		defer close(fanned)
+		for m := range sub.C() {
+			frame := append(append([]byte(`{"channel_name":"`+benchTopic+`","notification":`), m.Data...), '}')
+			pm, err := websocket.NewPreparedMessage(websocket.TextMessage, frame)
+			if err != nil {
+				panic(err)
+			}
+			for _, ch := range chans {
+				ch <- pm
+			}
+		}
+	}()
+	msgs := msgsFor(n)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		pump(b, up, rd, n, msgs)
+	}
+	b.ReportMetric(float64(n*msgs*b.N)/time.Since(start).Seconds(), "deliveries/s")
+	b.StopTimer()
+	_ = c.Close()
+	<-fanned
+	for _, ch := range chans {
+		close(ch)
+	}
+	rd.close()
+	hs.CloseClientConnections()
+	f.wg.Wait()
+}
+
+// BenchmarkIdleClientMemory measures the sidecar's heap and stacks per
+// connected, subscribed, idle local client. The clients are bare TCP
+// connections that did a handshake by hand and run no goroutine, so
+// their own memory barely counts.
+func BenchmarkIdleClientMemory(b *testing.B) {
+	const n = 1000
+	up := exchangetest.NewServer(exchangetest.Thalex)
+	defer up.Close()
+	sc, url := startBenchSidecar(b, up, nil)
+	defer sc.Close()
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "ws://"), "/ws")
+	subscribe := []byte(dialects[0].subscribe(1, benchTopic))
+	// Prime the topic so the first client does not pay for it.
+	rd := dialReaders(b, url, 1, string(subscribe))
+	defer rd.close()
+
+	b.ReportAllocs()
+	var perClient float64
+	for range b.N {
+		before := memInUse()
+		conns := make([]net.Conn, 0, n)
+		for range n {
+			conns = append(conns, rawSubscribe(b, addr, subscribe))
+		}
+		waitFor2(b, func() bool { return countAttached(sc) == n+1 })
+		after := memInUse()
+		perClient = float64(after-before) / n
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		waitFor2(b, func() bool { return len(sc.Status().Clients) == 1 })
+	}
+	b.ReportMetric(perClient, "bytes/client")
+}
+
+func memInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc + m.StackInuse
+}
+
+// rawSubscribe opens a WebSocket by hand and sends one (zero-masked)
+// subscribe frame; the acknowledgement is left unread in the kernel.
+func rawSubscribe(b *testing.B, addr string, subscribe []byte) net.Conn {
+	b.Helper()
+	c, err := net.Dial("tcp", addr)
+	must(b, err)
+	_, err = fmt.Fprintf(c, "GET /ws HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", addr)
+	must(b, err)
+	br := bufio.NewReaderSize(c, 256)
+	for {
+		line, err := br.ReadString('\n')
+		must(b, err)
+		if line == "\r\n" {
+			break
+		}
+	}
+	frame := []byte{0x81, 0x80 | 126, byte(len(subscribe) >> 8), byte(len(subscribe)), 0, 0, 0, 0}
+	_, err = c.Write(append(frame, subscribe...))
+	must(b, err)
+	return c
+}
+
+// BenchmarkLatency measures the time from the upstream's publish to a
+// local client's receipt at a moderate rate, through the sidecar, and
+// directly from the upstream as the baseline; the difference is what the
+// sidecar adds.
+func BenchmarkLatency(b *testing.B) {
+	const (
+		clients = 100
+		rate    = 2000 // messages per second: 200k deliveries/s
+		msgs    = 1000
+	)
+	up := exchangetest.NewServer(exchangetest.Thalex)
+	defer up.Close()
+	sc, url := startBenchSidecar(b, up, nil)
+	defer sc.Close()
+	subscribe := dialects[0].subscribe(1, benchTopic)
+
+	var mu sync.Mutex
+	var viaSidecar, direct []time.Duration
+	var wg sync.WaitGroup
+	var conns []*websocket.Conn
+	listen := func(ws *websocket.Conn, out *[]time.Duration) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make([]time.Duration, 0, msgs)
+			for {
+				_, data, err := ws.ReadMessage()
+				if err != nil {
+					break
+				}
+				now := time.Now().UnixNano()
+				i := strings.Index(string(data), `"t":`)
+				if i < 0 {
+					continue
+				}
+				end := i + 4
+				for end < len(data) && data[end] >= '0' && data[end] <= '9' {
+					end++
+				}
+				sent, _ := strconv.ParseInt(string(data[i+4:end]), 10, 64)
+				local = append(local, time.Duration(now-sent))
+			}
+			mu.Lock()
+			*out = append(*out, local...)
+			mu.Unlock()
+		}()
+	}
+	for range clients {
+		ws, _, err := websocket.DefaultDialer.Dial(url, nil)
+		must(b, err)
+		must(b, ws.WriteMessage(websocket.TextMessage, []byte(subscribe)))
+		_, _, err = ws.ReadMessage()
+		must(b, err)
+		conns = append(conns, ws)
+		listen(ws, &viaSidecar)
+	}
+	ws, _, err := websocket.DefaultDialer.Dial(up.URL(), nil)
+	must(b, err)
+	must(b, ws.WriteMessage(websocket.TextMessage, []byte(subscribe)))
+	_, _, err = ws.ReadMessage()
+	must(b, err)
+	conns = append(conns, ws)
+	listen(ws, &direct)
+	must(b, up.WaitSubscribers(context.Background(), benchTopic, 2))
+
+	b.ReportAllocs()
+	b.ResetTimer()
+	tick := time.NewTicker(time.Second / rate)
+	pad := strings.Repeat("x", 200)
+	for range b.N {
+		for range msgs {
+			<-tick.C
+			up.Publish(benchTopic, []byte(`{"t":`+strconv.FormatInt(time.Now().UnixNano(), 10)+`,"pad":"`+pad+`"}`))
+		}
+	}
+	tick.Stop()
+	b.StopTimer()
+	time.Sleep(50 * time.Millisecond) // let the last frames land before closing
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	wg.Wait()
+	pct := func(d []time.Duration, p float64) float64 {
+		if len(d) == 0 {
+			return 0
+		}
+		slices.Sort(d)
+		return float64(d[int(p*float64(len(d)-1))].Microseconds())
+	}
+	b.ReportMetric(pct(viaSidecar, 0.50), "p50-µs")
+	b.ReportMetric(pct(viaSidecar, 0.99), "p99-µs")
+	b.ReportMetric(pct(direct, 0.50), "direct-p50-µs")
+	b.ReportMetric(pct(direct, 0.99), "direct-p99-µs")
+	b.ReportMetric(rate, "msgs/s")
+}
