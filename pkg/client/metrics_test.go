@@ -1,0 +1,132 @@
+package client_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+)
+
+// Every wsfan_client_* metric reads back what happened on the connection.
+func TestMetricsReadBack(t *testing.T) {
+	d := dialects[0]
+	srv := newServer(t, d.server)
+	srv.Handle("echo", func(p json.RawMessage) (any, *exchangetest.RPCError) { return p, nil })
+	srv.Handle("fail", func(json.RawMessage) (any, *exchangetest.RPCError) {
+		return nil, &exchangetest.RPCError{Code: 7, Message: "no"}
+	})
+	reg := prometheus.NewRegistry()
+	c := dial(t, srv, d.proto(), fastBackoff(), client.WithMetrics(reg, "feed"), client.WithBufferSize(4))
+	ctx := testCtx(t)
+	conn := map[string]string{"connection": "feed"}
+	get := func(name string) float64 { return metric(t, reg, name, conn) }
+
+	assert.Equal(t, float64(client.StateConnected), get("wsfan_client_state"))
+	assert.Zero(t, get("wsfan_client_reconnects_total"))
+	assert.Equal(t, 6, count(t, reg, "wsfan_client_dropped_total")) // one per reason, 0 included
+
+	a, err := c.Subscribe(ctx, d.topics[0], d.topics[1])
+	require.NoError(t, err)
+	b, err := c.Subscribe(ctx, d.topics[1], d.topics[2])
+	require.NoError(t, err)
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP wsfan_client_subscriptions Open subscriptions.
+# TYPE wsfan_client_subscriptions gauge
+wsfan_client_subscriptions{connection="feed"} 2
+# HELP wsfan_client_topics Distinct topics subscribed upstream.
+# TYPE wsfan_client_topics gauge
+wsfan_client_topics{connection="feed"} 3
+`), "wsfan_client_subscriptions", "wsfan_client_topics"))
+
+	// RPC latency: every answered call is observed; errors are counted.
+	for range 5 {
+		require.NoError(t, c.Call(ctx, "echo", []int{1}, nil))
+	}
+	require.Error(t, c.Call(ctx, "fail", nil, nil))
+	assert.Equal(t, float64(6), get("wsfan_client_rpc_latency_seconds"))
+	assert.Equal(t, float64(1), get("wsfan_client_rpc_errors_total"))
+
+	// Frames, bytes, deliveries.
+	frames, bytes := get("wsfan_client_frames_total"), get("wsfan_client_bytes_total")
+	for i := range 3 {
+		srv.Publish(d.topics[0], payload(d.name, d.topics[0], i))
+	}
+	for range 3 {
+		receive(t, a)
+	}
+	assert.Equal(t, frames+3, get("wsfan_client_frames_total"))
+	assert.Greater(t, get("wsfan_client_bytes_total"), bytes+3*20)
+	assert.Equal(t, float64(3), get("wsfan_client_delivered_total"))
+
+	// Overflow: b's buffer holds 4; DropOldest drops the rest.
+	for i := range 10 {
+		srv.Publish(d.topics[2], payload(d.name, d.topics[2], i))
+	}
+	require.Eventually(t, func() bool { return get("wsfan_client_frames_total") == frames+13 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, float64(6), dropped(t, reg, "overflow"))
+	assert.Equal(t, uint64(6), b.Dropped())
+
+	// Pending calls.
+	srv.SetResponseDelay(time.Hour)
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(ctx, "echo", nil, nil) }()
+	require.Eventually(t, func() bool { return get("wsfan_client_pending_calls") == 1 }, 5*time.Second, time.Millisecond)
+
+	// A reconnect: counted, and the state gauge follows.
+	require.NoError(t, srv.WaitConnections(ctx, 1))
+	srv.DropConnections()
+	require.ErrorIs(t, <-errc, client.ErrConnectionLost)
+	srv.SetResponseDelay(0)
+	waitEvent(t, c, client.Resubscribed)
+	assert.Equal(t, float64(1), get("wsfan_client_reconnects_total"))
+	assert.Equal(t, float64(client.StateConnected), get("wsfan_client_state"))
+	assert.Zero(t, get("wsfan_client_pending_calls"))
+	assert.Equal(t, float64(2), get("wsfan_client_subscriptions"), "subscriptions survive the reconnect")
+
+	// Close unregisters everything, so the name can be used again.
+	require.NoError(t, c.Close())
+	assert.Zero(t, count(t, reg, "wsfan_client_state"))
+	dial(t, srv, d.proto(), client.WithMetrics(reg, "feed"))
+}
+
+// The state gauge reads "reconnecting" while the server is down.
+func TestMetricsStateWhileReconnecting(t *testing.T) {
+	srv := newServer(t, exchangetest.Thalex)
+	reg := prometheus.NewRegistry()
+	c := dial(t, srv, dialects[0].proto(), constantBackoff(time.Hour), client.WithMetrics(reg, "x"))
+	srv.Stop()
+	waitEvent(t, c, client.Reconnecting)
+	assert.Equal(t, float64(client.StateReconnecting), metric(t, reg, "wsfan_client_state", nil))
+	assert.Equal(t, float64(1), metric(t, reg, "wsfan_client_reconnects_total", nil))
+}
+
+// Two clients share a registry under different names; a name taken twice
+// fails Dial instead of mixing counters.
+func TestMetricsNamesPerConnection(t *testing.T) {
+	srv := newServer(t, exchangetest.Thalex)
+	reg := prometheus.NewRegistry()
+	dial(t, srv, dialects[0].proto(), client.WithMetrics(reg, "a"))
+	dial(t, srv, dialects[0].proto(), client.WithMetrics(reg, "b"))
+	assert.Equal(t, 2, count(t, reg, "wsfan_client_state"))
+
+	c, err := client.Dial(testCtx(t), srv.URL(), client.WithProtocol(dialects[0].proto()), client.WithMetrics(reg, "a"))
+	require.Nil(t, c)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "metrics")
+}
+
+// count is testutil.GatherAndCount that fails the test on error.
+func count(t *testing.T, reg prometheus.Gatherer, names ...string) int {
+	t.Helper()
+	n, err := testutil.GatherAndCount(reg, names...)
+	require.NoError(t, err)
+	return n
+}
