@@ -52,5 +52,9 @@
 //     writes every queued frame in one writev(2). gorilla writes only when
 //     it rejects a malformed frame, and then whole frames only.
 //   - A subscribe is acknowledged before the first notification of that
-//     topic is queued to the client.
+//     topic is queued to the client, and a notification published after
+//     the client read the acknowledgement reaches it.
+//   - Order holds per topic. Two topics have two pumps, so frames of
+//     different topics may reach a local client in another order than the
+//     upstream sent them.
 package sidecar
