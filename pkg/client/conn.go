@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/wsfan/wsfan/internal/batchconn"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -21,7 +22,7 @@ import (
 type conn struct {
 	c       *Client
 	ws      *websocket.Conn
-	fc      *flushConn
+	fc      *batchconn.Conn // gathers the writer's batches into one write(2)
 	pending *pendingTable
 
 	// wmu protects queue and closed. Any goroutine may queue frames; the
@@ -56,7 +57,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.dialTimeout)
 	defer cancel()
 
-	var fc *flushConn
+	var fc *batchconn.Conn
 	// gorilla watches ctx only through the deadline it sets on the socket:
 	// a cancelled ctx (Close, or the caller's) would leave the handshake
 	// blocked on a server that accepted TCP and never answers until the
@@ -74,7 +75,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 			return nil, err
 		}
 		stop = context.AfterFunc(dialCtx, func() { _ = nc.Close() })
-		fc = &flushConn{Conn: nc}
+		fc = batchconn.New(nc)
 		return fc, nil
 	}
 	ws, resp, err := d.DialContext(ctx, c.url, c.header)

@@ -17,7 +17,7 @@ type response struct {
 // (response arrived), the caller (context done), or the connection's
 // failure.
 type pendingCall struct {
-	done chan response // capacity 1: the reader never blocks on it
+	done chan response // capacity 1: the reader never blocks on it; nil when nobody waits
 	// onResponse, when set, runs on the reader goroutine before done is
 	// signalled, so routing changes (Ethereum subscription ids) take
 	// effect before the next frame is read.
@@ -94,6 +94,8 @@ func (t *pendingTable) failAll(err error) {
 	}
 	t.mu.Unlock()
 	for _, p := range calls {
-		p.done <- response{err: err}
+		if p.done != nil { // nil for requests nobody waits for (heartbeat replies)
+			p.done <- response{err: err}
+		}
 	}
 }
