@@ -9,6 +9,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/internal/batchconn"
 )
 
 // queueLen is how many frames a connection's writer may have queued before
@@ -34,8 +36,9 @@ type conn struct {
 	s    *Server
 	id   int // numbers connections from 1 in accept order; set before the goroutines start
 	ws   *websocket.Conn
-	out  chan outMsg   // to the writer goroutine
-	done chan struct{} // closed by close
+	bc   *batchconn.Conn // under ws: the writer corks it to batch frames
+	out  chan outMsg     // to the writer goroutine
+	done chan struct{}   // closed by close
 
 	closeOnce sync.Once
 
@@ -51,10 +54,11 @@ type conn struct {
 	after    []func() // subscription registrations for the response being built
 }
 
-func newConn(s *Server, ws *websocket.Conn) *conn {
+func newConn(s *Server, ws *websocket.Conn, bc *batchconn.Conn) *conn {
 	c := &conn{
 		s:     s,
 		ws:    ws,
+		bc:    bc,
 		out:   make(chan outMsg, queueLen),
 		done:  make(chan struct{}),
 		hbSet: make(chan time.Duration, 1),
@@ -185,14 +189,19 @@ func (c *conn) writeLoop() {
 		case <-c.done:
 			return
 		case m := <-c.out:
-			if !m.due.IsZero() && (len(delayed) > 0 || time.Until(m.due) > 0) {
-				delayed = append(delayed, m)
-				if len(delayed) == 1 {
-					delayTimer.Reset(time.Until(m.due))
+			// Write m and whatever else is queued already in one flush.
+			c.bc.Cork()
+			ok := c.writeOrDelay(m, &delayed, delayTimer)
+		batch:
+			for n := 1; ok && n < maxBatch; n++ {
+				select {
+				case m = <-c.out:
+					ok = c.writeOrDelay(m, &delayed, delayTimer)
+				default:
+					break batch
 				}
-				continue
 			}
-			if !c.write(m) {
+			if c.bc.Flush() != nil || !ok {
 				return
 			}
 		case <-delayTimer.C:
@@ -230,6 +239,23 @@ func (c *conn) writeLoop() {
 			hbTimer.Reset(hbInterval)
 		}
 	}
+}
+
+// maxBatch caps how many frames the writer gathers into one flush.
+const maxBatch = 256
+
+// writeOrDelay writes m, or holds it in delayed when it is a response due
+// later (or behind one that is). It runs on the writer goroutine and
+// reports false when the connection failed.
+func (c *conn) writeOrDelay(m outMsg, delayed *[]outMsg, timer *time.Timer) bool {
+	if !m.due.IsZero() && (len(*delayed) > 0 || time.Until(m.due) > 0) {
+		*delayed = append(*delayed, m)
+		if len(*delayed) == 1 {
+			timer.Reset(time.Until(m.due))
+		}
+		return true
+	}
+	return c.write(m)
 }
 
 // write runs m.after, then writes m unless the server is silent. Running

@@ -15,6 +15,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/internal/batchconn"
 )
 
 // Server is a WebSocket server on 127.0.0.1 speaking one Dialect. Create it
@@ -257,11 +259,14 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	defer s.connWG.Done()
 
-	ws, err := upgrader.Upgrade(w, r, nil)
+	// The upgrade runs over a batchconn, so the writer can send every
+	// queued frame in one write(2).
+	hj := &batchconn.Hijacker{ResponseWriter: w}
+	ws, err := upgrader.Upgrade(hj, r, nil)
 	if err != nil {
 		return // the upgrader has answered the request
 	}
-	c := newConn(s, ws)
+	c := newConn(s, ws, hj.Hijacked())
 
 	s.mu.Lock()
 	if !s.running {
