@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -56,7 +57,46 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 // one batch (chunked by WithResubscribeChunk). A topic the server now
 // refuses ends the subscriptions holding it with a *RefusedError.
 func (c *Client) restore(ctx context.Context, cn *conn) (int, error) {
+	states, ops, err := c.queueRestore(cn)
+	if err != nil || len(states) == 0 {
+		return 0, err
+	}
+	c.awaitOps(ctx, cn, ops)
+
 	c.mu.Lock()
+	refused, failed := c.settleLocked(ops)
+	// End each subscription once, naming the refused topics it held.
+	ended := make(map[*Subscription][]*topicState)
+	for _, ts := range refused {
+		ts.confirmed = false
+		if subs := ts.subs.Load(); subs != nil {
+			for _, s := range *subs {
+				ended[s] = append(ended[s], ts)
+			}
+		}
+	}
+	c.mu.Unlock()
+	if failed != nil {
+		return 0, fmt.Errorf("wsfan: resubscribe: %w", failed)
+	}
+	if len(refused) > 0 {
+		names := make([]string, len(refused))
+		for i, ts := range refused {
+			names[i] = ts.name
+		}
+		c.log.Error("topics refused on resubscribe", zap.Strings("topics", names))
+	}
+	for s, theirs := range ended {
+		_ = c.unsubscribe(ctx, s, refusedError(theirs))
+	}
+	return len(states) - len(refused), nil
+}
+
+// queueRestore is the in-memory half of restore: it collects the confirmed
+// topics and queues their cached subscribe payloads as one batch.
+func (c *Client) queueRestore(cn *conn) ([]*topicState, []*subscribeOp, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	states := make([]*topicState, 0, len(c.topics))
 	for _, ts := range c.topics {
 		if ts.confirmed {
@@ -64,39 +104,15 @@ func (c *Client) restore(ctx context.Context, cn *conn) (int, error) {
 		}
 	}
 	if len(states) == 0 {
-		c.mu.Unlock()
-		return 0, nil
+		return nil, nil, nil
 	}
-	sort.Slice(states, func(i, j int) bool { return states[i].name < states[j].name })
+	// A stable order makes the frames reproducible (logs, golden tests).
+	slices.SortFunc(states, func(a, b *topicState) int { return strings.Compare(a.name, b.name) })
 	ops, err := c.sendSubscribeLocked(cn, states)
-	c.mu.Unlock()
 	if err != nil {
-		return 0, fmt.Errorf("wsfan: resubscribe: %w", err)
+		return nil, nil, fmt.Errorf("wsfan: resubscribe: %w", err)
 	}
-	c.awaitOps(ctx, cn, ops)
-
-	c.mu.Lock()
-	refused, failed := c.settleLocked(ops)
-	var ended []*Subscription
-	for _, ts := range refused {
-		ts.confirmed = false
-		if subs := ts.subs.Load(); subs != nil {
-			ended = append(ended, *subs...)
-		}
-	}
-	c.mu.Unlock()
-	if failed != nil {
-		return 0, fmt.Errorf("wsfan: resubscribe: %w", failed)
-	}
-	for _, s := range ended {
-		var names []string
-		for _, ts := range refused {
-			names = append(names, ts.name)
-		}
-		c.log.Error("topic refused on resubscribe", zap.Strings("topics", names))
-		_ = c.unsubscribe(ctx, s, refusedError(refused))
-	}
-	return len(states) - len(refused), nil
+	return states, ops, nil
 }
 
 // supervise is the supervisor goroutine: it waits for the connection to

@@ -448,3 +448,45 @@ func TestBackoffResetsAfterHealthyConnection(t *testing.T) {
 		})
 	}
 }
+
+// A topic the server refuses after a restart ends the subscriptions that
+// hold it with a *RefusedError naming it; the other subscriptions carry on
+// and the refused subscription's other topics are released upstream.
+func TestTopicRefusedOnRestoreEndsItsSubscription(t *testing.T) {
+	for _, d := range dialects[:3] { // Ethereal acknowledges nothing
+		t.Run(d.name, func(t *testing.T) {
+			srv := newServer(t, d.server)
+			c := dial(t, srv, d.proto(), fastBackoff())
+			ctx := testCtx(t)
+			doomed, err := c.Subscribe(ctx, d.topics[0], d.topics[1])
+			require.NoError(t, err)
+			alsoDoomed, err := c.Subscribe(ctx, d.topics[0])
+			require.NoError(t, err)
+			kept, err := c.Subscribe(ctx, d.topics[2])
+			require.NoError(t, err)
+
+			srv.Stop()
+			srv.SetRefused(d.topics[0])
+			require.NoError(t, srv.Start())
+			ev := waitEvent(t, c, client.Resubscribed)
+			assert.Equal(t, 2, ev.Topics, "restored: all but the refused topic")
+
+			for _, sub := range []*client.Subscription{doomed, alsoDoomed} {
+				select {
+				case err := <-sub.Err():
+					var refused *client.RefusedError
+					require.ErrorAs(t, err, &refused)
+					assert.Equal(t, []string{d.topics[0]}, refused.Topics)
+				case <-time.After(5 * time.Second):
+					t.Fatal("subscription holding a refused topic not ended")
+				}
+				_, open := <-sub.C()
+				assert.False(t, open)
+			}
+			require.NoError(t, srv.WaitSubscribers(ctx, d.topics[1], 0))
+			require.NoError(t, srv.WaitSubscribers(ctx, d.topics[2], 1))
+			srv.Publish(d.topics[2], payload(d.name, d.topics[2], 1))
+			assert.True(t, receive(t, kept).Reconnected())
+		})
+	}
+}
