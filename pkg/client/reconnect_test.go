@@ -490,3 +490,45 @@ func TestTopicRefusedOnRestoreEndsItsSubscription(t *testing.T) {
 		})
 	}
 }
+
+// Ethereum subscription ids change with every connection: after a
+// restart the new ids route the notifications, and Unsubscribe releases
+// the subscription with the new id (the server would keep it on an old
+// one).
+func TestEthereumIDsRemappedAfterRestart(t *testing.T) {
+	d := dialects[2]
+	srv := newServer(t, d.server)
+	c := dial(t, srv, d.proto(), fastBackoff())
+	ctx := testCtx(t)
+	heads, err := c.Subscribe(ctx, "newHeads")
+	require.NoError(t, err)
+	logs, err := c.Subscribe(ctx, d.topics[2], "newPendingTransactions")
+	require.NoError(t, err)
+	require.NoError(t, srv.WaitSubscribers(ctx, "newHeads", 1))
+	srv.Publish("newHeads", []byte(`{"number":"0x1"}`))
+	assert.JSONEq(t, `{"number":"0x1"}`, string(receive(t, heads).Data))
+
+	for restart := range 2 {
+		srv.Stop()
+		srv.ResetReceived()
+		require.NoError(t, srv.Start())
+		waitEvent(t, c, client.Resubscribed)
+		assert.Equal(t, 1, srv.CountReceived("eth_subscribe"), "one batch array")
+		for _, topic := range []string{"newHeads", d.topics[2], "newPendingTransactions"} {
+			require.NoError(t, srv.WaitSubscribers(ctx, topic, 1))
+		}
+		n := fmt.Sprintf(`{"number":"0x%d"}`, restart+2)
+		srv.Publish("newHeads", []byte(n))
+		srv.Publish(d.topics[2], []byte(`{"log":1}`))
+		m := receive(t, heads)
+		assert.JSONEq(t, n, string(m.Data))
+		assert.True(t, m.Reconnected())
+		assert.Equal(t, d.topics[2], receive(t, logs).Topic)
+	}
+
+	require.NoError(t, heads.Unsubscribe(ctx))
+	require.NoError(t, srv.WaitSubscribers(ctx, "newHeads", 0), "eth_unsubscribe used the current id")
+	require.NoError(t, logs.Unsubscribe(ctx))
+	require.NoError(t, srv.WaitSubscribers(ctx, d.topics[2], 0))
+	require.NoError(t, srv.WaitSubscribers(ctx, "newPendingTransactions", 0))
+}
