@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"encoding/json"
+	"math/bits"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
@@ -129,4 +132,40 @@ func count(t *testing.T, reg prometheus.Gatherer, names ...string) int {
 	n, err := testutil.GatherAndCount(reg, names...)
 	require.NoError(t, err)
 	return n
+}
+
+// zap logs state changes and errors, never one line per frame: a burst of
+// bad frames logs once per reason, a reconnect logs the loss and the new
+// connection.
+func TestLogsStateChangesNotFrames(t *testing.T) {
+	d := dialects[0]
+	srv := newServer(t, d.server)
+	core, logs := observer.New(zap.DebugLevel)
+	c := dial(t, srv, d.proto(), fastBackoff(), client.WithLogger(zap.New(core)))
+	ctx := testCtx(t)
+	sub, err := c.Subscribe(ctx, d.topics[0])
+	require.NoError(t, err)
+	require.NoError(t, srv.WaitConnections(ctx, 1))
+
+	for i := range 200 {
+		srv.PublishRaw([]byte("garbage"))
+		srv.PublishRaw([]byte(`{"channel_name":"nope","notification":{}}`))
+		srv.Publish(d.topics[0], payload(d.name, d.topics[0], i))
+	}
+	for range 200 {
+		receive(t, sub) // every frame before it has been handled
+	}
+	drops := logs.FilterMessage("dropped frame").All()
+	// The 1st, 2nd, 4th, 8th... drop of each reason is logged.
+	assert.LessOrEqual(t, len(drops), 2*bits.Len(200), "logarithmic in the drops, not one line per frame")
+	assert.NotEmpty(t, drops)
+
+	srv.DropConnections()
+	waitEvent(t, c, client.Resubscribed)
+	lost := logs.FilterMessage("connection lost").All()
+	require.Len(t, lost, 1)
+	assert.Equal(t, zap.WarnLevel, lost[0].Level)
+	assert.Contains(t, lost[0].ContextMap(), "error")
+	assert.Len(t, logs.FilterMessage("connected").All(), 2, "first connection and the reconnect")
+	assert.Less(t, logs.Len(), 2*bits.Len(200)+10, "a handful of lines for 600 frames and a reconnect")
 }
