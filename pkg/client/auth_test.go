@@ -161,3 +161,35 @@ func TestLoginHookFailingIsRetried(t *testing.T) {
 	srv.Publish("account.orders", []byte(`{"n":1}`))
 	assert.True(t, receive(t, sub).Reconnected())
 }
+
+// A connection is not handed out before its hook has run: a Subscribe
+// made while the hook logs in fails with ErrConnectionLost instead of
+// reaching the server unauthenticated (and being refused for good).
+func TestCallsWaitForTheHookOnReconnect(t *testing.T) {
+	srv := newServer(t, exchangetest.Thalex, exchangetest.WithCredentials("k", "s"))
+	var reconnecting atomic.Bool
+	inHook, release := make(chan struct{}), make(chan struct{})
+	login := thalexLogin("k", "s")
+	hook := func(ctx context.Context, c *client.Client) error {
+		if reconnecting.Load() {
+			close(inHook)
+			<-release
+		}
+		return login(ctx, c)
+	}
+	c := dial(t, srv, protocol.Thalex(), client.WithOnConnect(hook), fastBackoff())
+	ctx := testCtx(t)
+
+	reconnecting.Store(true)
+	srv.DropConnections()
+	<-inHook
+	_, err := c.Subscribe(ctx, "account.orders")
+	require.ErrorIs(t, err, client.ErrConnectionLost)
+	assert.False(t, errors.Is(err, client.ErrRefused))
+	close(release)
+
+	waitEvent(t, c, client.Resubscribed) // Connected was queued by Dial already
+	sub, err := c.Subscribe(ctx, "account.orders")
+	require.NoError(t, err)
+	require.NoError(t, sub.Unsubscribe(ctx))
+}

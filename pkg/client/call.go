@@ -49,7 +49,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, result any
 // counted as unknown. A call made while the client is reconnecting fails
 // at once with ErrConnectionLost: it is never sent late.
 func (c *Client) CallRaw(ctx context.Context, method string, params []byte) ([]byte, error) {
-	cn, err := c.activeConn()
+	cn, err := c.activeConn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("wsfan: call %s: %w", method, err)
 	}

@@ -181,8 +181,13 @@ func (c *Client) closeEvents() {
 	}
 }
 
-// activeConn returns the live connection or why there is none.
-func (c *Client) activeConn() (*conn, error) {
+// activeConn returns the connection a call with ctx uses: the one being
+// set up for the on-connect hook's calls, else the live one, or why there
+// is none.
+func (c *Client) activeConn(ctx context.Context) (*conn, error) {
+	if cn, ok := ctx.Value(connectingKey{}).(*conn); ok {
+		return cn, nil
+	}
 	if cn := c.conn.Load(); cn != nil {
 		return cn, nil
 	}

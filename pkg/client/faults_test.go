@@ -73,11 +73,7 @@ func badFrames(dialect string) []badFrame {
 			{"unknown topic", `{"e":"L2Book","t":1,"data":{"s":"NOPE"}}`, "unrouted"},
 			{"no symbol", `{"e":"L2Book","t":1,"data":{}}`, ""},
 			{"long type", `{"e":"` + strings.Repeat("x", 200) + `","t":1,"data":{"s":"BTCUSD"}}`, ""},
-			// Not listed: a frame truncated after its symbol,
-			// {"e":"L2Book","t":1,"data":{"s":"BTCUSD"}, is delivered as a
-			// message today: Ethereal's Classify stops scanning once it has
-			// "e" and the symbol and passes the whole frame on unchecked
-			// (pkg/protocol/ethereal.go).
+			{"truncated after the symbol", `{"e":"L2Book","t":1,"data":{"s":"BTCUSD"}`, "malformed"},
 			{"truncated before the symbol", `{"e":"L2Book","t":1,"data":{"a":[1,2`, ""},
 		}
 	}

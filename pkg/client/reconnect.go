@@ -10,6 +10,10 @@ import (
 	"go.uber.org/zap"
 )
 
+// connectingKey marks the context of the handshake and the on-connect
+// hook: calls made with it use the connection being set up.
+type connectingKey struct{}
+
 // connect dials a connection and makes it ready: the dialect's handshake
 // calls, the on-connect hook, then every confirmed topic restored in one
 // batch. On any failure the connection is closed and the error returned.
@@ -21,12 +25,13 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 	abort := func(err error) (*conn, error) {
 		cn.fail(err)
 		cn.wait()
-		c.conn.CompareAndSwap(cn, nil)
 		return nil, err
 	}
-	c.conn.Store(cn)
 
-	ctx, cancel := c.withTimeout(ctx)
+	// Until the topics are restored the connection is not handed out:
+	// only the hook's own calls (through ctx) may use it, so a Subscribe
+	// made meanwhile cannot overtake the hook's login.
+	ctx, cancel := c.withTimeout(context.WithValue(ctx, connectingKey{}, cn))
 	defer cancel()
 	for _, call := range c.proto.Handshake() {
 		if _, err := cn.call(ctx, call.Method, call.Params); err != nil {
@@ -42,6 +47,7 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 	if err != nil {
 		return abort(err)
 	}
+	c.conn.Store(cn)
 	c.setState(StateConnected)
 	c.log.Info("connected", zap.Int("topics", restored))
 	c.emit(Event{Kind: Connected})
@@ -62,7 +68,7 @@ func (c *Client) restore(ctx context.Context, cn *conn) (int, error) {
 	c.awaitOps(ctx, cn, ops)
 
 	c.mu.Lock()
-	refused, failed := c.settleLocked(ops)
+	refused, failed := c.settleLocked(cn, ops)
 	// End each subscription once, naming the refused topics it held.
 	ended := make(map[*Subscription][]*topicState)
 	for _, ts := range refused {
@@ -85,7 +91,7 @@ func (c *Client) restore(ctx context.Context, cn *conn) (int, error) {
 		c.log.Error("topics refused on resubscribe", zap.Strings("topics", names))
 	}
 	for s, theirs := range ended {
-		_ = c.unsubscribe(ctx, s, refusedError(theirs))
+		_ = c.unsubscribeOn(ctx, cn, s, refusedError(theirs))
 	}
 	return len(states) - len(refused), nil
 }

@@ -31,7 +31,7 @@ func (c *Client) Subscribe(ctx context.Context, topics ...string) (*Subscription
 	}
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	cn, err := c.activeConn()
+	cn, err := c.activeConn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("wsfan: failed to subscribe %s: %w", quoteList(names), err)
 	}
@@ -78,7 +78,7 @@ func (c *Client) Subscribe(ctx context.Context, topics ...string) (*Subscription
 	c.awaitOps(ctx, cn, ops)
 
 	c.mu.Lock()
-	refused, failed := c.settleLocked(ops)
+	refused, failed := c.settleLocked(cn, ops)
 	for _, ts := range fresh {
 		if ts.err == nil && !ts.confirmed {
 			ts.err = failed
@@ -143,19 +143,18 @@ func (c *Client) parseTopics(topics []string) ([]string, []*protocol.Topic, erro
 // one flush. Called with c.mu held.
 func (c *Client) sendSubscribeLocked(cn *conn, states []*topicState) ([]*subscribeOp, error) {
 	topics := make([]*protocol.Topic, len(states))
-	byTopic := make(map[*protocol.Topic]*topicState, len(states))
 	for i, ts := range states {
 		topics[i] = ts.topic
-		byTopic[ts.topic] = ts
 	}
 	var b protocol.Batch
 	c.proto.Subscribe(&b, topics, c.nextID, c.cfg.resubscribeChunk)
 
 	ops := make([]*subscribeOp, len(b.Requests))
+	find := stateFinder{states: states}
 	for i, req := range b.Requests {
 		op := &subscribeOp{req: req, states: make([]*topicState, len(req.Topics)), keys: make([]string, len(req.Topics))}
 		for j, t := range req.Topics {
-			op.states[j] = byTopic[t]
+			op.states[j] = find.state(t)
 		}
 		if req.ID == 0 {
 			_ = c.proto.Ack(&op.req, nil, op.keys)
@@ -173,6 +172,30 @@ func (c *Client) sendSubscribeLocked(cn *conn, states []*topicState) ([]*subscri
 		return nil, err
 	}
 	return ops, nil
+}
+
+// stateFinder maps a request's topics back to their states. Dialects
+// keep the order they were given (Thalex and Deribit move private
+// channels after public ones), so a cursor finds nearly every topic at
+// once; a map is built only for the rest.
+type stateFinder struct {
+	states []*topicState
+	next   int
+	index  map[*protocol.Topic]*topicState
+}
+
+func (f *stateFinder) state(t *protocol.Topic) *topicState {
+	if f.next < len(f.states) && f.states[f.next].topic == t {
+		f.next++
+		return f.states[f.next-1]
+	}
+	if f.index == nil {
+		f.index = make(map[*protocol.Topic]*topicState, len(f.states))
+		for _, ts := range f.states {
+			f.index[ts.topic] = ts
+		}
+	}
+	return f.index[t]
 }
 
 // onSubscribeResponse reads the ack on the reader goroutine, so that a
@@ -235,7 +258,7 @@ func (c *Client) awaitOps(ctx context.Context, cn *conn, ops []*subscribeOp) {
 // refusal (timeout, lost connection), whose topics are left unconfirmed.
 // Topics removed while their subscribe was in flight are unsubscribed on
 // the server again. Called with c.mu held.
-func (c *Client) settleLocked(ops []*subscribeOp) (refused []*topicState, failed error) {
+func (c *Client) settleLocked(cn *conn, ops []*subscribeOp) (refused []*topicState, failed error) {
 	var undo []*topicState
 	for _, op := range ops {
 		var rpcErr *RPCError
@@ -265,9 +288,7 @@ func (c *Client) settleLocked(ops []*subscribeOp) (refused []*topicState, failed
 		}
 	}
 	if len(undo) > 0 {
-		if cn := c.conn.Load(); cn != nil {
-			_, _ = c.sendUnsubscribeLocked(cn, undo)
-		}
+		_, _ = c.sendUnsubscribeLocked(cn, undo)
 		for _, ts := range undo {
 			c.routes.CompareAndDelete(ts.key, ts)
 		}

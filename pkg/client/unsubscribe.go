@@ -12,6 +12,12 @@ import (
 // topics nobody else holds, and ends s with reason. s ends before the
 // server is waited for, so a reader blocked on s (Block policy) is freed.
 func (c *Client) unsubscribe(ctx context.Context, s *Subscription, reason error) error {
+	return c.unsubscribeOn(ctx, nil, s, reason)
+}
+
+// unsubscribeOn is unsubscribe on a given connection: the one being
+// restored, or the live one when cn is nil.
+func (c *Client) unsubscribeOn(ctx context.Context, cn *conn, s *Subscription, reason error) error {
 	c.mu.Lock()
 	if _, ok := c.subs[s]; !ok {
 		c.mu.Unlock()
@@ -22,7 +28,9 @@ func (c *Client) unsubscribe(ctx context.Context, s *Subscription, reason error)
 	orphans := c.detachLocked(s)
 	var ops []*subscribeOp
 	var err error
-	cn := c.conn.Load()
+	if cn == nil {
+		cn = c.conn.Load()
+	}
 	if cn != nil && len(orphans) > 0 {
 		ops, err = c.sendUnsubscribeLocked(cn, orphans)
 	}

@@ -90,6 +90,8 @@ func TestClassify(t *testing.T) {
 			kind:  protocol.KindNotification, key: "OrderFill:abc",
 			data: `{"data":{"subaccountId":"abc","qty":1},"e":"OrderFill","t":1}`},
 		{name: "ethereal unknown frame", proto: protocol.Ethereal(), frame: `{"event":"pong"}`, wantErr: protocol.ErrUnrecognized},
+		{name: "ethereal truncated frame", proto: protocol.Ethereal(), frame: `{"e":"L2Book","t":1,"data":{"s":"BTCUSD"}`, wantErr: protocol.ErrMalformed},
+		{name: "ethereal trailing garbage", proto: protocol.Ethereal(), frame: `{"e":"L2Book","data":{"s":"BTCUSD"}}}`, wantErr: protocol.ErrMalformed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,7 +14,8 @@ import (
 //
 // A topic is "TYPE:SYMBOL" or "TYPE:SUBACCOUNT_ID". There are no request
 // ids, acknowledgements or batches: subscribes are individual frames
-// written in one flush, and a notification's Data is the whole frame.
+// written in one flush, and a notification's Data is the whole frame,
+// which is therefore checked to be one complete JSON value.
 type ethereal struct{}
 
 // Ethereal returns the Ethereal dialect. L2Book topics are checked for
@@ -101,6 +102,11 @@ func (ethereal) Classify(frame []byte, f *Frame) error {
 	}
 	if typ == nil || id == nil || len(typ)+1+len(id) > len(f.keyBuf) {
 		return ErrUnrecognized
+	}
+	// The payload is the whole frame, so the whole frame must be sound:
+	// a truncated book must not reach a consumer as a message.
+	if end, err := jsonscan.SkipValue(frame, 0); err != nil || jsonscan.SkipSpace(frame, end) != len(frame) {
+		return ErrMalformed
 	}
 	n := copy(f.keyBuf[:], typ)
 	f.keyBuf[n] = ':'
