@@ -12,7 +12,7 @@ import (
 type subscribeOp struct {
 	req    protocol.Request
 	states []*topicState // parallel to req.Topics
-	keys   []string      // routing keys from the ack; "" for a refused topic
+	keys   []string      // routing keys from the ack, "" for a refused topic; nil until answered
 	p      *pendingCall  // nil when the dialect acknowledges nothing
 	ackErr error         // the ack could not be read; set on the reader before p.done
 	err    error         // the request failed as a whole
@@ -150,13 +150,11 @@ func (c *Client) sendSubscribeLocked(cn *conn, states []*topicState) ([]*subscri
 	c.proto.Subscribe(&b, topics, c.nextID, c.cfg.resubscribeChunk)
 
 	ops := make([]*subscribeOp, len(b.Requests))
-	find := stateFinder{states: states}
+	find := stateFinder{all: states}
 	for i, req := range b.Requests {
-		op := &subscribeOp{req: req, states: make([]*topicState, len(req.Topics)), keys: make([]string, len(req.Topics))}
-		for j, t := range req.Topics {
-			op.states[j] = find.state(t)
-		}
+		op := &subscribeOp{req: req, states: find.states(req.Topics)}
 		if req.ID == 0 {
+			op.keys = make([]string, len(req.Topics))
 			_ = c.proto.Ack(&op.req, nil, op.keys)
 		} else {
 			op.p = &pendingCall{done: make(chan response, 1), onResponse: c.onSubscribeResponse(op)}
@@ -176,26 +174,39 @@ func (c *Client) sendSubscribeLocked(cn *conn, states []*topicState) ([]*subscri
 
 // stateFinder maps a request's topics back to their states. Dialects
 // keep the order they were given (Thalex and Deribit move private
-// channels after public ones), so a cursor finds nearly every topic at
-// once; a map is built only for the rest.
+// channels after public ones), so a request usually covers a run of the
+// states, which is shared rather than copied; a map is built only for
+// the rest.
 type stateFinder struct {
-	states []*topicState
-	next   int
-	index  map[*protocol.Topic]*topicState
+	all   []*topicState
+	next  int
+	index map[*protocol.Topic]*topicState
 }
 
-func (f *stateFinder) state(t *protocol.Topic) *topicState {
-	if f.next < len(f.states) && f.states[f.next].topic == t {
-		f.next++
-		return f.states[f.next-1]
+func (f *stateFinder) states(topics []*protocol.Topic) []*topicState {
+	start := f.next
+	run := true
+	for i, t := range topics {
+		if start+i >= len(f.all) || f.all[start+i].topic != t {
+			run = false
+			break
+		}
+	}
+	if run {
+		f.next += len(topics)
+		return f.all[start:f.next:f.next]
 	}
 	if f.index == nil {
-		f.index = make(map[*protocol.Topic]*topicState, len(f.states))
-		for _, ts := range f.states {
+		f.index = make(map[*protocol.Topic]*topicState, len(f.all))
+		for _, ts := range f.all {
 			f.index[ts.topic] = ts
 		}
 	}
-	return f.index[t]
+	out := make([]*topicState, len(topics))
+	for i, t := range topics {
+		out[i] = f.index[t]
+	}
+	return out
 }
 
 // onSubscribeResponse reads the ack on the reader goroutine, so that a
@@ -206,6 +217,7 @@ func (c *Client) onSubscribeResponse(op *subscribeOp) func(*protocol.Frame) {
 		if f.Error != nil {
 			return
 		}
+		op.keys = make([]string, len(op.req.Topics))
 		if err := c.proto.Ack(&op.req, f.Result, op.keys); err != nil {
 			op.ackErr = err
 			return
@@ -267,7 +279,10 @@ func (c *Client) settleLocked(cn *conn, ops []*subscribeOp) (refused []*topicSta
 			failed = op.err
 		}
 		for j, ts := range op.states {
-			key := op.keys[j]
+			var key string
+			if op.keys != nil {
+				key = op.keys[j]
+			}
 			switch {
 			case ts.removed:
 				if op.err == nil && key != "" {
