@@ -8,7 +8,7 @@ RESULTS   := bench/results
 BENCHSTAT := $(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 # The in-memory steps pkg/client measures itself (handle_incoming rows);
 # `make bench` runs them into the same results file. Empty skips them.
-BENCH_CLIENT ?= RouteTicker|ResolveResponse|EncodeRequest|SubscribeFrame
+BENCH_CLIENT ?= RouteTicker|ResolveResponse|EncodeRequest|SubscribeFrame|Resubscribe
 # bench-compare compares OLD with NEW; bench-peers reads NEW.
 OLD       ?= $(RESULTS)/baseline.txt
 NEW       ?= $(RESULTS)/latest.txt
