@@ -120,7 +120,7 @@ func TestSlowClientDisconnected(t *testing.T) {
 	subscribeAll(t, dc, fast, slow)
 	r.waitClients(t, 2, 1)
 	cut := func() bool {
-		return strings.HasPrefix(r.client(t, 2).Closing, "slow consumer")
+		return strings.HasPrefix(r.client(t, slow).Closing, "slow consumer")
 	}
 	if n := publishPaced(t, r, dc.topic, fast, cut); n == slowFrames {
 		t.Fatalf("the slow client was not cut off after %d frames", n)
@@ -160,7 +160,7 @@ func TestSlowClientDropped(t *testing.T) {
 	publishPaced(t, r, dc.topic, fast, func() bool { return false })
 	var st sidecar.ClientStatus
 	waitFor(t, "every frame offered", func() bool {
-		st = r.client(t, 2)
+		st = r.client(t, slow)
 		return st.Delivered+st.Dropped == slowFrames
 	})
 	if st.Dropped == 0 {
@@ -185,7 +185,7 @@ func TestSlowClientDropped(t *testing.T) {
 		last = seq
 		got.Add(1)
 	}
-	waitFor(t, "every delivered frame written", func() bool { return r.client(t, 2).Written == st.Delivered+1 }) // and the ack
+	waitFor(t, "every delivered frame written", func() bool { return r.client(t, slow).Written == st.Delivered+1 }) // and the ack
 }
 
 // A frame over the limit, too many topics and too many clients each end

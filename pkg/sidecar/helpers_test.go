@@ -155,14 +155,17 @@ func (r *rig) waitClients(t *testing.T, n, topics int) {
 	})
 }
 
-func (r *rig) client(t *testing.T, id int) sidecar.ClientStatus {
+// client returns the status of the local client ws. It goes by address:
+// the sidecar numbers a session after its handshake answer, so a client
+// dialed first may get the higher id.
+func (r *rig) client(t *testing.T, ws *websocket.Conn) sidecar.ClientStatus {
 	t.Helper()
 	for _, c := range r.sc.Status().Clients {
-		if c.ID == uint64(id) {
+		if c.Remote == ws.LocalAddr().String() {
 			return c
 		}
 	}
-	t.Fatalf("no client %d", id)
+	t.Fatalf("no client at %s", ws.LocalAddr())
 	return sidecar.ClientStatus{}
 }
 
