@@ -47,10 +47,13 @@
 //     client is disconnected with a close reason (OverflowDisconnect, the
 //     default) or the frame is dropped and counted (OverflowDrop). For every
 //     client, frames offered = delivered + dropped, exactly.
-//   - Each WebSocket client has one reader goroutine (the HTTP handler) and
-//     one writer goroutine. Only the writer writes to the connection, and it
-//     writes every queued frame in one writev(2). gorilla writes only when
-//     it rejects a malformed frame, and then whole frames only.
+//   - Each WebSocket client has one reader goroutine, started by the HTTP
+//     handler, which returns so net/http's connection state is freed, and
+//     at most one writer goroutine, which runs only while frames are queued
+//     (an idle client holds one shallow goroutine and a few KiB). Only the
+//     writer writes to the connection, and it writes every queued frame in
+//     one writev(2). gorilla writes only when it rejects a malformed frame,
+//     and then whole frames only.
 //   - A subscribe is acknowledged before the first notification of that
 //     topic is queued to the client, and a notification published after
 //     the client read the acknowledgement reaches it.

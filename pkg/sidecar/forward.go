@@ -11,11 +11,12 @@ import (
 // returns the response with the client's own id put back: the upstream
 // request carries the upstream client's id, so ids of different local
 // clients never collide. It waits for the upstream to be connected, but
-// never retries a call that may have been sent.
-func (c *wsConn) forward(id json.RawMessage, method string, params json.RawMessage) []byte {
+// never retries a call that may have been sent. ctx ends when the client's
+// reader does.
+func (c *wsConn) forward(ctx context.Context, id json.RawMessage, method string, params json.RawMessage) []byte {
 	d := c.srv.dialect
 	c.srv.stats.calls.Add(1)
-	ctx, cancel := context.WithTimeout(c.ctx, c.srv.cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.srv.cfg.RequestTimeout)
 	defer cancel()
 	if p := bytes.TrimSpace(params); bytes.Equal(p, []byte("null")) {
 		params = nil

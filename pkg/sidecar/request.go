@@ -141,7 +141,8 @@ func (c *wsConn) route(req *request) (resp []byte, attach []*topic, call func() 
 			return c.ethUnsubscribe(id, req.Params), nil, nil
 		}
 	}
-	return nil, nil, func() []byte { return c.forward(id, req.Method, req.Params) }
+	ctx := c.callContext()
+	return nil, nil, func() []byte { return c.forward(ctx, id, req.Method, req.Params) }
 }
 
 // handleEvent handles an Ethereal subscribe or unsubscribe event; Ethereal

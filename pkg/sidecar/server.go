@@ -22,6 +22,9 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
+// readBufferSize is a WebSocket client's read buffer.
+const readBufferSize = 512
+
 // Server is a sidecar: one upstream client fanned out to local clients.
 // New starts its upstream connection; Close (or Shutdown) must be called.
 type Server struct {
@@ -87,10 +90,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("sidecar: failed to register metrics: %w", err)
 	}
 	s.upg = websocket.Upgrader{
-		// 0 reuses the HTTP server's 4 KiB read buffer; writes never go
-		// through gorilla's buffer, so the pool keeps idle clients from
-		// holding one.
-		ReadBufferSize:  0,
+		// A small read buffer of its own: reusing the HTTP server's
+		// (ReadBufferSize 0) would keep net/http's connection state,
+		// 8 KiB of buffers, alive through it. Local clients send small
+		// requests, and bufio reads a larger frame straight into the
+		// message buffer. Writes never go through gorilla's buffer, so
+		// the pool keeps idle clients from holding one.
+		ReadBufferSize:  readBufferSize,
 		WriteBufferPool: &sync.Pool{},
 		CheckOrigin:     s.checkOrigin,
 	}

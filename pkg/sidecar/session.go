@@ -24,8 +24,10 @@ func (k sessionKind) String() string {
 
 // session is one local client: a WebSocket connection or an SSE stream. Its
 // queue is bounded in bytes and filled without blocking by any goroutine
-// (topic pumps, the reader answering requests, forwarded calls); its one
-// writer goroutine empties it.
+// (topic pumps, the reader answering requests, forwarded calls); one writer
+// at a time empties it. A WebSocket writer is a goroutine that runs only
+// while frames are queued, so an idle client holds no writer stack; an SSE
+// writer is the request's handler, parked on wake.
 type session struct {
 	srv    *Server
 	id     uint64
@@ -41,31 +43,38 @@ type session struct {
 	writtenBytes atomic.Uint64
 	ntopics      atomic.Int32 // len(topics), for the status page
 
-	// mu protects the queue.
+	// mu protects the queue and the writer's state.
 	mu      sync.Mutex
 	frames  [][]byte
-	bytes   int  // bytes queued and being written
-	waiting bool // the writer is parked on wake
-	closing bool // no frame is accepted any more
-	discard bool // while closing: drop the queued frames instead of writing them
-	last    []byte
+	bytes   int         // bytes queued and being written
+	closing bool        // no frame is accepted any more
+	discard bool        // while closing: drop the queued frames instead of writing them
 	reason  closeReason // why the session is closing
+	writing bool        // WebSocket: the writer goroutine runs
+	waiting bool        // SSE: the writer is parked on wake
 	wake    chan struct{}
+
+	// WebSocket only, set before the session is added to the Server.
+	flush   func()         // the writer goroutine's body, which calls writers.Done
+	writers sync.WaitGroup // the writer goroutine, while it runs
 
 	// Owned by the reader goroutine (the SSE handler for SSE).
 	topics map[string]*topic
 }
 
 func newSession(srv *Server, kind sessionKind, remote string) *session {
-	return &session{
+	s := &session{
 		srv:    srv,
 		id:     srv.nextSession.Add(1),
 		kind:   kind,
 		remote: remote,
 		since:  time.Now(),
-		wake:   make(chan struct{}, 1),
 		topics: make(map[string]*topic),
 	}
+	if kind == kindSSE {
+		s.wake = make(chan struct{}, 1)
+	}
+	return s
 }
 
 // offer queues a notification frame without blocking and reports whether
@@ -115,10 +124,23 @@ func (s *session) reply(frame []byte) {
 func (s *session) pushLocked(frame []byte) {
 	s.frames = append(s.frames, frame)
 	s.bytes += len(frame)
+	s.startWriterLocked()
 	if s.waiting {
 		s.waiting = false
 		s.wake <- struct{}{} // capacity 1 and only the parked writer drains it
 	}
+}
+
+// startWriterLocked starts a WebSocket session's writer goroutine unless
+// it runs. Only take stops it (with s.mu held, when the queue is empty),
+// so there is never more than one writer.
+func (s *session) startWriterLocked() {
+	if s.flush == nil || s.writing {
+		return
+	}
+	s.writing = true
+	s.writers.Add(1) // flush calls Done
+	go s.flush()
 }
 
 // close stops accepting frames. With discard the queue is thrown away (a
@@ -138,6 +160,7 @@ func (s *session) closeLocked(r closeReason, discard bool) {
 	if r.label != "" {
 		s.srv.stats.disconnects(r.label)
 	}
+	s.startWriterLocked() // it sends the close frame and closes the connection
 	if s.waiting {
 		s.waiting = false
 		s.wake <- struct{}{}
@@ -149,10 +172,42 @@ func (s *session) closeLocked(r closeReason, discard bool) {
 	}
 }
 
+// maxSpare is the largest array of frames a writer keeps for reuse.
+const maxSpare = 4096
+
+// idleQueueCap is the largest queue array an idle WebSocket session keeps
+// for its next frames; a burst's larger array goes back to the heap.
+const idleQueueCap = 16
+
+// take hands a WebSocket writer the queued frames and puts spare in their
+// place. An empty batch means there is nothing to write: if closing is
+// true the writer sends the close frame and closes the connection, and no
+// writer starts again; otherwise, with stop, the writer is marked stopped
+// and must return at once (the next frame starts another).
+func (s *session) take(spare [][]byte, stop bool) (batch [][]byte, closing bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.frames) > 0 && !s.discard {
+		batch, s.frames = s.frames, spare[:0]
+		return batch, false
+	}
+	if s.closing {
+		s.frames = nil
+		return nil, true
+	}
+	if stop {
+		s.writing = false
+		if cap(s.frames) > idleQueueCap {
+			s.frames = nil
+		}
+	}
+	return nil, false
+}
+
 // next waits for frames and swaps the queue with spare; ok is false once
 // the session is closing and nothing more is to be written. done ends the
 // wait early (an SSE request's context); tick, when not nil, returns an
-// empty batch on every tick (SSE keep-alives). Called by the writer only.
+// empty batch on every tick (SSE keep-alives). Called by the SSE writer only.
 func (s *session) next(spare [][]byte, done <-chan struct{}, tick <-chan time.Time) (batch [][]byte, ok bool) {
 	s.mu.Lock()
 	for len(s.frames) == 0 || s.discard {
@@ -198,7 +253,7 @@ func (s *session) wrote(batch [][]byte) [][]byte {
 	s.writtenBytes.Add(uint64(n))
 	s.srv.stats.writtenBytes.Add(uint64(n))
 	clear(batch)
-	if cap(batch) > 4096 {
+	if cap(batch) > maxSpare {
 		return nil // do not keep a burst's backlog capacity forever
 	}
 	return batch[:0]

@@ -47,7 +47,9 @@ func (c *wsConn) subscribe(names []string) (accepted []string, attach []*topic, 
 		}
 		fresh = append(fresh, t)
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, c.srv.cfg.RequestTimeout)
+	// The reader waits here, so it cannot end meanwhile: only the
+	// Server's context and the timeout bound the wait.
+	ctx, cancel := context.WithTimeout(c.srv.ctx, c.srv.cfg.RequestTimeout)
 	defer cancel()
 	ok := make(map[string]*topic, len(fresh))
 	for _, t := range fresh {

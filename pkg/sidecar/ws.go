@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"time"
 
@@ -26,8 +27,10 @@ func (s *Server) serveRoot(w http.ResponseWriter, r *http.Request) {
 		s.proto.Name())
 }
 
-// serveWS upgrades the request and becomes the session's reader
-// goroutine; it starts the session's writer goroutine.
+// serveWS upgrades the request, starts the session's reader goroutine
+// and returns: net/http's connection state (its 4 KiB buffers, the
+// request) and its handler stack are then released, so an idle client
+// costs its connection, a small read buffer and one shallow goroutine.
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	ws, err := s.upg.Upgrade(w, r, nil)
 	if err != nil {
@@ -36,17 +39,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	nc := ws.NetConn()
 	ss := newSession(s, kindWS, r.RemoteAddr)
 	ss.nc = nc
-	if reason, ok := s.addSession(ss); !ok {
-		_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
-		_, _ = nc.Write(closeFrame(reason.code, reason.text))
-		_ = nc.Close()
-		return
-	}
-	defer s.removeSession(ss)
-
-	ctx, cancel := context.WithCancel(s.ctx)
-	c := &wsConn{session: ss, ws: ws, ctx: ctx, readDone: make(chan struct{}),
+	c := &wsConn{session: ss, ws: ws, readDone: make(chan struct{}),
 		calls: make(chan struct{}, s.cfg.MaxCallsPerClient)}
+	ss.flush = c.writeLoop
 	ws.SetReadLimit(0) // frames are limited in readLoop, with a clear close reason
 	ws.SetPingHandler(func(data string) error {
 		ss.reply(controlFrame(websocket.PongMessage, []byte(data)))
@@ -57,97 +52,166 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		ss.close(reasonPeerClosed, false) // answer after what is queued
 		return nil
 	})
-
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		c.writeLoop()
-	}()
-	c.readLoop()
-	close(c.readDone)
-
-	cancel() // ends forwarded calls
-	c.rpc.Wait()
-	c.stopHeartbeat()
-	ss.detachAll()
-	ss.close(closeReason{}, true)
-	<-writerDone
-	_ = nc.Close()
-	if reason, _ := ss.closeState(); reason.label != "" {
-		s.log.Info("local client disconnected", zap.Uint64("client", ss.id),
-			zap.String("remote", ss.remote), zap.String("reason", reason.text))
+	if reason, ok := s.addSession(ss); !ok {
+		_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+		_, _ = nc.Write(closeFrame(reason.code, reason.text))
+		_ = nc.Close()
+		return
 	}
+	go c.serve()
 }
 
 // wsConn is a WebSocket session's connection-side state.
 type wsConn struct {
 	*session
 	ws       *websocket.Conn
-	ctx      context.Context // cancelled when the reader ends
-	readDone chan struct{}   // closed when the reader has ended
-	rpc      sync.WaitGroup  // forwarded calls in flight
-	calls    chan struct{}   // semaphore of forwarded calls
+	readDone chan struct{}  // closed when the reader has ended
+	rpc      sync.WaitGroup // forwarded calls in flight
+	calls    chan struct{}  // semaphore of forwarded calls
+
+	// Owned by the reader goroutine: the context of forwarded calls,
+	// made by the first one and cancelled when the reader ends.
+	callCtx     context.Context
+	cancelCalls context.CancelFunc
 
 	hbMu sync.Mutex // protects hb
 	hb   *time.Timer
 }
 
+// serve is the session's reader goroutine. It stays shallow, because an
+// idle client's stack is mostly this goroutine parked in a read: the
+// cold paths (ending the session, logging) live in functions of their own.
+func (c *wsConn) serve() {
+	c.readLoop()
+	c.end()
+}
+
+// end ends the session once reading has ended: forwarded calls are
+// cancelled, topics left, the writer sends what the close requires, and
+// the connection is closed.
+func (c *wsConn) end() {
+	defer c.srv.removeSession(c.session)
+	close(c.readDone)
+	if c.cancelCalls != nil {
+		c.cancelCalls()
+	}
+	c.rpc.Wait()
+	c.stopHeartbeat()
+	c.detachAll()
+	c.close(closeReason{}, true)
+	c.writers.Wait()
+	_ = c.nc.Close()
+	if reason, _ := c.closeState(); reason.label != "" {
+		c.srv.log.Info("local client disconnected", zap.Uint64("client", c.id),
+			zap.String("remote", c.remote), zap.String("reason", reason.text))
+	}
+}
+
+// callContext returns the context of forwarded calls, making it on first
+// use: most clients never forward a call. Called by the reader only.
+func (c *wsConn) callContext() context.Context {
+	if c.callCtx == nil {
+		c.callCtx, c.cancelCalls = context.WithCancel(c.srv.ctx)
+	}
+	return c.callCtx
+}
+
 // readLoop reads frames until the connection fails or the session closes.
 func (c *wsConn) readLoop() {
-	limit := c.srv.cfg.MaxFrameBytes
 	for {
 		typ, r, err := c.ws.NextReader()
 		if err != nil {
-			var ce *websocket.CloseError
-			if !errors.As(err, &ce) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF) {
-				c.srv.log.Debug("local client read failed", zap.Uint64("client", c.id), zap.Error(err))
-			}
-			c.close(closeReason{}, true)
+			c.readFailed(err)
 			return
 		}
-		if typ != websocket.TextMessage {
-			c.close(reasonBinary, true)
-			return
-		}
-		data, err := io.ReadAll(io.LimitReader(r, limit+1))
-		if err != nil {
-			c.close(closeReason{}, true)
-			return
-		}
-		if int64(len(data)) > limit {
-			c.close(reasonFrameTooLarge(limit), true)
-			return
-		}
-		c.handle(data)
-		if _, closing := c.closeState(); closing {
+		if !c.readFrame(typ, r) {
 			return
 		}
 	}
 }
 
-// writeLoop is the session's writer goroutine: it writes every queued
-// frame in one writev(2), then the close frame, and closes the connection.
+// readFrame reads and handles one frame; it reports whether to go on.
+func (c *wsConn) readFrame(typ int, r io.Reader) bool {
+	if typ != websocket.TextMessage {
+		c.close(reasonBinary, true)
+		return false
+	}
+	limit := c.srv.cfg.MaxFrameBytes
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		c.close(closeReason{}, true)
+		return false
+	}
+	if int64(len(data)) > limit {
+		c.close(reasonFrameTooLarge(limit), true)
+		return false
+	}
+	c.handle(data)
+	_, closing := c.closeState()
+	return !closing
+}
+
+// readFailed closes the session after a failed read, logging what is not
+// a plain close.
+func (c *wsConn) readFailed(err error) {
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF) {
+		c.srv.log.Debug("local client read failed", zap.Uint64("client", c.id), zap.Error(err))
+	}
+	c.close(closeReason{}, true)
+}
+
+// writeScratch is a writer's working memory. It is pooled rather than
+// kept per session, so an idle session holds none.
+type writeScratch struct {
+	spare [][]byte // the queue array the next take puts in place
+	vec   [][]byte // the batch for WriteTo, which consumes it
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(writeScratch) }}
+
+// writeLoop is the body of the session's writer goroutine, which runs
+// only while frames are queued: it writes every queued frame in one
+// writev(2) and returns once the queue is empty. After the session closes
+// it sends the close frame and closes the connection.
 func (c *wsConn) writeLoop() {
+	defer c.writers.Done()
+	sc := scratchPool.Get().(*writeScratch)
+	defer scratchPool.Put(sc)
 	nc := c.nc
-	var spare [][]byte
-	var bufs net.Buffers
 	var tail []byte // the unwritten end of a frame cut by a failed write
 	timeout := c.srv.cfg.WriteTimeout
-	for {
-		batch, ok := c.next(spare, nil, nil)
-		if !ok {
+	for idle := false; ; {
+		batch, closing := c.take(sc.spare, idle)
+		if len(batch) == 0 && !closing {
+			if idle {
+				return // the next frame starts a writer again
+			}
+			// Under load the next frame is close: yield once and look
+			// again rather than exit and be started for it.
+			idle = true
+			runtime.Gosched()
+			continue
+		}
+		idle = false
+		if closing {
 			break
 		}
-		bufs = append(bufs[:0], batch...)
+		sc.spare = nil // the queue's now
+		sc.vec = append(sc.vec[:0], batch...)
+		bufs := net.Buffers(sc.vec)
 		_ = nc.SetWriteDeadline(time.Now().Add(timeout))
-		n, err := bufs.WriteTo(nc) // writev(2) on TCP; consumes bufs
+		n, err := bufs.WriteTo(nc) // writev(2) on TCP
+		clear(sc.vec)
+		if cap(sc.vec) > maxSpare {
+			sc.vec = nil
+		}
 		if err != nil {
 			tail = unwrittenTail(batch, n)
 		}
-		spare = c.wrote(batch)
+		sc.spare = c.wrote(batch)
 		if err != nil {
 			c.close(closeReason{}, true)
-			break
 		}
 	}
 	if reason, _ := c.closeState(); reason.code != 0 {
