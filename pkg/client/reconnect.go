@@ -229,11 +229,9 @@ func (c *Client) finish(reason error) {
 		s.end(reason)
 	}
 	// Events is closed here, as Close promises, so a consumer ranging over
-	// it ends. Only the supervisor (this goroutine) and connection readers
-	// emit, and every reader has exited by now, so no emit can follow.
-	c.eventsMu.Lock()
-	close(c.events)
-	c.eventsMu.Unlock()
+	// it ends. Every reader has exited by now; an emit after this is
+	// dropped, not a panic.
+	c.closeEvents()
 	close(c.done)
 	c.log.Info("closed")
 }
