@@ -1,11 +1,11 @@
 package exchangetest
 
 import (
-	"bytes"
 	"encoding/hex"
-	"encoding/json"
 	"math/rand/v2"
 	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // ethereumDialect speaks an Ethereum node's JSON-RPC: eth_subscribe returns
@@ -47,7 +47,7 @@ func (ethereumDialect) appendError(dst []byte, id []byte, e *RPCError) []byte {
 func (ethereumDialect) builtin(c *conn, req *request) (any, *RPCError, bool) {
 	switch req.Method {
 	case "eth_subscribe":
-		topic, ok := ethTopic(req.Params)
+		topic, ok := protocol.EthereumTopic(req.Params)
 		if !ok {
 			return nil, errInvalidParams, true
 		}
@@ -65,27 +65,6 @@ func (ethereumDialect) builtin(c *conn, req *request) (any, *RPCError, bool) {
 		return c.s.removeEthSub(c, ids[0]), nil, true
 	}
 	return nil, nil, false
-}
-
-// ethTopic returns the client-side topic of eth_subscribe params: the kind
-// ("newHeads") when it is the only param, else the compacted params array.
-func ethTopic(params json.RawMessage) (string, bool) {
-	var ps []json.RawMessage
-	if json.Unmarshal(params, &ps) != nil || len(ps) == 0 {
-		return "", false
-	}
-	var kind string
-	if json.Unmarshal(ps[0], &kind) != nil || kind == "" {
-		return "", false
-	}
-	if len(ps) == 1 {
-		return kind, true
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, params) != nil {
-		return "", false
-	}
-	return buf.String(), true
 }
 
 // newEthSubID returns a random subscription id, "0x" and 32 hex digits.

@@ -221,6 +221,9 @@ func TestLimitsCloseWithReason(t *testing.T) {
 
 	waitFor(t, "no clients", func() bool { return len(r.sc.Status().Clients) == 0 })
 	_, _ = r.dial(t), r.dial(t)
+	// A session registers after its handshake: wait for both, or the third
+	// could register first and one of these be the one refused.
+	waitFor(t, "two clients", func() bool { return len(r.sc.Status().Clients) == 2 })
 	c := r.dial(t)
 	expectClose(c, websocket.CloseTryAgainLater, "too many clients: the limit is 2")
 }

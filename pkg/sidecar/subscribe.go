@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // subscribe takes a reference on every topic of names the client does
@@ -153,7 +153,7 @@ func (c *wsConn) unsubscribeChannels(id, params json.RawMessage) []byte {
 // id: the same for every local client, stable across upstream reconnects.
 func (c *wsConn) ethSubscribe(id, params json.RawMessage) ([]byte, []*topic, func() []byte) {
 	d := c.srv.dialect
-	name, ok := ethTopic(params)
+	name, ok := protocol.EthereumTopic(params)
 	if !ok {
 		return d.appendError(nil, id, codeInvalidParams, "invalid params: want [\"newHeads\"] or [\"logs\",{...}]", nil), nil, nil
 	}
@@ -185,27 +185,6 @@ func (c *wsConn) ethUnsubscribe(id, params json.RawMessage) []byte {
 		}
 	}
 	return d.appendResult(nil, id, []byte("false"))
-}
-
-// ethTopic returns the topic of eth_subscribe params as pkg/client names
-// it: the kind alone ("newHeads"), or the compacted params array.
-func ethTopic(params json.RawMessage) (string, bool) {
-	var ps []json.RawMessage
-	if json.Unmarshal(params, &ps) != nil || len(ps) == 0 {
-		return "", false
-	}
-	var kind string
-	if json.Unmarshal(ps[0], &kind) != nil || kind == "" {
-		return "", false
-	}
-	if len(ps) == 1 {
-		return kind, true
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, params) != nil {
-		return "", false
-	}
-	return buf.String(), true
 }
 
 // errorResponse turns an upstream failure into the dialect's error
