@@ -9,12 +9,12 @@ import (
 
 func TestSkipValue(t *testing.T) {
 	for in, want := range map[string]int{
-		`"a\"b" x`:                  6,
-		`"a\\" x`:                   5,
+		`"a\"b" x`:                   6,
+		`"a\\" x`:                    5,
 		`{"k":"}","n":[1,{"x":[]}]}`: 26,
-		` 123.5e-3,`:                9,
-		`true]`:                     4,
-		`[[],{}]`:                   7,
+		` 123.5e-3,`:                 9,
+		`true]`:                      4,
+		`[[],{}]`:                    7,
 	} {
 		end, err := SkipValue([]byte(in), 0)
 		require.NoError(t, err, in)
