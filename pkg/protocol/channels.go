@@ -38,16 +38,16 @@ func (d *channelDialect) AppendRequest(dst []byte, id uint64, method string, par
 }
 
 func (d *channelDialect) Subscribe(b *Batch, topics []*Topic, nextID func() uint64, chunk int) {
-	d.encode(b, topics, nextID, chunk, "subscribe")
+	d.encode(b, topics, nextID, chunk, "public/subscribe", "private/subscribe")
 }
 
 func (d *channelDialect) Unsubscribe(b *Batch, topics []*Topic, _ []string, nextID func() uint64, chunk int) {
-	d.encode(b, topics, nextID, chunk, "unsubscribe")
+	d.encode(b, topics, nextID, chunk, "public/unsubscribe", "private/unsubscribe")
 }
 
 // encode writes public topics first, then private ones, each as channel
 // lists of at most chunk names, straight from the cached names.
-func (d *channelDialect) encode(b *Batch, topics []*Topic, nextID func() uint64, chunk int, verb string) {
+func (d *channelDialect) encode(b *Batch, topics []*Topic, nextID func() uint64, chunk int, publicMethod, privateMethod string) {
 	public, private := topics, []*Topic(nil)
 	for i, t := range topics {
 		if t.Private {
@@ -55,8 +55,8 @@ func (d *channelDialect) encode(b *Batch, topics []*Topic, nextID func() uint64,
 			break
 		}
 	}
-	d.encodeScope(b, public, nextID, chunk, "public/"+verb)
-	d.encodeScope(b, private, nextID, chunk, "private/"+verb)
+	d.encodeScope(b, public, nextID, chunk, publicMethod)
+	d.encodeScope(b, private, nextID, chunk, privateMethod)
 }
 
 // splitPrivate separates private topics, the first of which is at i.
@@ -79,7 +79,7 @@ func (d *channelDialect) encodeScope(b *Batch, topics []*Topic, nextID func() ui
 		for _, t := range part {
 			size += len(t.sub) + 1
 		}
-		m := make([]byte, 0, size)
+		m := b.message(size)
 		m = append(m, `{"jsonrpc":"2.0","id":`...)
 		m = strconv.AppendUint(m, id, 10)
 		m = append(m, `,"method":"`...)

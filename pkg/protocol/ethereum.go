@@ -78,7 +78,7 @@ func encodeEthBatch(b *Batch, topics []*Topic, nextID func() uint64, chunk int, 
 		for i, t := range part {
 			size += len(ethRequestPrefix) + 20 + len(ethRequestMethod) + len(method) + len(ethRequestParams) + len(params(t, offset+i)) + 2
 		}
-		m := make([]byte, 0, size)
+		m := b.message(size)
 		if len(part) > 1 {
 			m = append(m, '[')
 		}

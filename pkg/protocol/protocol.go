@@ -107,12 +107,32 @@ type Request struct {
 type Batch struct {
 	Messages [][]byte
 	Requests []Request
+
+	arena []byte // storage the encoded messages are carved from
 }
 
-// Reset empties b, keeping its storage.
+// Reset empties b, keeping its storage for the next encoding: the
+// messages of the last one are overwritten, so reset a Batch only once
+// they have been written (or will never be).
 func (b *Batch) Reset() {
+	clear(b.Requests) // drop the topic references
 	b.Messages = b.Messages[:0]
 	b.Requests = b.Requests[:0]
+	b.arena = b.arena[:0]
+}
+
+// message returns an empty buffer of capacity size carved from the
+// arena, and reserves that room. Appending past size moves the message
+// to its own storage; it stays correct, just not pooled.
+func (b *Batch) message(size int) []byte {
+	n := len(b.arena)
+	if cap(b.arena)-n < size {
+		// The old arena stays alive through the messages already carved.
+		b.arena = make([]byte, 0, max(size, 2*cap(b.arena)))
+		n = 0
+	}
+	b.arena = b.arena[:n+size]
+	return b.arena[n : n : n+size]
 }
 
 // Protocol is a wire dialect.
