@@ -42,8 +42,13 @@ type Client struct {
 	// every subscribe and unsubscribe frame written: whoever changes what
 	// the server should send also queues the frame, under mu.
 	mu     sync.Mutex
-	topics map[string]*topicState
+	topics topicTable
 	subs   map[*Subscription]struct{}
+
+	// restoreRound is the reused memory of every restore; whoever connects
+	// owns it (Dial's goroutine, then the supervisor), one restore at a
+	// time.
+	restoreRound opRound
 
 	eventsMu     sync.Mutex // serializes the drop-oldest send on events, and closing it
 	events       chan Event
@@ -76,7 +81,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		proto:  cfg.protocol,
 		log:    cfg.logger.With(zap.String("url", url), zap.String("protocol", cfg.protocol.Name())),
 		header: cfg.header,
-		topics: make(map[string]*topicState),
+		topics: newTopicTable(),
 		subs:   make(map[*Subscription]struct{}),
 		events: make(chan Event, max(cfg.eventBuffer, 1)),
 		done:   make(chan struct{}),
@@ -217,5 +222,5 @@ func (c *Client) pendingCalls() int {
 func (c *Client) counts() (subs, topics int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.subs), len(c.topics)
+	return len(c.subs), c.topics.len()
 }

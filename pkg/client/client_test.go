@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -233,4 +234,35 @@ func TestUnsubscribeReportsAnUnansweredRequest(t *testing.T) {
 	assert.ErrorIs(t, err, client.ErrTimeout)
 	_, open := <-sub.C()
 	assert.False(t, open, "the subscription ends even when the server is slow to confirm")
+}
+
+func TestSubscribeTimesOutThenWorks(t *testing.T) {
+	for _, d := range dialects {
+		if d.server == exchangetest.Ethereal {
+			continue // acknowledges nothing: there is nothing to wait for
+		}
+		t.Run(d.name, func(t *testing.T) {
+			srv := newServer(t, d.server)
+			reg := prometheus.NewRegistry()
+			c := dial(t, srv, d.proto(), client.WithMetrics(reg, "x"))
+
+			srv.SetResponseDelay(100 * time.Millisecond)
+			ctx, cancel := context.WithTimeout(testCtx(t), 20*time.Millisecond)
+			defer cancel()
+			_, err := c.Subscribe(ctx, d.topics...)
+			assert.ErrorIs(t, err, client.ErrTimeout)
+
+			// The late acknowledgements find no request: each is counted
+			// and dropped, and the connection lives on.
+			unknown := map[string]string{"connection": "x", "reason": "unknown_id"}
+			require.Eventually(t, func() bool { return metric(t, reg, "wsfan_client_dropped_total", unknown) > 0 },
+				5*time.Second, time.Millisecond)
+			srv.SetResponseDelay(0)
+			sub, err := c.Subscribe(testCtx(t), d.topics...)
+			require.NoError(t, err)
+			srv.Publish(d.topics[0], json.RawMessage(`{"n":1}`))
+			assert.JSONEq(t, `{"n":1}`, string(receive(t, sub).Data))
+			assert.Equal(t, client.StateConnected, c.State())
+		})
+	}
 }

@@ -21,7 +21,7 @@ func newBenchClient(p protocol.Protocol, opts ...Option) *Client {
 		cfg:    cfg,
 		proto:  p,
 		log:    cfg.logger,
-		topics: make(map[string]*topicState),
+		topics: newTopicTable(),
 		subs:   make(map[*Subscription]struct{}),
 		events: make(chan Event, 1),
 	}
@@ -42,11 +42,11 @@ func (c *Client) subscribeLocal(topics ...string) *Subscription {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, name := range names {
-		ts := c.topics[name]
+		ts := c.topics.get(name)
 		if ts == nil {
 			ts = newTopicState(parsed[i])
 			ts.confirmed = true
-			c.topics[name] = ts
+			c.topics.add(ts)
 			c.routes.Store(ts.key, ts)
 		}
 		ts.attach(s)

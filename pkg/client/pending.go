@@ -1,10 +1,6 @@
 package client
 
-import (
-	"sync"
-
-	"github.com/wsfan/wsfan/pkg/protocol"
-)
+import "sync"
 
 // response is what the reader hands a waiting call.
 type response struct {
@@ -17,11 +13,21 @@ type response struct {
 // (response arrived), the caller (context done), or the connection's
 // failure.
 type pendingCall struct {
-	done chan response // capacity 1: the reader never blocks on it; nil when nobody waits
-	// onResponse, when set, runs on the reader goroutine before done is
-	// signalled, so routing changes (Ethereum subscription ids) take
-	// effect before the next frame is read.
-	onResponse func(f *protocol.Frame)
+	done chan response // a call's: capacity 1, the reader never blocks on it
+	op   *subscribeOp  // a subscribe or unsubscribe request's, answered in place
+	// With neither, nobody waits (a heartbeat reply): the response is
+	// dropped.
+}
+
+// fail answers p with err.
+func (p *pendingCall) fail(err error) {
+	switch {
+	case p.op != nil:
+		p.op.err = err
+		p.op.group.arrive()
+	case p.done != nil:
+		p.done <- response{err: err}
+	}
 }
 
 // pendingPool recycles the pendingCall of Call. A call returns its entry
@@ -54,6 +60,33 @@ func (t *pendingTable) add(id uint64, p *pendingCall) error {
 	}
 	t.calls[id] = p
 	return nil
+}
+
+// addOps registers every op that expects an answer, under one lock, or
+// none of them when the connection has failed.
+func (t *pendingTable) addOps(ops []*subscribeOp) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.failed != nil {
+		return t.failed
+	}
+	for _, op := range ops {
+		if op.group != nil {
+			t.calls[op.req.ID] = &op.call
+		}
+	}
+	return nil
+}
+
+// removeOps unregisters ops under one lock.
+func (t *pendingTable) removeOps(ops []*subscribeOp) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, op := range ops {
+		if op.group != nil {
+			delete(t.calls, op.req.ID)
+		}
+	}
 }
 
 // take removes and returns the call registered under id.
@@ -94,8 +127,6 @@ func (t *pendingTable) failAll(err error) {
 	}
 	t.mu.Unlock()
 	for _, p := range calls {
-		if p.done != nil { // nil for requests nobody waits for (heartbeat replies)
-			p.done <- response{err: err}
-		}
+		p.fail(err)
 	}
 }

@@ -97,23 +97,27 @@ func (c *Client) restore(ctx context.Context, cn *conn) (int, error) {
 }
 
 // queueRestore is the in-memory half of restore: it collects the confirmed
-// topics and queues their cached subscribe payloads as one batch.
+// topics and queues their cached subscribe payloads as one batch. It
+// works in c.restoreRound, whose storage the previous restore is done with:
+// its frames were written or its connection is gone.
 func (c *Client) queueRestore(cn *conn) ([]*topicState, []*subscribeOp, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	states := make([]*topicState, 0, len(c.topics))
-	for _, ts := range c.topics {
+	r := &c.restoreRound
+	states := r.states[:0]
+	for _, ts := range c.topics.all() {
 		if ts.confirmed {
 			states = append(states, ts)
 		}
 	}
+	r.states = states
 	if len(states) == 0 {
 		return nil, nil, nil
 	}
-	// The topics go out in map order: the server does not care, and
+	// The topics go out in table order: the server does not care, and
 	// sorting 100 names that share long prefixes took more than the rest
 	// of the resubscribe together (BenchmarkResubscribe).
-	ops, err := c.sendSubscribeLocked(cn, states)
+	ops, err := c.sendSubscribeLocked(cn, states, r)
 	if err != nil {
 		return nil, nil, fmt.Errorf("wsfan: resubscribe: %w", err)
 	}
@@ -187,7 +191,7 @@ func (c *Client) superviseLoop(cn *conn) error {
 func (c *Client) prepareRestore() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, ts := range c.topics {
+	for _, ts := range c.topics.all() {
 		if ts.topic.Key == "" && ts.key != "" {
 			c.routes.CompareAndDelete(ts.key, ts)
 			ts.key = ""

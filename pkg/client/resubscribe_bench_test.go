@@ -60,11 +60,7 @@ func BenchmarkResubscribe(b *testing.B) {
 					clear(cn.queue)
 					cn.queue = cn.queue[:0]
 					cn.wmu.Unlock()
-					for _, op := range ops {
-						if op.p != nil {
-							cn.pending.remove(op.req.ID)
-						}
-					}
+					forget(cn, ops)
 				}
 				b.ReportMetric(float64(frames), "frames/op")
 			})

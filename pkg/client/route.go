@@ -111,8 +111,9 @@ func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
 		c.dropFrame(dropUnknownID, errNoCall, raw)
 		return
 	}
-	if p.onResponse != nil {
-		p.onResponse(f)
+	if p.op != nil {
+		c.answer(p.op, f)
+		return
 	}
 	if p.done == nil {
 		return

@@ -8,16 +8,6 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// subscribeOp is one subscribe request in flight and its outcome.
-type subscribeOp struct {
-	req    protocol.Request
-	states []*topicState // parallel to req.Topics
-	keys   []string      // routing keys from the ack, "" for a refused topic; nil until answered
-	p      *pendingCall  // nil when the dialect acknowledges nothing
-	ackErr error         // the ack could not be read; set on the reader before p.done
-	err    error         // the request failed as a whole
-}
-
 // Subscribe subscribes to topics and returns once the server has
 // acknowledged every one of them (Ethereal acknowledges nothing: there it
 // returns once the frames are queued). New topics go out in one batched
@@ -44,11 +34,11 @@ func (c *Client) Subscribe(ctx context.Context, topics ...string) (*Subscription
 	}
 	var fresh, joined []*topicState
 	for i, name := range names {
-		ts := c.topics[name]
+		ts := c.topics.get(name)
 		switch {
 		case ts == nil:
 			ts = newTopicState(parsed[i])
-			c.topics[name] = ts
+			c.topics.add(ts)
 			if ts.key != "" {
 				c.routes.Store(ts.key, ts)
 			}
@@ -62,7 +52,7 @@ func (c *Client) Subscribe(ctx context.Context, topics ...string) (*Subscription
 	c.subs[s] = struct{}{}
 	var ops []*subscribeOp
 	if len(fresh) > 0 {
-		ops, err = c.sendSubscribeLocked(cn, fresh)
+		ops, err = c.sendSubscribeLocked(cn, fresh, new(opRound))
 	}
 	if err != nil {
 		for _, ts := range fresh {
@@ -139,34 +129,16 @@ func (c *Client) parseTopics(topics []string) ([]string, []*protocol.Topic, erro
 }
 
 // sendSubscribeLocked encodes subscribe requests for states from their
-// cached payloads, registers every request id, then queues the frames in
-// one flush. Called with c.mu held.
-func (c *Client) sendSubscribeLocked(cn *conn, states []*topicState) ([]*subscribeOp, error) {
-	topics := make([]*protocol.Topic, len(states))
-	for i, ts := range states {
-		topics[i] = ts.topic
+// cached payloads into r, registers every request id, then queues the
+// frames to go out in one flush. Called with c.mu held.
+func (c *Client) sendSubscribeLocked(cn *conn, states []*topicState, r *opRound) ([]*subscribeOp, error) {
+	r.encode(c, states, true)
+	ops, err := r.track(c, cn, states, true)
+	if err != nil {
+		return nil, err
 	}
-	var b protocol.Batch
-	c.proto.Subscribe(&b, topics, c.nextID, c.cfg.resubscribeChunk)
-
-	ops := make([]*subscribeOp, len(b.Requests))
-	find := stateFinder{all: states}
-	for i, req := range b.Requests {
-		op := &subscribeOp{req: req, states: find.states(req.Topics)}
-		if req.ID == 0 {
-			op.keys = make([]string, len(req.Topics))
-			_ = c.proto.Ack(&op.req, nil, op.keys)
-		} else {
-			op.p = &pendingCall{done: make(chan response, 1), onResponse: c.onSubscribeResponse(op)}
-			if err := cn.pending.add(req.ID, op.p); err != nil {
-				c.forget(cn, ops[:i])
-				return nil, err
-			}
-		}
-		ops[i] = op
-	}
-	if err := cn.sendAll(b.Messages); err != nil {
-		c.forget(cn, ops)
+	if err := cn.sendAll(r.batch.Messages); err != nil {
+		forget(cn, ops)
 		return nil, err
 	}
 	return ops, nil
@@ -209,61 +181,6 @@ func (f *stateFinder) states(topics []*protocol.Topic) []*topicState {
 	return out
 }
 
-// onSubscribeResponse reads the ack on the reader goroutine, so that a
-// server-assigned routing key (an Ethereum subscription id) is routable
-// before the next frame is read.
-func (c *Client) onSubscribeResponse(op *subscribeOp) func(*protocol.Frame) {
-	return func(f *protocol.Frame) {
-		if f.Error != nil {
-			return
-		}
-		op.keys = make([]string, len(op.req.Topics))
-		if err := c.proto.Ack(&op.req, f.Result, op.keys); err != nil {
-			op.ackErr = err
-			return
-		}
-		for j, k := range op.keys {
-			if k != "" && op.req.Topics[j].Key == "" {
-				c.routes.Store(k, op.states[j])
-			}
-		}
-	}
-}
-
-// forget unregisters ops that will not be sent.
-func (c *Client) forget(cn *conn, ops []*subscribeOp) {
-	for _, op := range ops {
-		if op != nil && op.p != nil {
-			cn.pending.remove(op.req.ID)
-		}
-	}
-}
-
-// awaitOps waits for every op's response, or for ctx.
-func (c *Client) awaitOps(ctx context.Context, cn *conn, ops []*subscribeOp) {
-	for _, op := range ops {
-		if op.p == nil {
-			continue
-		}
-		var r response
-		select {
-		case r = <-op.p.done:
-		case <-ctx.Done():
-			if cn.pending.remove(op.req.ID) {
-				op.err = ctxError(ctx, "subscribe")
-				continue
-			}
-			r = <-op.p.done // the reader took it; its answer is on the way
-		}
-		switch {
-		case r.err != nil:
-			op.err = r.err
-		case op.ackErr != nil:
-			op.err = op.ackErr
-		}
-	}
-}
-
 // settleLocked applies the outcome of ops: acknowledged topics take their
 // routing key and are confirmed; refused topics are returned with the
 // server's reason in ts.err; failed is the first failure other than a
@@ -280,7 +197,7 @@ func (c *Client) settleLocked(cn *conn, ops []*subscribeOp) (refused []*topicSta
 		}
 		for j, ts := range op.states {
 			var key string
-			if op.keys != nil {
+			if op.err == nil {
 				key = op.keys[j]
 			}
 			switch {
@@ -303,7 +220,7 @@ func (c *Client) settleLocked(cn *conn, ops []*subscribeOp) (refused []*topicSta
 		}
 	}
 	if len(undo) > 0 {
-		_, _ = c.sendUnsubscribeLocked(cn, undo)
+		_, _ = c.sendUnsubscribeLocked(cn, undo, new(opRound))
 		for _, ts := range undo {
 			c.routes.CompareAndDelete(ts.key, ts)
 		}

@@ -27,6 +27,7 @@ type topicState struct {
 	key       string        // routing key on the current connection
 	confirmed bool          // acknowledged once: restored on reconnect
 	removed   bool          // no longer in Client.topics
+	index     int           // position in Client.topics.list
 	ready     chan struct{} // closed once the first subscribe is answered
 	err       error         // why the first subscribe failed; set before ready closes
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // unsubscribe detaches s from its topics, unsubscribes on the server the
@@ -32,7 +30,7 @@ func (c *Client) unsubscribeOn(ctx context.Context, cn *conn, s *Subscription, r
 		cn = c.conn.Load()
 	}
 	if cn != nil && len(orphans) > 0 {
-		ops, err = c.sendUnsubscribeLocked(cn, orphans)
+		ops, err = c.sendUnsubscribeLocked(cn, orphans, new(opRound))
 	}
 	c.mu.Unlock()
 	s.end(reason)
@@ -72,7 +70,7 @@ func (c *Client) detachLocked(s *Subscription) []*topicState {
 			continue
 		}
 		ts.removed = true
-		delete(c.topics, ts.name)
+		c.topics.remove(ts)
 		if ts.key != "" {
 			c.routes.CompareAndDelete(ts.key, ts)
 		}
@@ -84,30 +82,16 @@ func (c *Client) detachLocked(s *Subscription) []*topicState {
 	return orphans
 }
 
-// sendUnsubscribeLocked queues unsubscribe requests for states and
-// registers their ids. Called with c.mu held.
-func (c *Client) sendUnsubscribeLocked(cn *conn, states []*topicState) ([]*subscribeOp, error) {
-	topics := make([]*protocol.Topic, len(states))
-	keys := make([]string, len(states))
-	for i, ts := range states {
-		topics[i], keys[i] = ts.topic, ts.key
+// sendUnsubscribeLocked encodes unsubscribe requests for states into r,
+// registers their ids and queues the frames. Called with c.mu held.
+func (c *Client) sendUnsubscribeLocked(cn *conn, states []*topicState, r *opRound) ([]*subscribeOp, error) {
+	r.encode(c, states, false)
+	ops, err := r.track(c, cn, states, false)
+	if err != nil {
+		return nil, err
 	}
-	var b protocol.Batch
-	c.proto.Unsubscribe(&b, topics, keys, c.nextID, c.cfg.resubscribeChunk)
-	ops := make([]*subscribeOp, 0, len(b.Requests))
-	for _, req := range b.Requests {
-		op := &subscribeOp{req: req}
-		if req.ID != 0 {
-			op.p = &pendingCall{done: make(chan response, 1)}
-			if err := cn.pending.add(req.ID, op.p); err != nil {
-				c.forget(cn, ops)
-				return nil, err
-			}
-		}
-		ops = append(ops, op)
-	}
-	if err := cn.sendAll(b.Messages); err != nil {
-		c.forget(cn, ops)
+	if err := cn.sendAll(r.batch.Messages); err != nil {
+		forget(cn, ops)
 		return nil, err
 	}
 	return ops, nil
@@ -142,10 +126,10 @@ func (c *Client) refreshTopic(ts *topicState) {
 			c.mu.Unlock()
 			return
 		}
-		unsubs, err := c.sendUnsubscribeLocked(cn, []*topicState{ts})
+		unsubs, err := c.sendUnsubscribeLocked(cn, []*topicState{ts}, new(opRound))
 		var subs []*subscribeOp
 		if err == nil {
-			subs, err = c.sendSubscribeLocked(cn, []*topicState{ts})
+			subs, err = c.sendSubscribeLocked(cn, []*topicState{ts}, new(opRound))
 		}
 		c.mu.Unlock()
 		if err != nil {
