@@ -47,7 +47,8 @@ type Client struct {
 
 	// restoreRound is the reused memory of every restore; whoever connects
 	// owns it (Dial's goroutine, then the supervisor), one restore at a
-	// time.
+	// time. A restore starts only after the previous one's connection
+	// failed and conn.wait returned (see opRound).
 	restoreRound opRound
 
 	eventsMu     sync.Mutex // serializes the drop-oldest send on events, and closing it

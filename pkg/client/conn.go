@@ -213,11 +213,15 @@ func (cn *conn) writeLoop() {
 			return
 		case <-cn.wake:
 			// Callers woken together (the reader resolves a burst of
-			// responses at once) are runnable now; yielding once lets them
-			// queue their next requests before this batch is taken, so
-			// they share one write(2) instead of paying one each. With
-			// nothing else runnable the yield returns at once.
-			runtime.Gosched()
+			// responses at once) are runnable now. When one frame is
+			// queued and other calls are in flight, yielding once lets
+			// them queue their next requests before the batch is taken,
+			// so they share one write(2) instead of paying one each. A
+			// lone call, or a batch already gathered, is written at once:
+			// the yield costs a scheduling round when the process is busy.
+			if cn.queueLen() == 1 && cn.pending.len() > 1 {
+				runtime.Gosched()
+			}
 			cn.wmu.Lock()
 			batch, cn.queue = cn.queue, batch[:0]
 			cn.wmu.Unlock()
@@ -244,6 +248,12 @@ func (cn *conn) writeLoop() {
 			}
 		}
 	}
+}
+
+func (cn *conn) queueLen() int {
+	cn.wmu.Lock()
+	defer cn.wmu.Unlock()
+	return len(cn.queue)
 }
 
 // writeBatch writes frames as WebSocket messages in one flush.

@@ -16,8 +16,9 @@ type subscribeOp struct {
 	group     *opGroup      // nil when the dialect acknowledges nothing (req.ID is 0)
 	call      pendingCall   // registered under req.ID; points back to this op
 
-	// Set by whoever answers the op (the reader, the connection's
-	// failure, or the waiter giving up) before it arrives at group.
+	// Set by whoever answers the op before it arrives at group: the
+	// reader, the connection's failure or the waiter giving up; or track,
+	// at once, for a request nobody acknowledges.
 	keys []string // routing keys from the ack, "" for a refused topic; valid when err is nil
 	err  error    // the request failed, was refused as a whole, or its ack was unreadable
 }
@@ -36,10 +37,13 @@ func (g *opGroup) arrive() {
 }
 
 // opRound is the working memory of one round of subscribe or unsubscribe
-// requests: the topics, the encoded batch, the ops and their ack keys. A
-// round's storage may be reused once its frames are written and its ops
-// answered; the supervisor keeps one for every restore, so a restore of
-// 100 topics allocates next to nothing (BenchmarkResubscribe).
+// requests: the topics, the encoded batch, the ops and their ack keys.
+// Its storage may be reused only when nothing can touch the last round
+// any more: no writer goroutine can still be writing its frames and no
+// pending table holds its ops. That holds once its connection has failed
+// and conn.wait returned, which is how the supervisor reuses one round for
+// every restore, so a restore of 100 topics allocates next to nothing
+// (BenchmarkResubscribe). Other rounds are used once.
 type opRound struct {
 	states  []*topicState
 	topics  []*protocol.Topic
@@ -74,7 +78,11 @@ func (r *opRound) track(c *Client, cn *conn, states []*topicState, subscribe boo
 	reqs := r.batch.Requests
 	r.ops = grow(r.ops, len(reqs))
 	r.ptrs = grow(r.ptrs, len(reqs))
-	r.ackKeys = grow(r.ackKeys, len(r.topics))
+	keys := 0
+	for _, req := range reqs {
+		keys += len(req.Topics)
+	}
+	r.ackKeys = grow(r.ackKeys, keys)
 	clear(r.ackKeys)
 
 	var group *opGroup
@@ -91,7 +99,9 @@ func (r *opRound) track(c *Client, cn *conn, states []*topicState, subscribe boo
 		}
 		r.ptrs[i] = op
 		if req.ID == 0 {
-			op.err = c.proto.Ack(&op.req, nil, op.keys)
+			if subscribe {
+				op.err = c.proto.Ack(&op.req, nil, op.keys)
+			}
 			continue
 		}
 		if group == nil {
@@ -109,6 +119,17 @@ func (r *opRound) track(c *Client, cn *conn, states []*topicState, subscribe boo
 		return nil, err
 	}
 	return r.ptrs, nil
+}
+
+// release drops the round's references to topics and ops, keeping its
+// storage, so a reused round does not keep unsubscribed topics alive
+// between restores. Call it once every op is answered.
+func (r *opRound) release() {
+	clear(r.states)
+	clear(r.topics)
+	clear(r.ops)
+	clear(r.ptrs)
+	r.batch.Reset()
 }
 
 // grow returns s with length n, reusing its storage when it is big

@@ -10,8 +10,8 @@ type response struct {
 
 // pendingCall is one request waiting for its response. It is registered
 // before the request is written and removed by exactly one of: the reader
-// (response arrived), the caller (context done), or the connection's
-// failure.
+// (response arrived), the caller (context done, or the request could not
+// be queued), or the connection's failure.
 type pendingCall struct {
 	done chan response // a call's: capacity 1, the reader never blocks on it
 	op   *subscribeOp  // a subscribe or unsubscribe request's, answered in place

@@ -61,6 +61,9 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 // one batch (chunked by WithResubscribeChunk). A topic the server now
 // refuses ends the subscriptions holding it with a *RefusedError.
 func (c *Client) restore(ctx context.Context, cn *conn) (int, error) {
+	// Every return below comes after the ops are answered (or were never
+	// registered).
+	defer c.restoreRound.release()
 	states, ops, err := c.queueRestore(cn)
 	if err != nil || len(states) == 0 {
 		return 0, err
@@ -98,8 +101,9 @@ func (c *Client) restore(ctx context.Context, cn *conn) (int, error) {
 
 // queueRestore is the in-memory half of restore: it collects the confirmed
 // topics and queues their cached subscribe payloads as one batch. It
-// works in c.restoreRound, whose storage the previous restore is done with:
-// its frames were written or its connection is gone.
+// works in c.restoreRound: the previous restore's connection has failed
+// and been waited for (conn.wait) before another restore starts, so
+// nothing touches that round any more.
 func (c *Client) queueRestore(cn *conn) ([]*topicState, []*subscribeOp, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

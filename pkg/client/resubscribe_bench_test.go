@@ -61,6 +61,7 @@ func BenchmarkResubscribe(b *testing.B) {
 					cn.queue = cn.queue[:0]
 					cn.wmu.Unlock()
 					forget(cn, ops)
+					c.restoreRound.release()
 				}
 				b.ReportMetric(float64(frames), "frames/op")
 			})

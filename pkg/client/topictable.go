@@ -28,6 +28,8 @@ func (t *topicTable) add(ts *topicState) {
 	t.byName[ts.name] = ts
 }
 
+// remove drops ts, which must be in the table (topicState.removed says
+// whether it still is).
 func (t *topicTable) remove(ts *topicState) {
 	last := len(t.list) - 1
 	moved := t.list[last]

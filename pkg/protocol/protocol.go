@@ -123,7 +123,7 @@ func (b *Batch) Reset() {
 
 // message returns an empty buffer of capacity size carved from the
 // arena, and reserves that room. Appending past size moves the message
-// to its own storage; it stays correct, just not pooled.
+// to its own storage outside the arena; it stays correct.
 func (b *Batch) message(size int) []byte {
 	n := len(b.arena)
 	if cap(b.arena)-n < size {
@@ -150,7 +150,7 @@ type Protocol interface {
 
 	// Subscribe encodes the topics into as few messages as the dialect
 	// allows, at most chunk topics per request when chunk > 0. nextID
-	// hands out request ids.
+	// hands out request ids. Every topic is in exactly one Request.
 	Subscribe(b *Batch, topics []*Topic, nextID func() uint64, chunk int)
 
 	// Unsubscribe encodes the removal of topics; keys[i] is topics[i]'s
