@@ -180,10 +180,13 @@ func (c *Client) awaitOps(ctx context.Context, cn *conn, ops []*subscribeOp) {
 			continue
 		case <-ctx.Done():
 		}
-		err := ctxError(ctx, "subscribe")
 		for _, op := range ops {
 			if op.group != nil && cn.pending.remove(op.req.ID) {
-				op.err = err
+				what := "unsubscribe"
+				if op.subscribe {
+					what = "subscribe"
+				}
+				op.err = ctxError(ctx, what)
 				op.group.arrive()
 			}
 		}
