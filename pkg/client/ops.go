@@ -54,6 +54,22 @@ type opRound struct {
 	ackKeys []string // storage for every op's keys
 }
 
+// send encodes the round's requests for states, registers their ids and
+// queues the frames to go out in one flush. On failure nothing stays
+// registered.
+func (r *opRound) send(c *Client, cn *conn, states []*topicState, subscribe bool) ([]*subscribeOp, error) {
+	r.encode(c, states, subscribe)
+	ops, err := r.track(c, cn, states, subscribe)
+	if err != nil {
+		return nil, err
+	}
+	if err := cn.sendAll(r.batch.Messages); err != nil {
+		forget(cn, ops)
+		return nil, err
+	}
+	return ops, nil
+}
+
 // encode fills the round for states and encodes their subscribe (or
 // unsubscribe) requests from the cached payloads, reusing r's storage.
 func (r *opRound) encode(c *Client, states []*topicState, subscribe bool) {

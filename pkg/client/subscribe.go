@@ -132,16 +132,7 @@ func (c *Client) parseTopics(topics []string) ([]string, []*protocol.Topic, erro
 // cached payloads into r, registers every request id, then queues the
 // frames to go out in one flush. Called with c.mu held.
 func (c *Client) sendSubscribeLocked(cn *conn, states []*topicState, r *opRound) ([]*subscribeOp, error) {
-	r.encode(c, states, true)
-	ops, err := r.track(c, cn, states, true)
-	if err != nil {
-		return nil, err
-	}
-	if err := cn.sendAll(r.batch.Messages); err != nil {
-		forget(cn, ops)
-		return nil, err
-	}
-	return ops, nil
+	return r.send(c, cn, states, true)
 }
 
 // stateFinder maps a request's topics back to their states. Dialects

@@ -85,16 +85,7 @@ func (c *Client) detachLocked(s *Subscription) []*topicState {
 // sendUnsubscribeLocked encodes unsubscribe requests for states into r,
 // registers their ids and queues the frames. Called with c.mu held.
 func (c *Client) sendUnsubscribeLocked(cn *conn, states []*topicState, r *opRound) ([]*subscribeOp, error) {
-	r.encode(c, states, false)
-	ops, err := r.track(c, cn, states, false)
-	if err != nil {
-		return nil, err
-	}
-	if err := cn.sendAll(r.batch.Messages); err != nil {
-		forget(cn, ops)
-		return nil, err
-	}
-	return ops, nil
+	return r.send(c, cn, states, false)
 }
 
 // detachAsync unsubscribes s off the reader goroutine (the reader never
