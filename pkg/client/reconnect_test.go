@@ -205,7 +205,9 @@ func TestThousandTopicsRestored(t *testing.T) {
 				var wg sync.WaitGroup
 				errs := make(chan error, n)
 				for w := range 8 {
-					wg.Go(func() {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
 						for i := w; i < n; i += 8 {
 							sub, err := c.Subscribe(ctx, topics[i])
 							if err != nil {
@@ -216,7 +218,7 @@ func TestThousandTopicsRestored(t *testing.T) {
 							subs[topics[i]] = sub
 							mu.Unlock()
 						}
-					})
+					}()
 				}
 				wg.Wait()
 				close(errs)

@@ -2,7 +2,6 @@ package exchangetest_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,7 +140,7 @@ func TestFeedEthereal(t *testing.T) {
 			eq(t, lastT, n.Data.PT)
 		}
 		if n.Data.T <= n.Data.PT || len(n.Data.A) != 10 {
-			t.Fatal(fmt.Sprintf("book %+v", n.Data))
+			t.Fatalf("book %+v", n.Data)
 		}
 		lastT = n.Data.T
 	}

@@ -76,18 +76,6 @@ func (h *hub) wait(ctx context.Context, t *topic) error {
 	return nil
 }
 
-// acquire is reserve and wait.
-func (h *hub) acquire(ctx context.Context, name string) (*topic, error) {
-	t, err := h.reserve(name)
-	if err != nil {
-		return nil, err
-	}
-	if err := h.wait(ctx, t); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
 // open subscribes upstream and starts the pump. It runs on its own
 // goroutine, so the topics one request asks for open concurrently.
 func (t *topic) open() {
