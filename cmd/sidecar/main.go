@@ -5,45 +5,57 @@
 //	sidecar -upstream wss://thalex.com/ws/api/v2 -protocol thalex
 //	sidecar -demo   # a simulated exchange, no network needed
 //
-// Settings come from flags, then WSFAN_* environment variables (WSFAN_UPSTREAM,
-// WSFAN_PROTOCOL, WSFAN_LISTEN, WSFAN_TOKEN, ... one per flag), then the YAML
-// file named by -config, then defaults; the first one set wins. SIGINT or
+// Every setting is a flag, a WSFAN_* environment variable (WSFAN_UPSTREAM,
+// WSFAN_QUEUE_BYTES, ... one per flag) and a key of the YAML file named by
+// -config (queue_bytes: 4MiB); a flag wins over its variable, a variable
+// over the file, the file over the default. Sizes take 1048576, 512KiB or
+// 4MiB. -log-format json writes one JSON object per log line. SIGINT or
 // SIGTERM drains the local clients (within -drain-timeout) and exits.
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 	"syscall"
-
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/wsfan/wsfan/pkg/sidecar"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "sidecar:", err)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		// The program and the library share the name: say it once.
+		fmt.Fprintln(os.Stderr, "sidecar:", strings.TrimPrefix(err.Error(), "sidecar: "))
 		os.Exit(1)
 	}
 }
 
 // run is the whole program: it serves until ctx ends, then drains. stdout
-// gets the demo's instructions, stderr the logs.
+// gets -h, -version and the demo's instructions, stderr the logs.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	opts, err := parseOptions(args, getenv, stderr)
+	opts, err := parseOptions(args, getenv, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
+	if opts.version {
+		fmt.Fprintln(stdout, versionLine(debug.ReadBuildInfo()))
+		return nil
+	}
 	cfg := opts.cfg
-	cfg.Logger = newLogger(stderr, opts.verbose)
+	cfg.Logger = newLogger(stderr, opts.logFormat, opts.logLevel)
 	defer func() { _ = cfg.Logger.Sync() }()
 
 	var demo *demoUpstream
@@ -55,35 +67,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.Upstream = demo.url()
 	}
 	if cfg.Upstream == "" {
-		return fmt.Errorf("no upstream: set -upstream (or WSFAN_UPSTREAM, or upstream: in -config), or try -demo")
+		return errors.New("no upstream: set -upstream (or WSFAN_UPSTREAM, or upstream: in -config), or try -demo")
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("%s: %w", opts.named("listen"), err)
+	}
+	if addr, ok := ln.Addr().(*net.TCPAddr); cfg.Token == "" && (!ok || !addr.IP.IsLoopback()) {
+		_ = ln.Close()
+		return fmt.Errorf("%s %s is not a loopback address: set a token (-token or WSFAN_TOKEN) for local clients to send",
+			opts.named("listen"), cfg.Listen)
 	}
 	srv, err := sidecar.New(cfg)
 	if err != nil {
+		_ = ln.Close()
 		return err
-	}
-	listen := cfg.Listen
-	if listen == "" {
-		listen = sidecar.DefaultListen
-	}
-	ln, err := net.Listen("tcp", listen)
-	if err != nil {
-		srv.Close()
-		return fmt.Errorf("failed to listen on %s: %w", listen, err)
 	}
 	if demo != nil {
 		demo.printHelp(stdout, ln.Addr().String(), cfg.Token)
 	}
 	return srv.Serve(ctx, ln)
-}
-
-// newLogger logs to w in a console format, Info and up (Debug if verbose).
-func newLogger(w io.Writer, verbose bool) *zap.Logger {
-	level := zapcore.InfoLevel
-	if verbose {
-		level = zapcore.DebugLevel
-	}
-	enc := zap.NewDevelopmentEncoderConfig()
-	enc.EncodeTime = zapcore.TimeEncoderOfLayout("15:04:05.000")
-	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(w), level)
-	return zap.New(core)
 }

@@ -8,21 +8,48 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/wsfan/wsfan/pkg/exchangetest"
-	"github.com/wsfan/wsfan/pkg/sidecar"
 )
 
+// TestMain runs main itself when a test starts this binary as the
+// program (runMain), so the exit codes tested are the real ones.
 func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
 	goleak.VerifyTestMain(m)
+}
+
+const runMainEnv = "SIDECAR_TEST_RUN_MAIN"
+
+// runMain runs the sidecar program (this test binary's main) with args and
+// no WSFAN_* variables, and returns its stdout, stderr and exit code.
+func runMain(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = []string{runMainEnv + "=1"}
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return out.String(), errOut.String(), exit.ExitCode()
+	}
+	require.NoError(t, err)
+	return out.String(), errOut.String(), 0
 }
 
 func noEnv(string) string { return "" }
@@ -133,27 +160,6 @@ func TestRunDrainsOnTerminate(t *testing.T) {
 	}
 }
 
-// Flags override WSFAN_* variables, which override the config file.
-func TestOptionsPrecedence(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sidecar.yaml")
-	must(t, os.WriteFile(path, []byte("upstream: ws://file\nprotocol: deribit\ngrace: 2s\noverflow: drop\nlisten: 127.0.0.1:9000\nlast_message_cache: true\n"), 0o600))
-	env := map[string]string{"WSFAN_CONFIG": path, "WSFAN_LISTEN": "127.0.0.1:9001", "WSFAN_QUEUE_BYTES": "1024"}
-	o, err := parseOptions([]string{"-listen", "127.0.0.1:9002"}, func(k string) string { return env[k] }, io.Discard)
-	must(t, err)
-	c := o.cfg
-	if c.Upstream != "ws://file" || c.Protocol != "deribit" || c.Grace != 2*time.Second ||
-		c.Overflow != sidecar.OverflowDrop || c.Listen != "127.0.0.1:9002" || c.QueueBytes != 1024 || !c.LastMessageCache {
-		t.Fatalf("unexpected config %+v", c)
-	}
-	if _, err := parseOptions([]string{"-overflow", "sometimes"}, noEnv, io.Discard); err == nil {
-		t.Fatal("a bad -overflow was accepted")
-	}
-	if err := run(context.Background(), []string{"-listen", "0.0.0.0:0", "-upstream", "ws://x"}, noEnv, io.Discard, io.Discard); err == nil ||
-		!strings.Contains(err.Error(), "requires a token") {
-		t.Fatalf("a public listener without a token: %v", err)
-	}
-}
-
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
@@ -167,5 +173,58 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// running is a sidecar program started by startSidecar.
+type running struct {
+	addr   string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startSidecar runs the program in this process on a free loopback port
+// with args and the WSFAN_* variables of env, and waits until /healthz
+// answers. The program is stopped (and must exit cleanly) at the end of
+// the test. A nil stderr discards the logs.
+func startSidecar(t *testing.T, env map[string]string, stderr io.Writer, args ...string) *running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{addr: freeAddr(t), cancel: cancel, done: make(chan error, 1)}
+	args = append([]string{"-listen", r.addr}, args...)
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	go func() { r.done <- run(ctx, args, func(k string) string { return env[k] }, io.Discard, stderr) }()
+	t.Cleanup(func() { r.stop(t) })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		select {
+		case err := <-r.done:
+			r.done <- err
+			t.Fatalf("the sidecar exited before serving: %v", err)
+		default:
+		}
+		if resp, err := http.Get("http://" + r.addr + "/healthz"); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return r
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sidecar did not serve /healthz")
+		}
+	}
+}
+
+// stop interrupts the program and checks that it exits cleanly.
+func (r *running) stop(t *testing.T) {
+	t.Helper()
+	r.cancel()
+	select {
+	case err := <-r.done:
+		r.done <- err
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the sidecar did not exit")
 	}
 }

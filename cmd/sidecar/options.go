@@ -1,81 +1,121 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/wsfan/wsfan/pkg/sidecar"
 )
 
-// options are the parsed command line, environment and config file.
+// options are the parsed config file, environment and command line.
 type options struct {
-	cfg     sidecar.Config
-	demo    bool
-	verbose bool
+	cfg       sidecar.Config
+	demo      bool
+	version   bool
+	logFormat logFormat
+	logLevel  zapcore.Level
+
+	// source says where each setting was last set, by flag name, so an
+	// error about it names what the user wrote: "-listen",
+	// "WSFAN_LISTEN" or "listen (sidecar.yaml line 3)".
+	source map[string]string
 }
 
-// parseOptions reads the config file (-config or WSFAN_CONFIG), then lets
-// WSFAN_* variables override it and flags override those.
-func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (options, error) {
-	var o options
+// notFromEnvOrFile are the flags that only the command line sets
+// (-config has WSFAN_CONFIG, read before the file).
+var notFromEnvOrFile = map[string]bool{"config": true, "version": true}
+
+// parseOptions applies the config file (-config or WSFAN_CONFIG), then the
+// WSFAN_* variables, then the flags: the last one set wins. Every setting
+// is a flag, and all three sources go through the flag's own parser, so a
+// bad value is refused the same way wherever it was written, with its
+// name and the value in the error. -h writes the usage to usage and
+// returns flag.ErrHelp.
+func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*options, error) {
+	o := &options{source: make(map[string]string)}
+	fs := o.flagSet()
 	if path := configPath(args, getenv); path != "" {
-		if err := loadConfig(path, &o.cfg); err != nil {
-			return o, err
+		if err := o.loadFile(fs, path); err != nil {
+			return nil, err
 		}
 	}
-	c := &o.cfg
-	if c.Protocol == "" {
-		c.Protocol = sidecar.DefaultProtocol
-	}
-	if c.Listen == "" {
-		c.Listen = sidecar.DefaultListen
-	}
-	fs := flag.NewFlagSet("sidecar", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var ignored string
-	fs.StringVar(&ignored, "config", "", "YAML configuration file (keys as in sidecar.Config's yaml tags)")
-	fs.StringVar(&c.Upstream, "upstream", c.Upstream, "upstream WebSocket URL, e.g. wss://thalex.com/ws/api/v2")
-	fs.StringVar(&c.Protocol, "protocol", c.Protocol, "dialect: thalex, deribit, ethereum or ethereal")
-	fs.StringVar(&c.Listen, "listen", c.Listen, "local address; a non-loopback one requires -token")
-	fs.StringVar(&c.Token, "token", c.Token, "bearer token local clients must send (Authorization: Bearer or ?token=)")
-	fs.BoolVar(&o.demo, "demo", false, "run against an embedded simulated exchange (no network needed)")
-	fs.DurationVar(&c.Grace, "grace", c.Grace, "how long an upstream subscription outlives its last local subscriber (default 5s)")
-	fs.TextVar(&c.Overflow, "overflow", c.Overflow, "full local queue: disconnect or drop")
-	fs.IntVar(&c.QueueBytes, "queue-bytes", c.QueueBytes, "bound of each local client's queue in bytes (default 4 MiB)")
-	fs.BoolVar(&c.LastMessageCache, "last-message-cache", c.LastMessageCache, "send new subscribers the topic's last message first")
-	fs.IntVar(&c.MaxClients, "max-clients", c.MaxClients, "local clients allowed (default 10000)")
-	fs.IntVar(&c.MaxTopicsPerClient, "max-topics-per-client", c.MaxTopicsPerClient, "topics one local client may hold (default 1000)")
-	fs.Int64Var(&c.MaxFrameBytes, "max-frame-bytes", c.MaxFrameBytes, "largest frame accepted from a local client (default 1 MiB)")
-	fs.DurationVar(&c.DrainTimeout, "drain-timeout", c.DrainTimeout, "how long SIGINT/SIGTERM waits for local clients to drain (default 10s)")
-	fs.BoolVar(&o.verbose, "v", false, "debug logs")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: sidecar -upstream URL [-protocol thalex] [-listen %s] [flags]\n       sidecar -demo\n\n", sidecar.DefaultListen)
-		fmt.Fprintf(fs.Output(), "Every flag can also be set as WSFAN_<NAME> (e.g. WSFAN_UPSTREAM, WSFAN_QUEUE_BYTES).\n\n")
-		fs.PrintDefaults()
-	}
-	var envErr error
+	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		if v := getenv(envName(f.Name)); v != "" && envErr == nil {
-			if err := fs.Set(f.Name, v); err != nil {
-				envErr = fmt.Errorf("%s=%q: %w", envName(f.Name), v, err)
-			}
+		name := envName(f.Name)
+		v := getenv(name)
+		if v == "" || notFromEnvOrFile[f.Name] || err != nil {
+			return
 		}
+		if serr := f.Value.Set(v); serr != nil {
+			err = fmt.Errorf("invalid value %q for %s: %w", v, name, serr)
+		}
+		o.source[f.Name] = name
 	})
-	if envErr != nil {
-		return o, envErr
+	if err != nil {
+		return nil, err
 	}
 	if err := fs.Parse(args); err != nil {
-		return o, err
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(usage)
+			fs.Usage()
+		}
+		return nil, err // the flag package names the flag and the value
 	}
 	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q (flags only; see -h)", fs.Args())
+		return nil, fmt.Errorf("unexpected arguments %q (flags only; see -h)", fs.Args())
 	}
+	fs.Visit(func(f *flag.Flag) { o.source[f.Name] = "-" + f.Name })
 	return o, nil
+}
+
+// flagSet defines every setting as a flag over o. Errors are returned, not
+// printed: main prints them once.
+func (o *options) flagSet() *flag.FlagSet {
+	c := &o.cfg
+	c.Protocol, c.Listen = sidecar.DefaultProtocol, sidecar.DefaultListen
+	o.logFormat, o.logLevel = logConsole, zapcore.InfoLevel
+
+	fs := flag.NewFlagSet("sidecar", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.String("config", "", "YAML `file` of settings: each key is a flag's name with _ for - (queue_bytes: 4MiB)")
+	fs.Var(upstreamValue(&c.Upstream), "upstream", "upstream WebSocket `URL`, e.g. wss://thalex.com/ws/api/v2")
+	fs.Var(protocolValue(&c.Protocol), "protocol", "`dialect`: thalex, deribit, ethereum or ethereal")
+	fs.StringVar(&c.Listen, "listen", c.Listen, "local `address`; a non-loopback one requires -token")
+	fs.StringVar(&c.Token, "token", "", "bearer `token` local clients must send (Authorization: Bearer or ?token=)")
+	fs.Var(listValue(&c.AllowedOrigins), "allowed-origins", "comma-separated browser `origins` allowed to open streams, e.g. http://localhost:3000, or * for any\n(default: none but the sidecar's own)")
+	fs.BoolVar(&o.demo, "demo", false, "run against an embedded simulated exchange (no network needed)")
+
+	fs.Var(durationValue(&c.Grace), "grace", "the `duration` an upstream subscription outlives its last local subscriber (default 5s)")
+	fs.Var(sizeValue(&c.QueueBytes), "queue-bytes", "`size` of each local client's queue: 1048576, 512KiB, 4MiB... (default 4MiB)")
+	fs.TextVar(&c.Overflow, "overflow", c.Overflow, "`policy` for a full local queue: disconnect or drop")
+	fs.BoolVar(&c.LastMessageCache, "last-message-cache", false, "send new subscribers the topic's last message first")
+	fs.Var(countValue(&c.MaxClients), "max-clients", "`number` of local clients allowed (default 10000)")
+	fs.Var(countValue(&c.MaxTopicsPerClient), "max-topics-per-client", "`number` of topics one local client may hold (default 1000)")
+	fs.Var(countValue(&c.MaxTopics), "max-topics", "`number` of distinct upstream topics (default 10000)")
+	fs.Var(sizeValue(&c.MaxFrameBytes), "max-frame-bytes", "`size` of the largest frame accepted from a local client (default 1MiB)")
+	fs.Var(countValue(&c.MaxCallsPerClient), "max-calls-per-client", "`number` of calls one local client may have in flight upstream (default 64)")
+	fs.Var(listValue(&c.BlockedMethods), "blocked-methods", "comma-separated `methods` never forwarded upstream\n(default public/login,public/auth,private/subscribe)")
+	fs.Var(durationValue(&c.WriteTimeout), "write-timeout", "the longest `duration` of each write to a local client (default 10s)")
+	fs.Var(durationValue(&c.RequestTimeout), "request-timeout", "the longest `duration` of an upstream subscribe or forwarded call (default 30s)")
+	fs.Var(durationValue(&c.DrainTimeout), "drain-timeout", "the longest `duration` SIGINT/SIGTERM waits for local clients to drain (default 10s)")
+
+	fs.TextVar(&o.logFormat, "log-format", o.logFormat, "`format` of the logs: console or json")
+	fs.TextVar(&o.logLevel, "log-level", o.logLevel, "`level` of the logs: debug, info, warn or error")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: sidecar -upstream URL [-protocol thalex] [-listen %s] [flags]\n       sidecar -demo\n\n", sidecar.DefaultListen)
+		fmt.Fprintf(w, "Every flag but -version can also be set as WSFAN_<NAME> (WSFAN_UPSTREAM,\n"+
+			"WSFAN_QUEUE_BYTES) or as <name> in the -config file (queue_bytes);\n"+
+			"a flag wins over its variable, a variable over the file.\n\n")
+		fs.PrintDefaults()
+	}
+	return fs
 }
 
 // envName is the environment variable of a flag: WSFAN_QUEUE_BYTES.
@@ -83,8 +123,12 @@ func envName(flagName string) string {
 	return "WSFAN_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
 }
 
+// fileKey is the config file key of a flag: queue_bytes, as in
+// sidecar.Config's yaml tags.
+func fileKey(flagName string) string { return strings.ReplaceAll(flagName, "-", "_") }
+
 // configPath finds -config in args before the flags are parsed (the file
-// provides their defaults), or falls back to WSFAN_CONFIG.
+// comes first), or falls back to WSFAN_CONFIG.
 func configPath(args []string, getenv func(string) string) string {
 	for i, a := range args {
 		if a == "--" {
@@ -104,17 +148,11 @@ func configPath(args []string, getenv func(string) string) string {
 	return getenv("WSFAN_CONFIG")
 }
 
-// loadConfig reads a YAML file into cfg; unknown keys are an error.
-func loadConfig(path string, cfg *sidecar.Config) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
+// named is how an error names a setting: where its value came from, or
+// the flag when it has its default.
+func (o *options) named(flagName string) string {
+	if s := o.source[flagName]; s != "" {
+		return s
 	}
-	defer f.Close()
-	dec := yaml.NewDecoder(f)
-	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil && err != io.EOF {
-		return fmt.Errorf("config %s: %w", path, err)
-	}
-	return nil
+	return "-" + flagName
 }

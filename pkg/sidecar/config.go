@@ -41,7 +41,7 @@ func (o *Overflow) UnmarshalText(b []byte) error {
 	case "drop":
 		*o = OverflowDrop
 	default:
-		return fmt.Errorf("sidecar: unknown overflow policy %q (want disconnect or drop)", b)
+		return fmt.Errorf("unknown overflow policy %q (want disconnect or drop)", b)
 	}
 	return nil
 }

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// loadFile applies a YAML config file: a mapping whose keys are flag names
+// with _ for - (the yaml tags of sidecar.Config), whose values are what
+// the flag takes, a list for the comma-separated ones:
+//
+//	upstream: wss://thalex.com/ws/api/v2
+//	queue_bytes: 4MiB
+//	allowed_origins: [http://localhost:3000]
+//
+// An unknown key, a key given twice or a bad value is an error naming the
+// file, the line and the key.
+func (o *options) loadFile(fs *flag.FlagSet, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	defer f.Close()
+	var doc yaml.Node
+	if err := yaml.NewDecoder(f).Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil // an empty file
+		}
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return fmt.Errorf("config file %s line %d: want a mapping of settings (key: value)", path, root.Line)
+	}
+	seen := make(map[string]bool)
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		where := fmt.Sprintf("%s (%s line %d)", k.Value, path, k.Line)
+		name := strings.ReplaceAll(k.Value, "_", "-")
+		fl := fs.Lookup(name)
+		if fl == nil || notFromEnvOrFile[name] || fileKey(name) != k.Value {
+			return fmt.Errorf("unknown setting %s", where)
+		}
+		if seen[name] {
+			return fmt.Errorf("setting %s given twice", where)
+		}
+		seen[name] = true
+		s, err := scalarOrList(v)
+		if err != nil {
+			return fmt.Errorf("invalid value for %s: %w", where, err)
+		}
+		if v.Tag == "!!null" {
+			continue // "token:" with nothing after it keeps the default
+		}
+		if err := fl.Value.Set(s); err != nil {
+			return fmt.Errorf("invalid value %q for %s: %w", s, where, err)
+		}
+		o.source[name] = where
+	}
+	return nil
+}
+
+// scalarOrList returns a scalar's text, or a list of scalars joined with
+// commas as the list flags take them.
+func scalarOrList(n *yaml.Node) (string, error) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		return n.Value, nil
+	case yaml.SequenceNode:
+		items := make([]string, len(n.Content))
+		for i, e := range n.Content {
+			if e.Kind != yaml.ScalarNode || strings.Contains(e.Value, ",") {
+				return "", fmt.Errorf("want a list of plain values (line %d)", e.Line)
+			}
+			items[i] = e.Value
+		}
+		return strings.Join(items, ","), nil
+	}
+	return "", errors.New("want a value or a list of values")
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/wsfan/wsfan/pkg/sidecar"
+)
+
+func writeFile(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sidecar.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+	return path
+}
+
+func parse(args []string, env map[string]string) (*options, error) {
+	return parseOptions(args, func(k string) string { return env[k] }, io.Discard)
+}
+
+// Flags override WSFAN_* variables, which override the config file.
+func TestOptionsPrecedence(t *testing.T) {
+	path := writeFile(t, "upstream: ws://file\nprotocol: deribit\ngrace: 2s\noverflow: drop\nlisten: 127.0.0.1:9000\n"+
+		"last_message_cache: true\nallowed_origins: [http://a, http://b]\nqueue_bytes: 4MiB\n")
+	env := map[string]string{"WSFAN_CONFIG": path, "WSFAN_LISTEN": "127.0.0.1:9001", "WSFAN_QUEUE_BYTES": "1024",
+		"WSFAN_ALLOWED_ORIGINS": "http://c"}
+	o, err := parse([]string{"-listen", "127.0.0.1:9002", "-allowed-origins", "http://d,http://e"}, env)
+	require.NoError(t, err)
+	c := o.cfg
+	assert.Equal(t, "ws://file", c.Upstream)
+	assert.Equal(t, "deribit", c.Protocol)
+	assert.Equal(t, 2*time.Second, c.Grace)
+	assert.Equal(t, sidecar.OverflowDrop, c.Overflow)
+	assert.Equal(t, "127.0.0.1:9002", c.Listen)
+	assert.Equal(t, 1024, c.QueueBytes)
+	assert.True(t, c.LastMessageCache)
+	assert.Equal(t, []string{"http://d", "http://e"}, c.AllowedOrigins, "a list flag replaces, not appends")
+	assert.Equal(t, "-listen", o.named("listen"))
+	assert.Equal(t, "WSFAN_QUEUE_BYTES", o.named("queue-bytes"))
+	assert.Equal(t, "grace ("+path+" line 3)", o.named("grace"))
+}
+
+// With nothing set, the options are the documented defaults (zero fields
+// are the library's defaults).
+func TestOptionsDefaults(t *testing.T) {
+	o, err := parse(nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, sidecar.Config{Protocol: sidecar.DefaultProtocol, Listen: sidecar.DefaultListen}, o.cfg)
+	assert.Equal(t, logConsole, o.logFormat)
+	assert.Equal(t, zapcore.InfoLevel, o.logLevel)
+	assert.False(t, o.demo)
+}
+
+// Every setting has a WSFAN_ variable.
+func TestOptionsFromEnvironment(t *testing.T) {
+	env := map[string]string{
+		"WSFAN_UPSTREAM": "wss://example.com/ws", "WSFAN_PROTOCOL": "ethereum", "WSFAN_LISTEN": "127.0.0.1:0",
+		"WSFAN_TOKEN": "s3cret", "WSFAN_ALLOWED_ORIGINS": "http://localhost:3000, https://app.example",
+		"WSFAN_DEMO": "true", "WSFAN_GRACE": "1m30s", "WSFAN_QUEUE_BYTES": "512KiB", "WSFAN_OVERFLOW": "drop",
+		"WSFAN_LAST_MESSAGE_CACHE": "1", "WSFAN_MAX_CLIENTS": "7", "WSFAN_MAX_TOPICS_PER_CLIENT": "8",
+		"WSFAN_MAX_TOPICS": "9", "WSFAN_MAX_FRAME_BYTES": "2 MiB", "WSFAN_MAX_CALLS_PER_CLIENT": "10",
+		"WSFAN_BLOCKED_METHODS": "public/login,private/buy", "WSFAN_WRITE_TIMEOUT": "1s",
+		"WSFAN_REQUEST_TIMEOUT": "2s", "WSFAN_DRAIN_TIMEOUT": "3s", "WSFAN_LOG_FORMAT": "json",
+		"WSFAN_LOG_LEVEL": "debug",
+	}
+	o, err := parse(nil, env)
+	require.NoError(t, err)
+	assert.Equal(t, sidecar.Config{
+		Upstream: "wss://example.com/ws", Protocol: "ethereum", Listen: "127.0.0.1:0", Token: "s3cret",
+		AllowedOrigins: []string{"http://localhost:3000", "https://app.example"},
+		Grace:          90 * time.Second, QueueBytes: 512 << 10, Overflow: sidecar.OverflowDrop, LastMessageCache: true,
+		MaxClients: 7, MaxTopicsPerClient: 8, MaxTopics: 9, MaxFrameBytes: 2 << 20, MaxCallsPerClient: 10,
+		BlockedMethods: []string{"public/login", "private/buy"},
+		WriteTimeout:   time.Second, RequestTimeout: 2 * time.Second, DrainTimeout: 3 * time.Second,
+	}, o.cfg)
+	assert.True(t, o.demo)
+	assert.Equal(t, logJSON, o.logFormat)
+	assert.Equal(t, zapcore.DebugLevel, o.logLevel)
+	for name := range env {
+		flagName := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(name, "WSFAN_")), "_", "-")
+		assert.Equal(t, name, o.named(flagName))
+	}
+}
+
+// Every key of sidecar.Config's YAML form is a flag (so also a variable
+// and a key of the file), with the same name.
+func TestEveryConfigKeyIsAFlag(t *testing.T) {
+	fs := (&options{}).flagSet()
+	typ := reflect.TypeOf(sidecar.Config{})
+	for i := range typ.NumField() {
+		key := typ.Field(i).Tag.Get("yaml")
+		if key == "-" {
+			continue
+		}
+		assert.NotNil(t, fs.Lookup(strings.ReplaceAll(key, "_", "-")), "Config.%s (%s) has no flag", typ.Field(i).Name, key)
+	}
+}
+
+// Every refused setting is named as the user wrote it (flag, variable or
+// file key with its line), with the bad value, and "sidecar:" is said at
+// most once.
+func TestOptionErrorsNameSettingAndValue(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		file string
+		want []string
+	}{
+		{args: []string{"-queue-bytes", "4MB"}, want: []string{`"4MB"`, "flag -queue-bytes", "512KiB"}},
+		{env: map[string]string{"WSFAN_QUEUE_BYTES": "4 MB"}, want: []string{`"4 MB"`, "WSFAN_QUEUE_BYTES", "4MiB"}},
+		{file: "queue_bytes: 4MB\n", want: []string{`"4MB"`, "queue_bytes (", "line 1)"}},
+		{args: []string{"-max-frame-bytes", "-1"}, want: []string{`"-1"`, "-max-frame-bytes"}},
+		{env: map[string]string{"WSFAN_GRACE": "5"}, want: []string{`"5"`, "WSFAN_GRACE", "250ms"}},
+		{file: "upstream: ws://x\nwrite_timeout: soon\n", want: []string{`"soon"`, "write_timeout (", "line 2)"}},
+		{args: []string{"-max-clients", "many"}, want: []string{`"many"`, "-max-clients", "whole number"}},
+		{env: map[string]string{"WSFAN_MAX_TOPICS": "-5"}, want: []string{`"-5"`, "WSFAN_MAX_TOPICS"}},
+		{args: []string{"-protocol", "binance"}, want: []string{`"binance"`, "-protocol", "thalex, deribit"}},
+		{env: map[string]string{"WSFAN_UPSTREAM": "https://thalex.com"}, want: []string{`"https://thalex.com"`, "WSFAN_UPSTREAM", "wss://"}},
+		{args: []string{"-overflow", "sometimes"}, want: []string{`"sometimes"`, "-overflow", "disconnect or drop"}},
+		{env: map[string]string{"WSFAN_LOG_FORMAT": "xml"}, want: []string{`"xml"`, "WSFAN_LOG_FORMAT", "console or json"}},
+		{args: []string{"-log-level", "loud"}, want: []string{`"loud"`, "-log-level"}},
+		{env: map[string]string{"WSFAN_LAST_MESSAGE_CACHE": "yes please"}, want: []string{`"yes please"`, "WSFAN_LAST_MESSAGE_CACHE"}},
+		{file: "queue-bytes: 1024\n", want: []string{"unknown setting queue-bytes", "line 1"}},
+		{file: "version: true\n", want: []string{"unknown setting version"}},
+		{file: "grace: 1s\ngrace: 2s\n", want: []string{"grace (", "line 2)", "twice"}},
+		{file: "allowed_origins: {a: b}\n", want: []string{"allowed_origins (", "want a value or a list"}},
+		{file: "- a\n- b\n", want: []string{"want a mapping"}},
+		{args: []string{"-nope"}, want: []string{"-nope"}},
+		{args: []string{"extra"}, want: []string{`"extra"`}},
+	} {
+		env := tc.env
+		if tc.file != "" {
+			env = map[string]string{"WSFAN_CONFIG": writeFile(t, tc.file)}
+		}
+		_, err := parse(tc.args, env)
+		require.Error(t, err, "%v %v %q", tc.args, tc.env, tc.file)
+		for _, w := range tc.want {
+			assert.Contains(t, err.Error(), w)
+		}
+		assert.NotContains(t, err.Error(), "sidecar:")
+	}
+}
+
+// A listener that is not loopback needs a token; the error names the
+// setting that chose the address.
+func TestPublicListenNeedsToken(t *testing.T) {
+	env := map[string]string{"WSFAN_UPSTREAM": "ws://127.0.0.1:1", "WSFAN_LISTEN": "0.0.0.0:0"}
+	err := run(context.Background(), nil, func(k string) string { return env[k] }, io.Discard, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "WSFAN_LISTEN 0.0.0.0:0 is not a loopback address")
+	assert.Contains(t, err.Error(), "-token")
+
+	err = run(context.Background(), []string{"-protocol", "deribit"}, noEnv, io.Discard, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no upstream: set -upstream")
+}

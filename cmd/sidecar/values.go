@@ -1,0 +1,198 @@
+package main
+
+import (
+	"errors"
+	"math"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// value is a flag.Value that stores what parse makes of a string in *p.
+// One parser serves a flag, its WSFAN_* variable and its config file key,
+// and its error says what it wants (the caller names the setting and the
+// value).
+type value[T any] struct {
+	p      *T
+	parse  func(string) (T, error)
+	format func(T) string
+}
+
+func (v value[T]) Set(s string) error {
+	x, err := v.parse(s)
+	if err != nil {
+		return err
+	}
+	*v.p = x
+	return nil
+}
+
+func (v value[T]) String() string {
+	if v.p == nil { // flag.PrintDefaults asks a zero value
+		return ""
+	}
+	return v.format(*v.p)
+}
+
+// sizeValue is a byte count: 1048576, 512KiB, 4MiB or 1GiB.
+func sizeValue[T int | int64](p *T) value[T] {
+	return value[T]{p: p,
+		parse: func(s string) (T, error) {
+			n, err := parseSize(s)
+			if err != nil || int64(T(n)) != n {
+				return 0, errors.New("want a byte count such as 1048576, 512KiB, 4MiB or 1GiB")
+			}
+			return T(n), nil
+		},
+		format: func(n T) string { return formatSize(int64(n)) }, // 0: the default
+	}
+}
+
+// sizeUnits are the suffixes parseSize accepts, in binary multiples.
+var sizeUnits = []struct {
+	suffix string
+	shift  uint
+}{{"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"B", 0}}
+
+// parseSize reads a non-negative byte count with an optional unit
+// (case-insensitive, a space allowed before it): "4MiB", "4 MiB", "512KiB",
+// "1048576". Decimal units (MB) and fractions are refused: a queue bound
+// should mean one number.
+func parseSize(s string) (int64, error) {
+	num, shift := strings.TrimSpace(s), uint(0)
+	for _, u := range sizeUnits {
+		if len(num) > len(u.suffix) && strings.EqualFold(num[len(num)-len(u.suffix):], u.suffix) {
+			num, shift = strings.TrimSpace(num[:len(num)-len(u.suffix)]), u.shift
+			break
+		}
+	}
+	n, err := strconv.ParseUint(num, 10, 63)
+	if err != nil {
+		return 0, err
+	}
+	if n > math.MaxInt64>>shift {
+		return 0, strconv.ErrRange
+	}
+	return int64(n) << shift, nil
+}
+
+// formatSize writes n in the largest unit that divides it: 4MiB, 1000;
+// 0 (the default) as nothing.
+func formatSize(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	for i := len(sizeUnits) - 2; i >= 0; i-- {
+		if u := sizeUnits[i]; n > 0 && n%(1<<u.shift) == 0 {
+			return strconv.FormatInt(n>>u.shift, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// countValue is a non-negative whole number.
+func countValue(p *int) value[int] {
+	return value[int]{p: p,
+		parse: func(s string) (int, error) {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || n < 0 {
+				return 0, errors.New("want a whole number, 0 or more")
+			}
+			return n, nil
+		},
+		format: func(n int) string {
+			if n == 0 { // the default
+				return ""
+			}
+			return strconv.Itoa(n)
+		},
+	}
+}
+
+// durationValue is a non-negative duration: 5s, 250ms, 1m30s.
+func durationValue(p *time.Duration) value[time.Duration] {
+	return value[time.Duration]{p: p,
+		parse: func(s string) (time.Duration, error) {
+			d, err := time.ParseDuration(strings.TrimSpace(s))
+			if err != nil || d < 0 {
+				return 0, errors.New("want a duration such as 5s, 250ms or 1m30s")
+			}
+			return d, nil
+		},
+		format: func(d time.Duration) string {
+			if d == 0 {
+				return ""
+			}
+			return d.String()
+		},
+	}
+}
+
+// listValue is a comma-separated list; each use replaces the whole list, so
+// a flag overrides a variable instead of adding to it.
+func listValue(p *[]string) value[[]string] {
+	return value[[]string]{p: p,
+		parse: func(s string) ([]string, error) {
+			var l []string
+			for _, e := range strings.Split(s, ",") {
+				if e = strings.TrimSpace(e); e != "" {
+					l = append(l, e)
+				}
+			}
+			return l, nil
+		},
+		format: func(l []string) string { return strings.Join(l, ",") },
+	}
+}
+
+// upstreamValue is a ws:// or wss:// URL.
+func upstreamValue(p *string) value[string] {
+	return value[string]{p: p,
+		parse: func(s string) (string, error) {
+			u, err := url.Parse(s)
+			if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+				return "", errors.New("want a ws:// or wss:// URL")
+			}
+			return s, nil
+		},
+		format: func(s string) string { return s },
+	}
+}
+
+// protocolValue is a dialect name protocol.ByName knows.
+func protocolValue(p *string) value[string] {
+	return value[string]{p: p,
+		parse: func(s string) (string, error) {
+			if _, err := protocol.ByName(s); err != nil {
+				return "", errors.New("want thalex, deribit, ethereum or ethereal")
+			}
+			return s, nil
+		},
+		format: func(s string) string { return s },
+	}
+}
+
+// logFormat is the -log-format: console (for people) or json (for log
+// shippers).
+type logFormat string
+
+const (
+	logConsole logFormat = "console"
+	logJSON    logFormat = "json"
+)
+
+// UnmarshalText accepts console or json.
+func (f *logFormat) UnmarshalText(b []byte) error {
+	switch logFormat(b) {
+	case logConsole, logJSON:
+		*f = logFormat(b)
+		return nil
+	}
+	return errors.New("want console or json")
+}
+
+// MarshalText returns the format's name.
+func (f logFormat) MarshalText() ([]byte, error) { return []byte(f), nil }
