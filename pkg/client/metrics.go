@@ -1,6 +1,8 @@
 package client
 
 import (
+	"runtime/debug"
+	"slices"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -96,4 +98,53 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(m.topics, float64(topics))
 	gauge(m.state, float64(m.c.State()))
 	m.latency.Collect(ch)
+}
+
+// modulePath is wsfan's module, whose version wsfan_build_info reports.
+const modulePath = "github.com/wsfan/wsfan"
+
+// NewBuildInfoCollector returns a collector of the gauge wsfan_build_info,
+// always 1, labelled with the version of wsfan compiled into the program,
+// the commit it was built from when wsfan is the main module (the sidecar),
+// and the Go version, so a dashboard can show which build runs where.
+// Register it once per registry; the sidecar registers it on its own.
+func NewBuildInfoCollector() prometheus.Collector {
+	version, revision, goVersion := buildInfo()
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "wsfan_build_info",
+		Help:        "Always 1, labelled with the version of wsfan, the commit of the build and the Go version.",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": goVersion},
+	})
+	g.Set(1)
+	return g
+}
+
+// buildInfo reads wsfan's version from the program's build information,
+// and the commit when wsfan is the main module; "unknown" where it says
+// nothing.
+func buildInfo() (version, revision, goVersion string) {
+	version, revision, goVersion = "unknown", "unknown", "unknown"
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return
+	}
+	goVersion = info.GoVersion
+	var mod *debug.Module
+	if info.Main.Path == modulePath {
+		mod = &info.Main
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" {
+				revision = s.Value
+			}
+		}
+	} else if i := slices.IndexFunc(info.Deps, func(m *debug.Module) bool { return m.Path == modulePath }); i >= 0 {
+		mod = info.Deps[i]
+	}
+	if mod != nil && mod.Replace != nil {
+		mod = mod.Replace
+	}
+	if mod != nil && mod.Version != "" {
+		version = mod.Version
+	}
+	return
 }

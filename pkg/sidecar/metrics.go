@@ -8,9 +8,10 @@ import (
 
 // collector exports the sidecar's counters as wsfan_sidecar_* metrics,
 // read at scrape time so the hot path only bumps atomics. The topic label
-// is bounded by Config.MaxTopics.
+// is bounded by Config.MaxTopics. It also exports wsfan_build_info.
 type collector struct {
-	s *Server
+	s     *Server
+	build prometheus.Collector
 
 	clients, topics, upstreamUp, queueBytes                           *prometheus.Desc
 	connections, dropped, disconnects, written, calls, callErrors     *prometheus.Desc
@@ -23,6 +24,7 @@ func newCollector(s *Server) *collector {
 	}
 	return &collector{
 		s:            s,
+		build:        client.NewBuildInfoCollector(),
 		clients:      desc("clients", "Local clients connected, by kind.", "kind"),
 		topics:       desc("topics", "Upstream topics held."),
 		upstreamUp:   desc("upstream_connected", "1 while the upstream is connected."),
@@ -48,9 +50,11 @@ func (m *collector) Describe(ch chan<- *prometheus.Desc) {
 		m.reconnects, m.resumes, m.received, m.delivered, m.topicDropped, m.topicRefs} {
 		ch <- d
 	}
+	m.build.Describe(ch)
 }
 
 func (m *collector) Collect(ch chan<- prometheus.Metric) {
+	m.build.Collect(ch)
 	s := m.s
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
