@@ -14,7 +14,7 @@ BENCH_CLIENT ?= RouteTicker|ResolveResponse|EncodeRequest|SubscribeFrame|Resubsc
 OLD       ?= $(RESULTS)/baseline.txt
 NEW       ?= $(RESULTS)/latest.txt
 
-.PHONY: all build test vet lint bench bench-smoke bench-compare bench-peers demo fuzz
+.PHONY: all build test vet lint bench bench-smoke bench-compare bench-peers bench-plot demo fuzz
 
 all: build test
 
@@ -68,3 +68,9 @@ bench-compare:
 # benchmark by benchmark, from one run (NEW).
 bench-peers:
 	$(BENCHSTAT) -filter '/impl:(wsfan OR geth OR gorilla)' -col /impl $(NEW)
+
+# bench-plot: SVG bar charts of OLD (and NEW, when it exists), wsfan beside
+# go-ethereum and raw gorilla, into bench/results/ for BENCHMARKS.md
+# (bench/cmd/benchplot, gonum/plot: its dependencies stay in bench/go.mod).
+bench-plot:
+	cd bench && $(GO) run ./cmd/benchplot -o $(abspath $(RESULTS)) $(abspath $(OLD)) $(if $(wildcard $(NEW)),$(abspath $(NEW)))
