@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -116,64 +117,33 @@ func TestDemoServes(t *testing.T) {
 func TestRunDrainsOnTerminate(t *testing.T) {
 	up := exchangetest.NewServer(exchangetest.Deribit)
 	defer up.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	env := map[string]string{"WSFAN_UPSTREAM": up.URL(), "WSFAN_PROTOCOL": "deribit"}
-	done := make(chan error, 1)
-	addr := freeAddr(t)
-	go func() {
-		done <- run(ctx, []string{"-listen", addr, "-drain-timeout", "5s"}, func(k string) string { return env[k] }, io.Discard, io.Discard)
-	}()
-	var ws *websocket.Conn
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var err error
-		ws, _, err = websocket.DefaultDialer.Dial("ws://"+addr+"/ws", nil)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	r := startSidecar(t, map[string]string{"WSFAN_UPSTREAM": up.URL(), "WSFAN_PROTOCOL": "deribit"}, nil, "-drain-timeout", "5s")
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+r.addr+"/ws", nil)
+	require.NoError(t, err)
 	defer ws.Close()
-	must(t, ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["ticker.BTC-PERPETUAL.100ms"]}}`)))
-	must(t, ws.SetReadDeadline(time.Now().Add(10*time.Second)))
-	if _, ack, err := ws.ReadMessage(); err != nil || !strings.Contains(string(ack), `"result":["ticker.BTC-PERPETUAL.100ms"]`) {
-		t.Fatalf("ack %s, %v", ack, err)
-	}
-	cancel()
-	_, _, err := ws.ReadMessage()
+	require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["ticker.BTC-PERPETUAL.100ms"]}}`)))
+	require.NoError(t, ws.SetReadDeadline(time.Now().Add(10*time.Second)))
+	_, ack, err := ws.ReadMessage()
+	require.NoError(t, err)
+	require.Contains(t, string(ack), `"result":["ticker.BTC-PERPETUAL.100ms"]`)
+
+	r.cancel() // SIGTERM
+	_, _, err = ws.ReadMessage()
 	var ce *websocket.CloseError
-	if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || ce.Text != "sidecar shutting down" {
-		t.Fatalf("want a going-away close frame, got %v", err)
-	}
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, websocket.CloseGoingAway, ce.Code)
+	assert.Equal(t, "sidecar shutting down", ce.Text)
 	_ = ws.Close()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("run: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("run did not return")
-	}
+	r.stop(t)
 }
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	must(t, err)
+	require.NoError(t, err)
 	addr := ln.Addr().String()
 	_ = ln.Close()
 	return addr
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // running is a sidecar program started by startSidecar.
