@@ -34,6 +34,9 @@ func (o *options) loadFile(fs *flag.FlagSet, path string) error {
 		}
 		return fmt.Errorf("config file %s: %w", path, err)
 	}
+	if len(doc.Content) == 0 {
+		return nil // comments only
+	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
 		return fmt.Errorf("config file %s line %d: want a mapping of settings (key: value)", path, root.Line)

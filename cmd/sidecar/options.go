@@ -35,13 +35,37 @@ var notFromEnvOrFile = map[string]bool{"config": true, "version": true}
 // is a flag, and all three sources go through the flag's own parser, so a
 // bad value is refused the same way wherever it was written, with its
 // name and the value in the error. -h writes the usage to usage and
-// returns flag.ErrHelp.
+// returns flag.ErrHelp, and -version is honoured, even when a variable or
+// the file is wrong.
 func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*options, error) {
 	o := &options{source: make(map[string]string)}
 	fs := o.flagSet()
+	srcErr := o.applyFileAndEnv(fs, args, getenv)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(usage)
+			fs.Usage()
+		}
+		return nil, err // the flag package names the flag and the value
+	}
+	if o.version { // whatever else is wrong
+		return o, nil
+	}
+	if srcErr != nil {
+		return nil, srcErr
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q (flags only; see -h)", fs.Args())
+	}
+	fs.Visit(func(f *flag.Flag) { o.source[f.Name] = "-" + f.Name })
+	return o, nil
+}
+
+// applyFileAndEnv applies the config file, then the WSFAN_* variables.
+func (o *options) applyFileAndEnv(fs *flag.FlagSet, args []string, getenv func(string) string) error {
 	if path := configPath(args, getenv); path != "" {
 		if err := o.loadFile(fs, path); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	var err error
@@ -56,21 +80,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 		}
 		o.source[f.Name] = name
 	})
-	if err != nil {
-		return nil, err
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(usage)
-			fs.Usage()
-		}
-		return nil, err // the flag package names the flag and the value
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments %q (flags only; see -h)", fs.Args())
-	}
-	fs.Visit(func(f *flag.Flag) { o.source[f.Name] = "-" + f.Name })
-	return o, nil
+	return err
 }
 
 // flagSet defines every setting as a flag over o. Errors are returned, not

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -163,4 +164,23 @@ func TestPublicListenNeedsToken(t *testing.T) {
 	err = run(context.Background(), []string{"-protocol", "deribit"}, noEnv, io.Discard, io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no upstream: set -upstream")
+}
+
+// -h and -version work whatever else is wrong; an empty or comment-only
+// file sets nothing.
+func TestHelpAndVersionDespiteBadSettings(t *testing.T) {
+	env := map[string]string{"WSFAN_QUEUE_BYTES": "lots", "WSFAN_CONFIG": writeFile(t, "nonsense: 1\n")}
+	var usage strings.Builder
+	_, err := parseOptions([]string{"-h"}, func(k string) string { return env[k] }, &usage)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	assert.Contains(t, usage.String(), "usage: sidecar")
+	o, err := parse([]string{"-version"}, env)
+	require.NoError(t, err)
+	assert.True(t, o.version)
+
+	for _, content := range []string{"", "# nothing yet\n"} {
+		o, err := parse(nil, map[string]string{"WSFAN_CONFIG": writeFile(t, content)})
+		require.NoError(t, err, "%q", content)
+		assert.Equal(t, sidecar.DefaultListen, o.cfg.Listen)
+	}
 }
