@@ -27,7 +27,7 @@ type RateLimit struct {
 	// request; a cost of 0 leaves the request to the other limits.
 	// Subscribe and unsubscribe requests are asked about as
 	// SubscribeMethod and UnsubscribeMethod, whatever the dialect calls
-	// them. It may be called from any goroutine.
+	// them, once, by Dial. It may be called from any goroutine.
 	Cost func(method string) int
 }
 
@@ -62,7 +62,11 @@ func WithRateLimit(limits ...RateLimit) Option {
 	return func(c *config) {
 		p := c.pacer()
 		for _, l := range limits {
-			p.limits = append(p.limits, paceLimit{cost: l.Cost, bucket: credit.New(l.Rate, float64(l.Burst))})
+			pl := paceLimit{cost: l.Cost, bucket: credit.New(l.Rate, float64(l.Burst))}
+			// Asked now: subscribe rounds are charged under the client's
+			// lock, where no user code runs.
+			pl.subscribe, pl.unsubscribe = pl.costOf(SubscribeMethod), pl.costOf(UnsubscribeMethod)
+			p.limits = append(p.limits, pl)
 		}
 	}
 }
@@ -76,8 +80,9 @@ type pacer struct {
 }
 
 type paceLimit struct {
-	cost   func(method string) int
-	bucket credit.Bucket
+	cost                   func(method string) int
+	subscribe, unsubscribe int // the costs of subscription requests
+	bucket                 credit.Bucket
 }
 
 // pacer returns the config's pacer, making it on first use.
@@ -127,11 +132,20 @@ func (p *pacer) chargeBatch(b *protocol.Batch, subscribe bool) {
 	if p == nil {
 		return
 	}
-	method := UnsubscribeMethod
-	if subscribe {
-		method = SubscribeMethod
+	n := max(len(b.Messages), len(b.Requests))
+	now := p.clock.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := range p.limits {
+		l := &p.limits[i]
+		cost := l.unsubscribe
+		if subscribe {
+			cost = l.subscribe
+		}
+		if cost > 0 {
+			l.bucket.Reserve(now, float64(cost*n))
+		}
 	}
-	p.reserve(method, max(len(b.Messages), len(b.Requests)))
 }
 
 // reserve takes the credits of n requests of method from every limit and

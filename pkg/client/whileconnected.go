@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -30,7 +31,11 @@ func (c *Client) WhileConnected(ctx context.Context, f func(ctx context.Context)
 	go func() { // ends f's context with the connection
 		defer c.wg.Done()
 		<-cn.done
-		end(fmt.Errorf("%w: %w", ErrConnectionLost, cn.cause))
+		cause := cn.cause
+		if !errors.Is(cause, ErrClosed) {
+			cause = fmt.Errorf("%w: %w", ErrConnectionLost, cause)
+		}
+		end(cause)
 	}()
 	go func() {
 		defer c.wg.Done()

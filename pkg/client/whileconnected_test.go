@@ -61,6 +61,7 @@ func TestWhileConnectedLastsAsLongAsTheConnection(t *testing.T) {
 	require.NoError(t, c.Close())
 	done(t, second)
 	assert.ErrorIs(t, context.Cause(second), client.ErrClosed)
+	assert.NotErrorIs(t, context.Cause(second), client.ErrConnectionLost)
 }
 
 var errTask = errors.New("task failed")
