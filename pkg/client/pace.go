@@ -49,9 +49,10 @@ const (
 // without waiting: they go out at once, and the calls after them wait for
 // the credits they took. The dialect's handshake calls (Deribit's
 // public/set_heartbeat) are paced like calls; heartbeat replies, sent by
-// the reader, which never waits, are not charged. Several limits may be given (Deribit's matching-engine and
-// other requests); a request takes credits from every limit that charges
-// it. The budget belongs to the client and outlives its connections.
+// the reader, which never waits, are not charged. Several limits may be
+// given (Deribit's matching-engine and other requests); a request takes
+// credits from every limit that charges it. The budget belongs to the
+// client and outlives its connections.
 // Default: none. It panics if a limit's Rate or Burst is not positive.
 func WithRateLimit(limits ...RateLimit) Option {
 	for _, l := range limits {
@@ -100,12 +101,12 @@ func (p *pacer) wait(ctx, client context.Context, method string) error {
 	if p == nil {
 		return nil
 	}
-	d := p.reserve(method, 1)
+	d := p.reserve(method)
 	if d <= 0 {
 		return nil
 	}
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {
-		p.refund(method, 1)
+		p.refund(method)
 		return fmt.Errorf("%w: the rate limit delays the request %v, past its deadline", ErrTimeout, d)
 	}
 	fire, stop := p.clock.After(d)
@@ -114,7 +115,7 @@ func (p *pacer) wait(ctx, client context.Context, method string) error {
 		return nil
 	case <-ctx.Done():
 		stop()
-		p.refund(method, 1)
+		p.refund(method)
 		return ctxError(ctx, "waiting for the rate limit")
 	case <-client.Done():
 		stop()
@@ -148,11 +149,11 @@ func (p *pacer) chargeBatch(b *protocol.Batch, subscribe bool) {
 	}
 }
 
-// reserve takes the credits of n requests of method from every limit and
+// reserve takes the credits of a request of method from every limit and
 // returns how long the slowest limit needs to refill them.
-func (p *pacer) reserve(method string, n int) time.Duration {
+func (p *pacer) reserve(method string) time.Duration {
 	var buf [4]int
-	costs := p.costs(buf[:0], method, n)
+	costs := p.costs(buf[:0], method)
 	now := p.clock.Now()
 	var wait time.Duration
 	p.mu.Lock()
@@ -165,10 +166,10 @@ func (p *pacer) reserve(method string, n int) time.Duration {
 	return wait
 }
 
-// refund gives back what reserve took for n requests of method.
-func (p *pacer) refund(method string, n int) {
+// refund gives back what reserve took for a request of method.
+func (p *pacer) refund(method string) {
 	var buf [4]int
-	costs := p.costs(buf[:0], method, n)
+	costs := p.costs(buf[:0], method)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, cost := range costs {
@@ -178,12 +179,12 @@ func (p *pacer) refund(method string, n int) {
 	}
 }
 
-// costs appends to dst what n requests of method cost in each limit,
+// costs appends to dst what a request of method costs in each limit,
 // asking the users' Cost functions outside the lock. The limits are set
 // before Dial returns and never change.
-func (p *pacer) costs(dst []int, method string, n int) []int {
+func (p *pacer) costs(dst []int, method string) []int {
 	for i := range p.limits {
-		dst = append(dst, p.limits[i].costOf(method)*n)
+		dst = append(dst, p.limits[i].costOf(method))
 	}
 	return dst
 }

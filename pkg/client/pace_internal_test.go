@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/wsfan/wsfan/internal/clock"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // deribitMatching are Deribit's matching-engine methods, charged by a
@@ -44,15 +45,19 @@ func newPacer(opts ...Option) *pacer {
 func TestPacerChargesEachMethodItsCost(t *testing.T) {
 	p := newPacer(deribitLimits(), WithPaceClock(clock.NewFake(time.Unix(0, 0))))
 	for i := range 100 {
-		assert.Zero(t, p.reserve("public/get_instruments", 1), "request %d of the burst", i)
+		assert.Zero(t, p.reserve("public/get_instruments"), "request %d of the burst", i)
 	}
-	assert.Equal(t, 50*time.Millisecond, p.reserve("public/get_instruments", 1), "500 credits at 10,000 a second")
+	assert.Equal(t, 50*time.Millisecond, p.reserve("public/get_instruments"), "500 credits at 10,000 a second")
 	for i := range 20 {
-		assert.Zero(t, p.reserve("private/buy", 1), "order %d: other requests used other credits", i)
+		assert.Zero(t, p.reserve("private/buy"), "order %d: other requests used other credits", i)
 	}
-	assert.Equal(t, 200*time.Millisecond, p.reserve("private/cancel", 1))
-	assert.Equal(t, 100*time.Millisecond, p.reserve(SubscribeMethod, 1),
+	assert.Equal(t, 200*time.Millisecond, p.reserve("private/cancel"))
+	assert.Equal(t, 100*time.Millisecond, p.reserve(SubscribeMethod),
 		"a subscribe request queues behind the other non-matching requests")
+	p.chargeBatch(&protocol.Batch{Messages: make([][]byte, 1), Requests: make([]protocol.Request, 2)}, true)
+	assert.Equal(t, 250*time.Millisecond, p.reserve("public/get_time"), "a subscribe round of two requests took 1,000 credits")
+	p.chargeBatch(&protocol.Batch{Messages: make([][]byte, 3), Requests: make([]protocol.Request, 1)}, false)
+	assert.Equal(t, 450*time.Millisecond, p.reserve("public/get_time"), "three unsubscribe messages took 1,500 credits")
 }
 
 func TestPacerWaitEndsWithTheClient(t *testing.T) {
