@@ -2,40 +2,48 @@ package client_test
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/pkg/auth"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// thalexLogin logs in with Thalex's public/login.
-func thalexLogin(key, secret string) client.OnConnect {
-	return func(ctx context.Context, c *client.Client) error {
-		return c.Call(ctx, "public/login", map[string]string{"key": key, "secret": secret}, nil)
+// rsaKeys are two RSA keys made once: the Thalex test servers know the
+// first, not the second.
+var rsaKeys = sync.OnceValue(func() [2]*rsa.PrivateKey {
+	var keys [2]*rsa.PrivateKey
+	for i := range keys {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			panic(err)
+		}
+		keys[i] = k
 	}
+	return keys
+})
+
+// thalexServer checks logins against the first of rsaKeys.
+func thalexServer(t *testing.T) *exchangetest.Server {
+	return newServer(t, exchangetest.Thalex, exchangetest.WithThalexKey("key", &rsaKeys()[0].PublicKey))
 }
 
-// deribitAuth logs in with Deribit's public/auth (client credentials).
-func deribitAuth(id, secret string) client.OnConnect {
-	return func(ctx context.Context, c *client.Client) error {
-		var res struct {
-			AccessToken string `json:"access_token"`
-		}
-		err := c.Call(ctx, "public/auth", map[string]string{
-			"grant_type": "client_credentials", "client_id": id, "client_secret": secret,
-		}, &res)
-		if err == nil && res.AccessToken == "" {
-			err = errors.New("no access token")
-		}
-		return err
+// thalexLogin logs in with the first of rsaKeys, or the second.
+func thalexLogin(registered bool) client.OnConnect {
+	if registered {
+		return auth.Thalex(auth.NewThalexKey("key", rsaKeys()[0]))
 	}
+	return auth.Thalex(auth.NewThalexKey("key", rsaKeys()[1]))
 }
 
 // Private channels need a login on every connection: the hook logs in
@@ -43,30 +51,36 @@ func deribitAuth(id, secret string) client.OnConnect {
 func TestLoginHookRestoresPrivateChannels(t *testing.T) {
 	cases := []struct {
 		name     string
-		server   exchangetest.Dialect
+		server   func(t *testing.T) *exchangetest.Server
 		proto    protocol.Protocol
 		hook     client.OnConnect
+		badHook  client.OnConnect
 		login    string
 		private  string
 		public   string
 		loginErr int
 	}{
 		{
-			name: "thalex", server: exchangetest.Thalex, proto: protocol.Thalex(),
-			hook: thalexLogin("key", "secret"), login: "public/login",
+			name: "thalex", server: thalexServer, proto: protocol.Thalex(),
+			hook: thalexLogin(true), badHook: thalexLogin(false), login: "public/login",
 			private: "account.orders", public: "ticker.BTC-PERPETUAL.raw",
-			loginErr: 401,
+			loginErr: 19,
 		},
 		{
-			name: "deribit", server: exchangetest.Deribit, proto: protocol.Deribit(protocol.WithHeartbeat(0)),
-			hook: deribitAuth("key", "secret"), login: "public/auth",
+			name: "deribit",
+			server: func(t *testing.T) *exchangetest.Server {
+				return newServer(t, exchangetest.Deribit, exchangetest.WithCredentials("key", "secret"))
+			},
+			proto: protocol.Deribit(protocol.WithHeartbeat(0)),
+			hook:  auth.Deribit(auth.NewDeribitKey("key", "secret")), badHook: auth.Deribit(auth.NewDeribitKey("key", "wrong")),
+			login:   "public/auth",
 			private: "user.orders.BTC-PERPETUAL.raw", public: "ticker.BTC-PERPETUAL.100ms",
-			loginErr: 13004,
+			loginErr: 13009,
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newServer(t, tc.server, exchangetest.WithCredentials("key", "secret"))
+			srv := tc.server(t)
 			c := dial(t, srv, tc.proto, fastBackoff(), client.WithOnConnect(tc.hook))
 			ctx := testCtx(t)
 			sub, err := c.Subscribe(ctx, tc.private, tc.public)
@@ -103,8 +117,7 @@ func TestLoginHookRestoresPrivateChannels(t *testing.T) {
 			}
 
 			// Wrong credentials: Dial fails with the server's error.
-			bad, err := client.Dial(ctx, srv.URL(), client.WithProtocol(tc.proto),
-				client.WithOnConnect(map[string]client.OnConnect{"thalex": thalexLogin("key", "wrong"), "deribit": deribitAuth("key", "wrong")}[tc.name]))
+			bad, err := client.Dial(ctx, srv.URL(), client.WithProtocol(tc.proto), client.WithOnConnect(tc.badHook))
 			require.Nil(t, bad)
 			var rpcErr *client.RPCError
 			require.ErrorAs(t, err, &rpcErr)
@@ -120,9 +133,9 @@ var errLoginDown = errors.New("login service down")
 // login succeeds and the topics are restored.
 func TestLoginHookFailingIsRetried(t *testing.T) {
 	const failures = 3
-	srv := newServer(t, exchangetest.Thalex, exchangetest.WithCredentials("key", "secret"))
+	srv := thalexServer(t)
 	var calls atomic.Int32
-	login := thalexLogin("key", "secret")
+	login := thalexLogin(true)
 	hook := func(ctx context.Context, c *client.Client) error {
 		n := calls.Add(1)
 		if n > 1 && n <= 1+failures { // the first connection logs in fine
@@ -166,10 +179,10 @@ func TestLoginHookFailingIsRetried(t *testing.T) {
 // made while the hook logs in fails with ErrConnectionLost instead of
 // reaching the server unauthenticated (and being refused for good).
 func TestCallsWaitForTheHookOnReconnect(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex, exchangetest.WithCredentials("k", "s"))
+	srv := thalexServer(t)
 	var reconnecting atomic.Bool
 	inHook, release := make(chan struct{}), make(chan struct{})
-	login := thalexLogin("k", "s")
+	login := thalexLogin(true)
 	hook := func(ctx context.Context, c *client.Client) error {
 		if reconnecting.Load() {
 			close(inHook)

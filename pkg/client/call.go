@@ -47,7 +47,8 @@ func (c *Client) Call(ctx context.Context, method string, params any, result any
 // the raw "result". The request id is registered before the request is
 // written; when ctx ends first the id is dropped and a late response is
 // counted as unknown. A call made while the client is reconnecting fails
-// at once with ErrConnectionLost: it is never sent late.
+// at once with ErrConnectionLost: it is never sent late. Under
+// WithRateLimit the call first waits for its credits.
 func (c *Client) CallRaw(ctx context.Context, method string, params []byte) ([]byte, error) {
 	cn, err := c.activeConn(ctx)
 	if err != nil {
@@ -61,6 +62,9 @@ func (c *Client) CallRaw(ctx context.Context, method string, params []byte) ([]b
 // nothing of its own.
 func (cn *conn) call(ctx context.Context, method string, params []byte) ([]byte, error) {
 	c := cn.c
+	if err := c.cfg.pace.wait(ctx, c.ctx, method); err != nil {
+		return nil, fmt.Errorf("wsfan: call %s: %w", method, err)
+	}
 	id := c.nextID()
 	buf := getBuffer()
 	frame, err := c.proto.AppendRequest((*buf)[:0], id, method, params)

@@ -16,7 +16,9 @@
 // Each connection has one reader and one writer goroutine; one supervisor
 // goroutine per client replaces lost connections. User code never runs on
 // any of them (the on-connect hook runs on the supervisor, before the
-// connection is handed out).
+// connection is handed out). WhileConnected runs a user task on a
+// goroutine of its own, with one more that ends the task's context when
+// its connection ends.
 //
 // # Invariants
 //

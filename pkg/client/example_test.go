@@ -3,8 +3,10 @@ package client_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
+	"github.com/wsfan/wsfan/pkg/auth"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -40,21 +42,24 @@ func Example() {
 }
 
 func ExampleWithOnConnect() {
-	srv := exchangetest.NewServer(exchangetest.Thalex, exchangetest.WithCredentials("key", "secret"))
+	srv := exchangetest.NewServer(exchangetest.Deribit, exchangetest.WithCredentials("demo-client", "demo-secret"))
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
+	// Credentials come from the environment (here: the demo's), never
+	// from flags.
+	os.Setenv("DERIBIT_CLIENT_ID", "demo-client")
+	os.Setenv("DERIBIT_CLIENT_SECRET", "demo-secret")
+	key := auth.NewDeribitKey(os.Getenv("DERIBIT_CLIENT_ID"), os.Getenv("DERIBIT_CLIENT_SECRET"))
+
 	// Log in on every connection, before private channels are restored.
-	login := func(ctx context.Context, c *client.Client) error {
-		return c.Call(ctx, "public/login", map[string]string{"key": "key", "secret": "secret"}, nil)
-	}
-	c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(protocol.Thalex()), client.WithOnConnect(login))
+	c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(protocol.Deribit()), client.WithOnConnect(auth.Deribit(key)))
 	if err != nil {
 		panic(err)
 	}
 	defer c.Close()
-	sub, err := c.Subscribe(ctx, "account.orders")
+	sub, err := c.Subscribe(ctx, "user.orders.BTC-PERPETUAL.raw")
 	fmt.Println(err == nil, sub.Topics())
-	// Output: true [account.orders]
+	// Output: true [user.orders.BTC-PERPETUAL.raw]
 }

@@ -67,6 +67,7 @@ func (r *opRound) send(c *Client, cn *conn, states []*topicState, subscribe bool
 		forget(cn, ops)
 		return nil, err
 	}
+	c.cfg.pace.chargeBatch(&r.batch, subscribe)
 	return ops, nil
 }
 

@@ -77,6 +77,7 @@ type config struct {
 	resubscribeGap   bool
 	onConnect        OnConnect
 	eventBuffer      int
+	pace             *pacer // pace.go; nil without WithRateLimit
 }
 
 func defaultConfig() config {

@@ -22,7 +22,7 @@ func subscribeChannels(c *conn, req *request, private bool, privatePrefixes ...s
 	}
 	accepted := make([]string, 0, len(p.Channels))
 	for _, ch := range p.Channels {
-		if hasAnyPrefix(ch, privatePrefixes) && (!private || !c.loggedIn) {
+		if hasAnyPrefix(ch, privatePrefixes) && (!private || !c.loggedIn()) {
 			continue
 		}
 		if !c.s.accepts(ch) {
@@ -53,17 +53,6 @@ func unsubscribeChannels(c *conn, req *request) (any, *RPCError) {
 		}
 	}
 	return removed, nil
-}
-
-// checkLogin compares credentials with WithCredentials and records the
-// login on c.
-func checkLogin(c *conn, key, secret string) bool {
-	cfg := &c.s.cfg
-	if cfg.credentials && (key != cfg.key || secret != cfg.secret) {
-		return false
-	}
-	c.loggedIn = true
-	return true
 }
 
 func hasAnyPrefix(s string, prefixes []string) bool {

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/wsfan/wsfan/internal/batchconn"
+	"github.com/wsfan/wsfan/internal/credit"
 )
 
 // queueLen is how many frames a connection's writer may have queued before
@@ -50,8 +51,9 @@ type conn struct {
 	awaitingTest atomic.Bool
 
 	// Owned by the reader goroutine.
-	loggedIn bool     // public/login or public/auth succeeded
-	after    []func() // subscription registrations for the response being built
+	login login         // login.go: public/login or public/auth succeeded
+	limit credit.Bucket // ratelimit.go: the requests' budget
+	after []func()      // subscription registrations for the response being built
 }
 
 func newConn(s *Server, ws *websocket.Conn, bc *batchconn.Conn) *conn {
@@ -62,6 +64,7 @@ func newConn(s *Server, ws *websocket.Conn, bc *batchconn.Conn) *conn {
 		out:   make(chan outMsg, queueLen),
 		done:  make(chan struct{}),
 		hbSet: make(chan time.Duration, 1),
+		limit: s.cfg.rate.bucket(),
 	}
 	ws.SetReadLimit(readLimit)
 	ws.SetPingHandler(c.onPing)

@@ -51,15 +51,6 @@ func (deribitDialect) appendError(dst []byte, id []byte, e *RPCError) []byte {
 	return append(dst, '}')
 }
 
-// deribitAuth is the result of public/auth.
-type deribitAuth struct {
-	AccessToken  string `json:"access_token"`
-	ExpiresIn    int    `json:"expires_in"`
-	RefreshToken string `json:"refresh_token"`
-	TokenType    string `json:"token_type"`
-	Scope        string `json:"scope"`
-}
-
 func (deribitDialect) builtin(c *conn, req *request) (any, *RPCError, bool) {
 	switch req.Method {
 	case "public/subscribe":
@@ -72,22 +63,8 @@ func (deribitDialect) builtin(c *conn, req *request) (any, *RPCError, bool) {
 		res, err := unsubscribeChannels(c, req)
 		return res, err, true
 	case "public/auth":
-		var p struct {
-			GrantType    string `json:"grant_type"`
-			ClientID     string `json:"client_id"`
-			ClientSecret string `json:"client_secret"`
-		}
-		decodeParams(req, &p)
-		if !checkLogin(c, p.ClientID, p.ClientSecret) {
-			return nil, &RPCError{Code: 13004, Message: "invalid_credentials"}, true
-		}
-		return deribitAuth{
-			AccessToken:  "exchangetest-access-" + strconv.Itoa(c.id),
-			ExpiresIn:    900,
-			RefreshToken: "exchangetest-refresh-" + strconv.Itoa(c.id),
-			TokenType:    "bearer",
-			Scope:        "connection mainaccount",
-		}, nil, true
+		res, err := deribitAuth(c, req)
+		return res, err, true
 	case "public/set_heartbeat":
 		var p struct {
 			Interval float64 `json:"interval"`

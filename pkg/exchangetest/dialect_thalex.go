@@ -50,15 +50,8 @@ func (thalexDialect) builtin(c *conn, req *request) (any, *RPCError, bool) {
 		res, err := unsubscribeChannels(c, req)
 		return res, err, true
 	case "public/login":
-		var p struct {
-			Key    string `json:"key"`
-			Secret string `json:"secret"`
-		}
-		decodeParams(req, &p)
-		if !checkLogin(c, p.Key, p.Secret) {
-			return nil, &RPCError{Code: 401, Message: "invalid credentials"}, true
-		}
-		return map[string]any{"account_number": "A000001"}, nil, true
+		res, err := thalexLogin(c, req)
+		return res, err, true
 	}
 	return nil, nil, false
 }

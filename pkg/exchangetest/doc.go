@@ -15,6 +15,15 @@
 // knobs to inject faults: refused topics, slow responses, missing pongs, a
 // silent peer, dropped connections, a killed and restarted server.
 //
+// It checks logins the way the exchanges do when told the credentials:
+// Thalex JWTs against a registered public key (WithThalexKey), Deribit
+// client credentials and signatures (WithCredentials) with expiring access
+// tokens and refresh tokens (WithTokenExpiry, RevokeTokens), a bearer
+// token on the handshake (WithBearerToken). Private channels are refused
+// to a connection that is not logged in. WithRateLimit refuses requests
+// over a per-connection budget with each dialect's own error, and
+// WithClock runs logins and limits on a test's fake clock.
+//
 // # Invariants
 //
 //   - Every connection has exactly one reader goroutine (the HTTP handler that

@@ -1,6 +1,10 @@
 package exchangetest
 
-import "go.uber.org/zap"
+import (
+	"time"
+
+	"go.uber.org/zap"
+)
 
 // Option configures a Server in NewServer.
 type Option func(*config)
@@ -11,10 +15,19 @@ type config struct {
 	key, secret string
 	batchCap    int
 	logger      *zap.Logger
+
+	// Logins and limits: login.go, login_thalex.go, login_deribit.go,
+	// ratelimit.go, bearer.go.
+	now        func() time.Time
+	skew       time.Duration
+	tokenTTL   time.Duration
+	thalexKeys map[string]thalexKey // by key id; nil: any login
+	rate       *rateConfig          // nil: no limit
+	bearer     string               // "": no handshake check
 }
 
 func defaultConfig() config {
-	return config{logger: zap.NewNop()}
+	return config{logger: zap.NewNop(), now: time.Now, skew: 30 * time.Second, tokenTTL: 900 * time.Second}
 }
 
 // WithTopics sets the topics the server knows; a subscription to any other
@@ -32,8 +45,10 @@ func WithTopics(topics ...string) Option {
 	}
 }
 
-// WithCredentials makes the login methods (Thalex public/login, Deribit
-// public/auth) check the key and secret. The default accepts any login.
+// WithCredentials makes Deribit's public/auth check the client id and
+// secret: the secret itself (grant client_credentials) or a signature made
+// with it (grant client_signature). The default accepts any login. Thalex
+// logins are checked with WithThalexKey.
 func WithCredentials(key, secret string) Option {
 	return func(c *config) {
 		c.credentials = true

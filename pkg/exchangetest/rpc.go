@@ -151,9 +151,12 @@ func call(c *conn, d rpcDialect, req *request, received time.Time) []byte {
 		ok     bool
 		mark   = len(c.after)
 	)
-	if req.Method == "" {
+	switch {
+	case req.Method == "":
 		rerr, ok = errInvalidRequest, true
-	} else {
+	case !c.allow():
+		rerr, ok = throttled(c.s.dialect), true
+	default:
 		result, rerr, ok = d.builtin(c, req)
 	}
 	if !ok {

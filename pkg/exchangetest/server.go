@@ -44,6 +44,8 @@ type Server struct {
 	handlers map[string]Handler
 	refused  map[string]struct{}
 
+	tokens tokenTable // login_deribit.go: refresh tokens handed out
+
 	// subMu protects the subscription table (subscriptions.go).
 	subMu sync.RWMutex
 	subs  map[string]map[*conn][]string // topic → subscribed connections → Ethereum ids
@@ -249,6 +251,10 @@ var upgrader = websocket.Upgrader{
 // serveWS upgrades a request and then becomes the connection's reader
 // goroutine.
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
 	s.mu.Lock()
 	if !s.running {
 		s.mu.Unlock()

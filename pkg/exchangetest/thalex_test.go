@@ -2,8 +2,10 @@ package exchangetest_test
 
 import (
 	"encoding/json"
-
 	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
@@ -30,17 +32,21 @@ func TestThalexSubscribePublishUnsubscribe(t *testing.T) {
 }
 
 func TestThalexPrivateChannelsNeedLogin(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex, exchangetest.WithCredentials("k", "s"))
+	key := rsaKeys()[0]
+	srv := newServer(t, exchangetest.Thalex, exchangetest.WithThalexKey("k", &key.PublicKey))
+	token := func(kid string) string {
+		return thalexToken(t, jwt.SigningMethodRS512, key, kid, jwt.MapClaims{"iat": time.Now().Unix()})
+	}
 	ws := dial(t, srv)
 
 	send(t, ws, `{"id":1,"method":"private/subscribe","params":{"channels":["account.orders","ticker.BTC-PERPETUAL.raw"]}}`)
 	eq(t, `{"id":1,"result":["ticker.BTC-PERPETUAL.raw"]}`, recv(t, ws))
 
-	send(t, ws, `{"id":2,"method":"public/login","params":{"key":"k","secret":"wrong"}}`)
-	eq(t, `{"id":2,"error":{"code":401,"message":"invalid credentials"}}`, recv(t, ws))
+	send(t, ws, `{"id":2,"method":"public/login","params":{"token":"`+token("wrong")+`"}}`)
+	eq(t, `{"id":2,"error":{"code":19,"message":"authentication failed","data":"unknown key id"}}`, recv(t, ws))
 
-	send(t, ws, `{"id":3,"method":"public/login","params":{"key":"k","secret":"s"}}`)
-	eq(t, nil, recvJSON(t, ws)["error"])
+	send(t, ws, `{"id":3,"method":"public/login","params":{"token":"`+token("k")+`"}}`)
+	eq(t, `{"id":3,"result":{"account_number":"A000001"}}`, recv(t, ws))
 
 	send(t, ws, `{"id":4,"method":"public/subscribe","params":{"channels":["session.orders"]}}`)
 	eq(t, `{"id":4,"result":[]}`, recv(t, ws))

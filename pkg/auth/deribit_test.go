@@ -1,0 +1,186 @@
+package auth_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/internal/clock"
+	"github.com/wsfan/wsfan/pkg/auth"
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+)
+
+const (
+	clientID = "client-id"
+	secret   = "s3cr3t-do-not-print"
+)
+
+// The signatures were made with openssl, not with the code under test:
+//
+//	printf '1700000000000\nabcd\n' | openssl dgst -sha256 -hmac secret
+//	printf '1700000000000\nabcd\nGET\n/api/v2/private/get_account_summary?currency=BTC\n\n' | openssl dgst -sha256 -hmac secret
+func TestDeribitSign(t *testing.T) {
+	key := auth.NewDeribitKey("id", "secret")
+	assert.Equal(t, "cd3d93a66ae53f454e10a72ea5160668033756df86970fc1f6ebb2878a28a0ea",
+		key.Sign(1_700_000_000_000, "abcd", ""))
+	assert.Equal(t, "f88924270327b2712094a9ac6dfbf32163a3bbd1d72082ca058dcf0b9d87637b",
+		key.Sign(1_700_000_000_000, "abcd", "GET\n/api/v2/private/get_account_summary?currency=BTC\n\n"))
+}
+
+func deribitServer(t *testing.T, opts ...exchangetest.Option) *exchangetest.Server {
+	return newServer(t, exchangetest.Deribit, append([]exchangetest.Option{exchangetest.WithCredentials(clientID, secret)}, opts...)...)
+}
+
+func TestDeribitLogsIn(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opts  []auth.DeribitOption
+		grant string
+	}{
+		{"signature", nil, "client_signature"},
+		{"client credentials", []auth.DeribitOption{auth.WithClientCredentials()}, "client_credentials"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := deribitServer(t)
+			c, err := dial(t, srv, auth.Deribit(auth.NewDeribitKey(clientID, secret), tc.opts...))
+			require.NoError(t, err)
+			requireLoggedIn(t, c, srv)
+			assert.Equal(t, []string{tc.grant}, grants(t, srv))
+			if tc.grant == "client_signature" {
+				assert.NotContains(t, string(srv.Received()[0].Data), secret, "the secret never leaves the process")
+			}
+		})
+	}
+}
+
+func TestDeribitLoginFails(t *testing.T) {
+	srv := deribitServer(t)
+	now := time.Now()
+	cases := []struct {
+		name   string
+		key    *auth.DeribitKey
+		opts   []auth.DeribitOption
+		code   int
+		reason string
+	}{
+		{"bad secret", auth.NewDeribitKey(clientID, "wrong-"+secret), nil, 13009, "invalid signature"},
+		{"bad secret sent", auth.NewDeribitKey(clientID, "wrong-"+secret), []auth.DeribitOption{auth.WithClientCredentials()}, 13004, ""},
+		{"unknown client", auth.NewDeribitKey("other", secret), nil, 13004, ""},
+		{"expired signature", auth.NewDeribitKey(clientID, secret), []auth.DeribitOption{auth.WithDeribitClock(clock.NewFake(now.Add(-time.Minute)))}, 13009, "timestamp expired"},
+		{"clock skew", auth.NewDeribitKey(clientID, secret), []auth.DeribitOption{auth.WithDeribitClock(clock.NewFake(now.Add(time.Minute)))}, 13009, "timestamp in the future"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := dial(t, srv, auth.Deribit(tc.key, tc.opts...))
+			assert.Nil(t, c)
+			requireRefused(t, err, tc.code, tc.reason, secret)
+		})
+	}
+}
+
+// refreshServer hands out tokens good for 10 simulated seconds, on clk.
+func refreshServer(t *testing.T, clk *clock.Fake) *exchangetest.Server {
+	return deribitServer(t, exchangetest.WithClock(clk.Now), exchangetest.WithTokenExpiry(10*time.Second))
+}
+
+// nextRefresh lets simulated time run to the next refresh, then waits for
+// the refresh to be answered and the one after it to be scheduled.
+func nextRefresh(t *testing.T, clk *clock.Fake, srv *exchangetest.Server, auths int) {
+	t.Helper()
+	require.NoError(t, clk.WaitTimers(testCtx(t), 1), "a refresh is scheduled")
+	require.True(t, clk.AdvanceToNext())
+	require.NoError(t, srv.WaitReceived(testCtx(t), "public/auth", auths))
+	require.NoError(t, clk.WaitTimers(testCtx(t), 1), "the next refresh is scheduled")
+}
+
+// A token is refreshed on its connection when four fifths of its
+// lifetime have passed, again and again: the connection stays logged in
+// long after the first token expired.
+func TestDeribitRefreshesBeforeExpiry(t *testing.T) {
+	clk := clock.NewFake(time.Now())
+	start := clk.Now()
+	srv := refreshServer(t, clk)
+	c, err := dial(t, srv, auth.Deribit(auth.NewDeribitKey(clientID, secret), auth.WithDeribitClock(clk)))
+	require.NoError(t, err)
+
+	for i := range 5 {
+		nextRefresh(t, clk, srv, i+2)
+		assert.Equal(t, time.Duration(i+1)*8*time.Second, clk.Now().Sub(start), "refresh %d", i+1)
+	}
+	requireLoggedIn(t, c, srv)
+	assert.Equal(t, []string{"client_signature", "refresh_token", "refresh_token", "refresh_token", "refresh_token", "refresh_token"}, grants(t, srv))
+	assert.Equal(t, 1, srv.Connections())
+}
+
+// A refused refresh authenticates again on the same connection.
+func TestDeribitFailedRefreshAuthenticatesAgain(t *testing.T) {
+	clk := clock.NewFake(time.Now())
+	srv := refreshServer(t, clk)
+	c, err := dial(t, srv, auth.Deribit(auth.NewDeribitKey(clientID, secret), auth.WithDeribitClock(clk)))
+	require.NoError(t, err)
+
+	srv.RevokeTokens()
+	nextRefresh(t, clk, srv, 3)
+	assert.Equal(t, []string{"client_signature", "refresh_token", "client_signature"}, grants(t, srv))
+	nextRefresh(t, clk, srv, 4)
+	assert.Equal(t, "refresh_token", grants(t, srv)[3], "the new refresh token works")
+	requireLoggedIn(t, c, srv)
+	assert.Equal(t, 1, srv.Connections())
+}
+
+// When authenticating again fails too, the connection is dropped and
+// replaced; the error says why, without the secret.
+func TestDeribitFailedReauthenticationDropsTheConnection(t *testing.T) {
+	// The client's clock runs apart from the server's: once it is past
+	// the clock skew, its signatures are refused.
+	serverClock, clientClock := clock.NewFake(time.Now()), clock.NewFake(time.Now())
+	srv := deribitServer(t, exchangetest.WithClock(serverClock.Now), exchangetest.WithTokenExpiry(time.Hour))
+	c, err := dial(t, srv, auth.Deribit(auth.NewDeribitKey(clientID, secret), auth.WithDeribitClock(clientClock)))
+	require.NoError(t, err)
+
+	srv.RevokeTokens()
+	require.NoError(t, clientClock.WaitTimers(testCtx(t), 1))
+	clientClock.Advance(48 * time.Minute)
+	ev, err := waitEvent(c, client.Disconnected)
+	require.NoError(t, err)
+	requireRefused(t, ev.Err, 13009, "timestamp in the future", secret)
+	msg := ev.Err.Error()
+	assert.Contains(t, msg, "Deribit token refresh failed (wsfan: call public/auth: rpc error 13009: unauthorized")
+	assert.Contains(t, msg, "and so did authenticating again")
+
+	// The new connection's login fails the same way, and is retried.
+	ev, err = waitEvent(c, client.Reconnecting)
+	require.NoError(t, err)
+	for ev.Attempt == 1 {
+		ev, err = waitEvent(c, client.Reconnecting)
+		require.NoError(t, err)
+	}
+	requireRefused(t, ev.Err, 13009, "timestamp in the future", secret)
+	require.NoError(t, c.Close())
+}
+
+// A key prints as its client id, however it is formatted.
+func TestDeribitKeyNeverPrintsTheSecret(t *testing.T) {
+	key := auth.NewDeribitKey(clientID, secret)
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+		for _, v := range []any{key, *key, struct{ K *auth.DeribitKey }{key}} {
+			out := fmt.Sprintf(verb, v)
+			assert.Contains(t, out, "DeribitKey("+clientID+")", verb)
+			assert.False(t, strings.Contains(out, secret), "%s printed %s", verb, out)
+		}
+	}
+}
+
+func BenchmarkDeribitSign(b *testing.B) {
+	key := auth.NewDeribitKey(clientID, secret)
+	ts := time.Now().UnixMilli()
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = key.Sign(ts, "0123456789abcdef01234567", "")
+	}
+}

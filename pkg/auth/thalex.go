@@ -1,0 +1,117 @@
+package auth
+
+import (
+	"context"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/wsfan/wsfan/internal/clock"
+	"github.com/wsfan/wsfan/pkg/client"
+)
+
+// ThalexKey is a Thalex API key: the id Thalex assigned and the RSA
+// private key whose public half is registered with Thalex. It formats as
+// its id only. It is safe for concurrent use.
+type ThalexKey struct {
+	id  string
+	key *rsa.PrivateKey
+}
+
+// ParseThalexKey reads a Thalex API key: its id and its RSA private key in
+// PEM, PKCS#1 ("RSA PRIVATE KEY") or PKCS#8 ("PRIVATE KEY").
+func ParseThalexKey(id string, pemKey []byte) (*ThalexKey, error) {
+	block, _ := pem.Decode(pemKey)
+	if block == nil {
+		return nil, errors.New("auth: Thalex key: no PEM block found")
+	}
+	var key *rsa.PrivateKey
+	switch block.Type {
+	case "RSA PRIVATE KEY":
+		k, err := x509.ParsePKCS1PrivateKey(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("auth: Thalex key: %w", err)
+		}
+		key = k
+	case "PRIVATE KEY":
+		k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("auth: Thalex key: %w", err)
+		}
+		rk, ok := k.(*rsa.PrivateKey)
+		if !ok {
+			return nil, fmt.Errorf("auth: Thalex key: a %T, not an RSA key", k)
+		}
+		key = rk
+	default:
+		return nil, fmt.Errorf("auth: Thalex key: PEM block %q, want \"RSA PRIVATE KEY\" or \"PRIVATE KEY\"", block.Type)
+	}
+	return NewThalexKey(id, key), nil
+}
+
+// NewThalexKey returns the Thalex API key id whose private key is key.
+func NewThalexKey(id string, key *rsa.PrivateKey) *ThalexKey {
+	return &ThalexKey{id: id, key: key}
+}
+
+// ID returns the key's id, the "kid" of its tokens.
+func (k *ThalexKey) ID() string { return k.id }
+
+// Format prints the key's id, never the private key.
+func (k ThalexKey) Format(f fmt.State, _ rune) { fmt.Fprintf(f, "ThalexKey(%s)", k.id) }
+
+// Token returns a login token issued at now: a JWT signed RS512 with the
+// key, its id as "kid" and now as "iat". Thalex's public/login takes it on
+// a WebSocket, its REST API as a bearer token.
+func (k *ThalexKey) Token(now time.Time) (string, error) {
+	t := jwt.NewWithClaims(jwt.SigningMethodRS512, jwt.RegisteredClaims{IssuedAt: jwt.NewNumericDate(now)})
+	t.Header["kid"] = k.id
+	s, err := t.SignedString(k.key)
+	if err != nil {
+		return "", fmt.Errorf("auth: failed to sign a Thalex token with key %s: %w", k.id, err)
+	}
+	return s, nil
+}
+
+// ThalexOption configures Thalex.
+type ThalexOption func(*thalexConfig)
+
+type thalexConfig struct {
+	account string
+	clock   clock.Clock
+}
+
+// WithAccount selects the account (or subaccount) the connection trades
+// for, by its number: public/login's "account". Default: the key's
+// default account.
+func WithAccount(number string) ThalexOption {
+	return func(c *thalexConfig) { c.account = number }
+}
+
+// thalexLoginParams are the params of public/login.
+type thalexLoginParams struct {
+	Token   string `json:"token"`
+	Account string `json:"account,omitempty"`
+}
+
+// Thalex returns an on-connect hook that logs in with Thalex's
+// public/login on every connection, with a fresh token from key. Called
+// directly with a connected client, it logs in on the live connection.
+func Thalex(key *ThalexKey, opts ...ThalexOption) client.OnConnect {
+	cfg := thalexConfig{clock: clock.Real{}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return func(ctx context.Context, c *client.Client) error {
+		token, err := key.Token(cfg.clock.Now())
+		if err != nil {
+			return err
+		}
+		return c.Call(ctx, "public/login", thalexLoginParams{Token: token, Account: cfg.account}, nil)
+	}
+}

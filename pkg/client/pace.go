@@ -1,0 +1,197 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/wsfan/wsfan/internal/clock"
+	"github.com/wsfan/wsfan/internal/credit"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// RateLimit is a request budget: a bucket holding at most Burst credits,
+// refilled at Rate credits a second, from which every request takes
+// Cost(method) credits. With every cost 1 it is a plain request rate,
+// Rate requests a second in bursts of up to Burst; with costs per method
+// it is an exchange's credit model (Deribit: 500 credits a request, at
+// most 50,000, refilled at 10,000 a second).
+type RateLimit struct {
+	// Rate is the refill, in credits per second. It must be positive.
+	Rate float64
+	// Burst is the most credits the bucket holds, and so the largest
+	// burst it lets through at once. It must be positive.
+	Burst int
+	// Cost is what a request of method costs. Nil charges 1 for every
+	// request; a cost of 0 leaves the request to the other limits.
+	// Subscribe and unsubscribe requests are asked about as
+	// SubscribeMethod and UnsubscribeMethod, whatever the dialect calls
+	// them, once, by Dial. It may be called from any goroutine.
+	Cost func(method string) int
+}
+
+// The method names RateLimit.Cost is asked about for the requests the
+// client makes on its own: subscribing and unsubscribing, in every
+// dialect.
+const (
+	SubscribeMethod   = "subscribe"
+	UnsubscribeMethod = "unsubscribe"
+)
+
+// WithRateLimit paces the client's requests to stay within limits, so a
+// burst of calls waits for its turn instead of being refused by the
+// server. A Call takes its credits before its request is written, waiting
+// while a limit has none (in the order the calls came, until the call's
+// context ends; a wait that would outlast the context's deadline fails at
+// once with ErrTimeout). Subscribe and unsubscribe requests, and the
+// restore after a reconnect (still one batched write), are charged
+// without waiting: they go out at once, and the calls after them wait for
+// the credits they took. The dialect's handshake calls (Deribit's
+// public/set_heartbeat) are paced like calls; heartbeat replies, sent by
+// the reader, which never waits, are not charged. Several limits may be
+// given (Deribit's matching-engine and other requests); a request takes
+// credits from every limit that charges it. The budget belongs to the
+// client and outlives its connections.
+// Default: none. It panics if a limit's Rate or Burst is not positive.
+func WithRateLimit(limits ...RateLimit) Option {
+	for _, l := range limits {
+		if !(l.Rate > 0) || l.Burst <= 0 {
+			panic(fmt.Sprintf("wsfan: WithRateLimit: Rate %v and Burst %d must be positive", l.Rate, l.Burst))
+		}
+	}
+	return func(c *config) {
+		p := c.pacer()
+		for _, l := range limits {
+			pl := paceLimit{cost: l.Cost, bucket: credit.New(l.Rate, float64(l.Burst))}
+			// Asked now: subscribe rounds are charged under the client's
+			// lock, where no user code runs.
+			pl.subscribe, pl.unsubscribe = pl.costOf(SubscribeMethod), pl.costOf(UnsubscribeMethod)
+			p.limits = append(p.limits, pl)
+		}
+	}
+}
+
+// pacer applies the rate limits of one client. Any goroutine may use it.
+type pacer struct {
+	clock clock.Clock
+
+	mu     sync.Mutex // protects the buckets in limits
+	limits []paceLimit
+}
+
+type paceLimit struct {
+	cost                   func(method string) int
+	subscribe, unsubscribe int // the costs of subscription requests
+	bucket                 credit.Bucket
+}
+
+// pacer returns the config's pacer, making it on first use.
+func (c *config) pacer() *pacer {
+	if c.pace == nil {
+		c.pace = &pacer{clock: clock.Real{}}
+	}
+	return c.pace
+}
+
+// wait takes the credits of one request of method, waiting until they
+// are there, ctx ends or the client closes (client ends). A nil pacer
+// never waits.
+func (p *pacer) wait(ctx, client context.Context, method string) error {
+	if p == nil {
+		return nil
+	}
+	d := p.reserve(method)
+	if d <= 0 {
+		return nil
+	}
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {
+		p.refund(method)
+		return fmt.Errorf("%w: the rate limit delays the request %v, past its deadline", ErrTimeout, d)
+	}
+	fire, stop := p.clock.After(d)
+	select {
+	case <-fire:
+		return nil
+	case <-ctx.Done():
+		stop()
+		p.refund(method)
+		return ctxError(ctx, "waiting for the rate limit")
+	case <-client.Done():
+		stop()
+		return ErrClosed
+	}
+}
+
+// chargeBatch takes the credits of the requests in b, a subscribe (or
+// unsubscribe) round, without waiting: they are sent at once, and
+// whoever comes next waits for the debt. Every request counts, whether
+// the dialect puts it in a message of its own or in a batch array (and
+// every message, where the dialect has no request ids). A nil pacer
+// charges nothing.
+func (p *pacer) chargeBatch(b *protocol.Batch, subscribe bool) {
+	if p == nil {
+		return
+	}
+	n := max(len(b.Messages), len(b.Requests))
+	now := p.clock.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := range p.limits {
+		l := &p.limits[i]
+		cost := l.unsubscribe
+		if subscribe {
+			cost = l.subscribe
+		}
+		if cost > 0 {
+			l.bucket.Reserve(now, float64(cost*n))
+		}
+	}
+}
+
+// reserve takes the credits of a request of method from every limit and
+// returns how long the slowest limit needs to refill them.
+func (p *pacer) reserve(method string) time.Duration {
+	var buf [4]int
+	costs := p.costs(buf[:0], method)
+	now := p.clock.Now()
+	var wait time.Duration
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, cost := range costs {
+		if cost > 0 {
+			wait = max(wait, p.limits[i].bucket.Reserve(now, float64(cost)))
+		}
+	}
+	return wait
+}
+
+// refund gives back what reserve took for a request of method.
+func (p *pacer) refund(method string) {
+	var buf [4]int
+	costs := p.costs(buf[:0], method)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, cost := range costs {
+		if cost > 0 {
+			p.limits[i].bucket.Refund(float64(cost))
+		}
+	}
+}
+
+// costs appends to dst what a request of method costs in each limit,
+// asking the users' Cost functions outside the lock. The limits are set
+// before Dial returns and never change.
+func (p *pacer) costs(dst []int, method string) []int {
+	for i := range p.limits {
+		dst = append(dst, p.limits[i].costOf(method))
+	}
+	return dst
+}
+
+func (l *paceLimit) costOf(method string) int {
+	if l.cost == nil {
+		return 1
+	}
+	return l.cost(method)
+}

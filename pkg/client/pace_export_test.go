@@ -1,0 +1,9 @@
+package client
+
+import "github.com/wsfan/wsfan/internal/clock"
+
+// WithPaceClock runs the rate limits on clk, so tests simulate their
+// waits instead of sleeping.
+func WithPaceClock(clk clock.Clock) Option {
+	return func(c *config) { c.pacer().clock = clk }
+}

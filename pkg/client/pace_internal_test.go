@@ -1,0 +1,119 @@
+package client
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/wsfan/wsfan/internal/clock"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// deribitMatching are Deribit's matching-engine methods, charged by a
+// limit of their own.
+var deribitMatching = map[string]bool{"private/buy": true, "private/sell": true, "private/edit": true, "private/cancel": true}
+
+func deribitLimits() Option {
+	return WithRateLimit(
+		RateLimit{Rate: 5, Burst: 20, Cost: func(m string) int {
+			if deribitMatching[m] {
+				return 1
+			}
+			return 0
+		}},
+		RateLimit{Rate: 10_000, Burst: 50_000, Cost: func(m string) int {
+			if deribitMatching[m] {
+				return 0
+			}
+			return 500
+		}},
+	)
+}
+
+func newPacer(opts ...Option) *pacer {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cfg.pace
+}
+
+// Deribit's credit model: each request takes its cost from the limits
+// that charge its method, and only from those.
+func TestPacerChargesEachMethodItsCost(t *testing.T) {
+	p := newPacer(deribitLimits(), WithPaceClock(clock.NewFake(time.Unix(0, 0))))
+	for i := range 100 {
+		assert.Zero(t, p.reserve("public/get_instruments"), "request %d of the burst", i)
+	}
+	assert.Equal(t, 50*time.Millisecond, p.reserve("public/get_instruments"), "500 credits at 10,000 a second")
+	for i := range 20 {
+		assert.Zero(t, p.reserve("private/buy"), "order %d: other requests used other credits", i)
+	}
+	assert.Equal(t, 200*time.Millisecond, p.reserve("private/cancel"))
+	assert.Equal(t, 100*time.Millisecond, p.reserve(SubscribeMethod),
+		"a subscribe request queues behind the other non-matching requests")
+	p.chargeBatch(&protocol.Batch{Messages: make([][]byte, 1), Requests: make([]protocol.Request, 2)}, true)
+	assert.Equal(t, 250*time.Millisecond, p.reserve("public/get_time"), "a subscribe round of two requests took 1,000 credits")
+	p.chargeBatch(&protocol.Batch{Messages: make([][]byte, 3), Requests: make([]protocol.Request, 1)}, false)
+	assert.Equal(t, 450*time.Millisecond, p.reserve("public/get_time"), "three unsubscribe messages took 1,500 credits")
+}
+
+func TestPacerWaitEndsWithTheClient(t *testing.T) {
+	p := newPacer(WithRateLimit(RateLimit{Rate: 1, Burst: 1}), WithPaceClock(clock.NewFake(time.Unix(0, 0))))
+	client, closeClient := context.WithCancel(context.Background())
+	assert.NoError(t, p.wait(context.Background(), client, "m"))
+	closeClient()
+	assert.ErrorIs(t, p.wait(context.Background(), client, "m"), ErrClosed)
+}
+
+func TestWithRateLimitPanicsOnNonsense(t *testing.T) {
+	assert.Panics(t, func() { WithRateLimit(RateLimit{Rate: 0, Burst: 1}) })
+	assert.Panics(t, func() { WithRateLimit(RateLimit{Rate: 1, Burst: 0}) })
+}
+
+// BenchmarkPaceUnlimited is what a limit costs a call while it has
+// credits to spare; BenchmarkPaceNone is the cost without WithRateLimit.
+func BenchmarkPaceUnlimited(b *testing.B) {
+	p := newPacer(WithRateLimit(RateLimit{Rate: 1e12, Burst: 1 << 40}))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.wait(ctx, ctx, "public/ticker"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPaceUnlimitedDeribit(b *testing.B) {
+	p := newPacer(WithRateLimit(RateLimit{Rate: 1e12, Burst: 1 << 40, Cost: func(m string) int {
+		if deribitMatching[m] {
+			return 0
+		}
+		return 500
+	}}, RateLimit{Rate: 1e12, Burst: 1 << 40, Cost: func(m string) int {
+		if deribitMatching[m] {
+			return 1
+		}
+		return 0
+	}}))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.wait(ctx, ctx, "private/buy"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPaceNone(b *testing.B) {
+	var p *pacer
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.wait(ctx, ctx, "public/ticker"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package exchangetest
+
+import "github.com/wsfan/wsfan/internal/credit"
+
+// rateConfig is a request limit per connection.
+type rateConfig struct {
+	rate  float64
+	burst int
+}
+
+// WithRateLimit limits every connection to rate requests a second in
+// bursts of up to burst, each request of a batch array counting once (on
+// the clock of WithClock). A request over the limit is refused with the
+// dialect's own error: Thalex 4 "throttle exceeded", Deribit 10028
+// "too_many_requests", Ethereum -32005 "limit exceeded". The real Deribit
+// may also close the connection; this server keeps it. The default is no
+// limit; Ethereal, which has no requests, is never limited. It panics if
+// rate or burst is not positive.
+func WithRateLimit(rate float64, burst int) Option {
+	if !(rate > 0) || burst <= 0 {
+		panic("exchangetest: WithRateLimit: rate and burst must be positive")
+	}
+	return func(c *config) { c.rate = &rateConfig{rate: rate, burst: burst} }
+}
+
+// bucket returns a new connection's budget; without a limit, one never
+// used.
+func (r *rateConfig) bucket() credit.Bucket {
+	if r == nil {
+		return credit.Bucket{}
+	}
+	return credit.New(r.rate, float64(r.burst))
+}
+
+// allow takes one request from c's budget, reporting whether there was
+// room. It runs on c's reader goroutine.
+func (c *conn) allow() bool {
+	return c.s.cfg.rate == nil || c.limit.Take(c.s.cfg.now(), 1)
+}
+
+// throttled is the error refusing a request over the limit in d.
+func throttled(d Dialect) *RPCError {
+	switch d {
+	case Thalex:
+		return &RPCError{Code: 4, Message: "throttle exceeded"}
+	case Deribit:
+		return &RPCError{Code: 10028, Message: "too_many_requests"}
+	}
+	return &RPCError{Code: -32005, Message: "limit exceeded"}
+}

@@ -1,0 +1,60 @@
+package exchangetest_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/wsfan/wsfan/internal/clock"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+)
+
+func TestRateLimitRefusesWithTheDialectsError(t *testing.T) {
+	cases := []struct {
+		dialect exchangetest.Dialect
+		request string
+		refused string
+	}{
+		{exchangetest.Thalex, `{"id":%d,"method":"public/test"}`, `{"code":4,"message":"throttle exceeded"}`},
+		{exchangetest.Deribit, `{"jsonrpc":"2.0","id":%d,"method":"public/test"}`, `{"code":10028,"message":"too_many_requests"}`},
+		{exchangetest.Ethereum, `{"jsonrpc":"2.0","id":%d,"method":"eth_chainId"}`, `{"code":-32005,"message":"limit exceeded"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.dialect.String(), func(t *testing.T) {
+			clk := clock.NewFake(t0)
+			srv := newServer(t, tc.dialect, exchangetest.WithRateLimit(2, 2), exchangetest.WithClock(clk.Now))
+			ws := dial(t, srv)
+			errorOf := func(id int) any {
+				send(t, ws, fmt.Sprintf(tc.request, id))
+				return recvJSON(t, ws)["error"]
+			}
+			var refused any
+			must(t, json.Unmarshal([]byte(tc.refused), &refused))
+			assert.NotEqual(t, refused, errorOf(1))
+			assert.NotEqual(t, refused, errorOf(2))
+			assert.Equal(t, refused, errorOf(3), "over the burst")
+			clk.Advance(500 * time.Millisecond)
+			assert.NotEqual(t, refused, errorOf(4), "one request refilled")
+			assert.Equal(t, refused, errorOf(5))
+
+			// The limit is per connection.
+			other := dial(t, srv)
+			send(t, other, fmt.Sprintf(tc.request, 1))
+			assert.NotEqual(t, refused, recvJSON(t, other)["error"])
+		})
+	}
+}
+
+// Every request of a batch array counts.
+func TestRateLimitCountsBatchElements(t *testing.T) {
+	clk := clock.NewFake(t0)
+	srv := newServer(t, exchangetest.Ethereum, exchangetest.WithRateLimit(1, 2), exchangetest.WithClock(clk.Now))
+	ws := dial(t, srv)
+	send(t, ws, `[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":2,"method":"eth_chainId"},{"jsonrpc":"2.0","id":3,"method":"eth_chainId"}]`)
+	eq(t, `[{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found"}},`+
+		`{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"method not found"}},`+
+		`{"jsonrpc":"2.0","id":3,"error":{"code":-32005,"message":"limit exceeded"}}]`, recv(t, ws))
+}
