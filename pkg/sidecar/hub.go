@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // ErrClosed is returned for work asked of a Server that is closing.
@@ -16,9 +18,18 @@ var ErrClosed = errors.New("sidecar: closed")
 
 // hub reference-counts upstream subscriptions: the first local subscriber
 // of a topic opens it, and the last one leaving starts a grace timer whose
-// expiry closes it.
+// expiry closes it. Each topic has one goroutine, started by the hub: it
+// subscribes upstream, then runs the topic's pump until the upstream
+// subscription ends. The hub is built from the values it needs, so it is
+// tested alone with any subscribe function.
 type hub struct {
-	srv *Server
+	// Set by newHub, read only after.
+	ctx       context.Context // ends upstream subscribes and unsubscribes when the Server closes
+	cfg       *Config         // MaxTopics, Grace, RequestTimeout
+	proto     protocol.Protocol
+	subscribe subscribeFunc
+	topicCfg  topicConfig
+	log       *zap.Logger
 
 	// mu protects the following and every topic's refs, grace, gen, dead.
 	mu      sync.Mutex
@@ -26,17 +37,31 @@ type hub struct {
 	byLocal map[string]*topic // Ethereum local subscription id → topic
 	closed  bool
 
-	// wg counts open and pump goroutines and pending grace expiries.
+	// wg counts the topics' goroutines and pending grace expiries.
 	wg sync.WaitGroup
 }
 
-func newHub(srv *Server) *hub {
-	return &hub{srv: srv, topics: make(map[string]*topic), byLocal: make(map[string]*topic)}
+// newHub returns a hub whose topics are subscribed upstream with
+// subscribe, their names checked by proto, and built from tc.
+func newHub(ctx context.Context, cfg *Config, proto protocol.Protocol, subscribe subscribeFunc, tc topicConfig, log *zap.Logger) *hub {
+	return &hub{
+		ctx:       ctx,
+		cfg:       cfg,
+		proto:     proto,
+		subscribe: subscribe,
+		topicCfg:  tc,
+		log:       log,
+		topics:    make(map[string]*topic),
+		byLocal:   make(map[string]*topic),
+	}
 }
 
 // reserve takes a reference on topic name, opening it upstream in the
 // background if it is new. It does not wait; see wait.
 func (h *hub) reserve(name string) (*topic, error) {
+	if _, err := h.proto.NewTopic(name); err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -44,16 +69,16 @@ func (h *hub) reserve(name string) (*topic, error) {
 	}
 	t := h.topics[name]
 	if t == nil {
-		if len(h.topics) >= h.srv.cfg.MaxTopics {
-			return nil, fmt.Errorf("sidecar: the limit of %d upstream topics is reached", h.srv.cfg.MaxTopics)
+		if len(h.topics) >= h.cfg.MaxTopics {
+			return nil, fmt.Errorf("the limit of %d upstream topics is reached", h.cfg.MaxTopics)
 		}
-		t = newTopic(h, name)
+		t = newTopic(name, h.topicCfg)
 		h.topics[name] = t
 		if t.localID != "" {
 			h.byLocal[t.localID] = t
 		}
 		h.wg.Add(1)
-		go t.open()
+		go h.run(t)
 	}
 	t.refs++
 	h.stopGraceLocked(t)
@@ -76,31 +101,25 @@ func (h *hub) wait(ctx context.Context, t *topic) error {
 	return nil
 }
 
-// open subscribes upstream and starts the pump. It runs on its own
-// goroutine, so the topics one request asks for open concurrently.
-func (t *topic) open() {
-	h := t.hub
+// run is a topic's goroutine: it subscribes upstream, then runs the pump
+// until the upstream subscription ends. Topics one request asks for open
+// concurrently.
+func (h *hub) run(t *topic) {
 	defer h.wg.Done()
-	ctx, cancel := context.WithTimeout(h.srv.ctx, h.srv.cfg.RequestTimeout)
-	defer cancel()
-	sub, err := h.srv.up.subscribe(ctx, t.name)
+	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.RequestTimeout)
+	sub, err := h.subscribe(ctx, t.name)
+	cancel()
 	if err != nil {
 		h.mu.Lock()
 		h.removeLocked(t)
 		h.mu.Unlock()
-		t.err = err
-		close(t.done)
-		close(t.ready)
-		h.srv.log.Info("upstream subscribe failed", zap.String("topic", t.name), zap.Error(err))
+		t.fail(err)
+		h.log.Info("upstream subscribe failed", zap.String("topic", t.name), zap.Error(err))
 		return
 	}
-	t.sub = sub
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		t.pump()
-	}()
-	close(t.ready)
+	if err := t.pump(sub); err != nil {
+		h.lost(t, err)
+	}
 }
 
 // release drops a reference; the last one starts the grace timer.
@@ -114,7 +133,7 @@ func (h *hub) release(t *topic) {
 	t.gen++
 	gen := t.gen
 	h.wg.Add(1)
-	t.grace = time.AfterFunc(h.srv.cfg.Grace, func() {
+	t.grace = time.AfterFunc(h.cfg.Grace, func() {
 		defer h.wg.Done()
 		h.expire(t, gen)
 	})
@@ -144,13 +163,13 @@ func (h *hub) expire(t *topic, gen uint64) {
 	h.removeLocked(t)
 	h.mu.Unlock()
 
-	ctx, cancel := context.WithTimeout(h.srv.ctx, h.srv.cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.RequestTimeout)
 	defer cancel()
 	if err := t.sub.Unsubscribe(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		h.srv.log.Info("upstream unsubscribe failed", zap.String("topic", t.name), zap.Error(err))
+		h.log.Info("upstream unsubscribe failed", zap.String("topic", t.name), zap.Error(err))
 	}
 	<-t.done
-	h.srv.log.Debug("topic closed after its grace period", zap.String("topic", t.name))
+	h.log.Debug("topic closed after its grace period", zap.String("topic", t.name))
 }
 
 // removeLocked takes t out of the tables. Called with h.mu held.
@@ -167,7 +186,7 @@ func (h *hub) removeLocked(t *topic) {
 // lost handles an upstream subscription that ended by itself (refused
 // after a reconnect, reconnecting gave up): its local subscribers are
 // disconnected with the reason, so they reconnect and subscribe again.
-// Called by the topic's pump.
+// Called by the topic's goroutine once the pump has returned.
 func (h *hub) lost(t *topic, err error) {
 	h.mu.Lock()
 	h.removeLocked(t)
@@ -176,7 +195,7 @@ func (h *hub) lost(t *topic, err error) {
 	if closed {
 		return
 	}
-	h.srv.log.Warn("upstream subscription ended", zap.String("topic", t.name), zap.Error(err))
+	h.log.Warn("upstream subscription ended", zap.String("topic", t.name), zap.Error(err))
 	for _, s := range t.subscribers() {
 		s.close(reasonTopicLost(t.name, err), true)
 	}
@@ -194,15 +213,32 @@ func (h *hub) list() []*topic {
 	return out
 }
 
-// refs returns t's reference count.
-func (h *hub) refs(t *topic) int {
+// status returns the live topics' lines of /v1/status, sorted by name.
+func (h *hub) status() []TopicStatus {
+	topics := h.list()
+	refs := make([]int, len(topics))
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	return t.refs
+	for i, t := range topics {
+		refs[i] = t.refs
+	}
+	h.mu.Unlock()
+	out := make([]TopicStatus, len(topics))
+	for i, t := range topics {
+		out[i] = t.status(refs[i])
+	}
+	return out
+}
+
+// sample updates every topic's message rate; elapsed is the time since
+// the last call. Called by the Server's sampler goroutine only.
+func (h *hub) sample(elapsed time.Duration) {
+	for _, t := range h.list() {
+		t.sample(elapsed)
+	}
 }
 
 // close cancels every grace timer and waits for the hub's goroutines. The
-// upstream client must be closing, which ends every pump.
+// upstream must be closing, which ends every pump.
 func (h *hub) close() {
 	h.mu.Lock()
 	h.closed = true

@@ -8,22 +8,29 @@ import (
 
 // collector exports the sidecar's counters as wsfan_sidecar_* metrics,
 // read at scrape time so the hot path only bumps atomics. The topic label
-// is bounded by Config.MaxTopics. It also exports wsfan_build_info.
+// is bounded by Config.MaxTopics. It reads the parts it is built from,
+// and also exports wsfan_build_info.
 type collector struct {
-	s     *Server
-	build prometheus.Collector
+	stats    *stats
+	hub      *hub
+	sessions *registry
+	upstream func() client.State
+	build    prometheus.Collector
 
 	clients, topics, upstreamUp, queueBytes                           *prometheus.Desc
 	connections, dropped, disconnects, written, calls, callErrors     *prometheus.Desc
 	reconnects, resumes, received, delivered, topicDropped, topicRefs *prometheus.Desc
 }
 
-func newCollector(s *Server) *collector {
+func newCollector(st *stats, h *hub, sessions *registry, upstream func() client.State) *collector {
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc("wsfan_sidecar_"+name, help, labels, nil)
 	}
 	return &collector{
-		s:            s,
+		stats:        st,
+		hub:          h,
+		sessions:     sessions,
+		upstream:     upstream,
 		build:        client.NewBuildInfoCollector(),
 		clients:      desc("clients", "Local clients connected, by kind.", "kind"),
 		topics:       desc("topics", "Upstream topics held."),
@@ -55,18 +62,14 @@ func (m *collector) Describe(ch chan<- *prometheus.Desc) {
 
 func (m *collector) Collect(ch chan<- prometheus.Metric) {
 	m.build.Collect(ch)
-	s := m.s
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	s.mu.Lock()
-	sessions := s.sessionList()
-	s.mu.Unlock()
 	var ws, sse, queued int
-	for _, ss := range sessions {
+	for _, ss := range m.sessions.list() {
 		if ss.kind == kindSSE {
 			sse++
 		} else {
@@ -79,28 +82,28 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(m.clients, float64(sse), kindSSE.String())
 	gauge(m.queueBytes, float64(queued))
 	up := 0.0
-	if s.up.state() == client.StateConnected {
+	if m.upstream() == client.StateConnected {
 		up = 1
 	}
 	gauge(m.upstreamUp, up)
-	counter(m.connections, s.stats.connections.Load())
+	counter(m.connections, m.stats.connections.Load())
 	for r := range dropReasons {
-		counter(m.dropped, s.stats.dropped[r].Load(), dropReasonNames[r])
+		counter(m.dropped, m.stats.dropped[r].Load(), dropReasonNames[r])
 	}
 	for i, r := range disconnectReasons {
-		counter(m.disconnects, s.stats.disconnect[i].Load(), r)
+		counter(m.disconnects, m.stats.disconnect[i].Load(), r)
 	}
-	counter(m.written, s.stats.writtenBytes.Load())
-	counter(m.calls, s.stats.calls.Load())
-	counter(m.callErrors, s.stats.callErrors.Load())
-	counter(m.reconnects, s.stats.reconnects.Load())
-	counter(m.resumes, s.stats.resumes.Load())
-	topics := s.hub.list()
+	counter(m.written, m.stats.writtenBytes.Load())
+	counter(m.calls, m.stats.calls.Load())
+	counter(m.callErrors, m.stats.callErrors.Load())
+	counter(m.reconnects, m.stats.reconnects.Load())
+	counter(m.resumes, m.stats.resumes.Load())
+	topics := m.hub.status()
 	gauge(m.topics, float64(len(topics)))
 	for _, t := range topics {
-		counter(m.received, t.received.Load(), t.name)
-		counter(m.delivered, t.delivered.Load(), t.name)
-		counter(m.topicDropped, t.dropped.Load(), t.name)
-		gauge(m.topicRefs, float64(s.hub.refs(t)), t.name)
+		counter(m.received, t.Received, t.Topic)
+		counter(m.delivered, t.Delivered, t.Topic)
+		counter(m.topicDropped, t.Dropped, t.Topic)
+		gauge(m.topicRefs, float64(t.Refs), t.Topic)
 	}
 }

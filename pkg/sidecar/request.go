@@ -26,7 +26,7 @@ type request struct {
 // concurrently (bounded by Config.MaxCallsPerClient).
 func (c *wsConn) handle(data []byte) {
 	data = bytes.TrimSpace(data)
-	d := c.srv.dialect
+	d := c.cfg.dialect
 	if len(data) > 0 && data[0] == '[' && d.batches() {
 		c.handleBatch(data)
 		return
@@ -34,7 +34,7 @@ func (c *wsConn) handle(data []byte) {
 	var req request
 	if err := json.Unmarshal(data, &req); err != nil {
 		if d.rpc() {
-			c.reply(textFrame(d.appendError(nil, nil, codeParse, "parse error", nil)))
+			c.s.reply(textFrame(d.appendError(nil, nil, codeParse, "parse error", nil)))
 		}
 		return
 	}
@@ -50,25 +50,25 @@ func (c *wsConn) handle(data []byte) {
 			defer c.rpc.Done()
 			defer func() { <-c.calls }()
 			if resp := call(); resp != nil {
-				c.reply(textFrame(resp))
+				c.s.reply(textFrame(resp))
 			}
 		}()
 		return
 	}
 	if resp == nil || len(req.ID) == 0 {
-		c.replyAttach(nil, attach)
+		c.s.attach(nil, attach)
 		return
 	}
-	c.replyAttach(textFrame(resp), attach)
+	c.s.attach(textFrame(resp), attach)
 }
 
 // handleBatch answers a JSON-RPC batch array with an array of responses,
 // in order; its calls run one after the other.
 func (c *wsConn) handleBatch(data []byte) {
-	d := c.srv.dialect
+	d := c.cfg.dialect
 	var elems []json.RawMessage
 	if err := json.Unmarshal(data, &elems); err != nil || len(elems) == 0 {
-		c.reply(textFrame(d.appendError(nil, nil, codeInvalidRequest, "invalid batch", nil)))
+		c.s.reply(textFrame(d.appendError(nil, nil, codeInvalidRequest, "invalid batch", nil)))
 		return
 	}
 	out := []byte{'['}
@@ -98,22 +98,22 @@ func (c *wsConn) handleBatch(data []byte) {
 		}
 	}
 	if len(out) == 1 {
-		c.replyAttach(nil, attach)
+		c.s.attach(nil, attach)
 		return
 	}
-	c.replyAttach(textFrame(append(out, ']')), attach)
+	c.s.attach(textFrame(append(out, ']')), attach)
 }
 
 // route answers one request: at once (resp, and the topics to attach
 // with it), or through call, which forwards it upstream and returns the
 // response.
 func (c *wsConn) route(req *request) (resp []byte, attach []*topic, call func() []byte) {
-	d := c.srv.dialect
+	d := c.cfg.dialect
 	id := req.ID
 	if req.Method == "" {
 		return d.appendError(nil, id, codeInvalidRequest, "invalid request: no method", nil), nil, nil
 	}
-	if slices.Contains(c.srv.cfg.BlockedMethods, req.Method) {
+	if slices.Contains(c.cfg.BlockedMethods, req.Method) {
 		return d.appendError(nil, id, codeBlocked, req.Method+
 			" is not forwarded: the sidecar's upstream connection is shared by every local client", nil), nil, nil
 	}
@@ -125,7 +125,7 @@ func (c *wsConn) route(req *request) (resp []byte, attach []*topic, call func() 
 		case "public/unsubscribe", "private/unsubscribe":
 			return c.unsubscribeChannels(id, req.Params), nil, nil
 		case "public/unsubscribe_all", "private/unsubscribe_all":
-			c.detachAll()
+			c.s.unsubscribeAll()
 			return d.appendResult(nil, id, []byte(`"ok"`)), nil, nil
 		}
 		if d == dialectDeribit {
@@ -158,9 +158,9 @@ func (c *wsConn) handleEvent(req *request) {
 	name := req.Data.Type + ":" + key
 	switch req.Event {
 	case "subscribe":
-		_, attach, _ := c.subscribe([]string{name})
-		c.replyAttach(nil, attach)
+		_, attach, _ := c.s.subscribe(c.cfg.ctx, []string{name})
+		c.s.attach(nil, attach)
 	case "unsubscribe":
-		c.unsubscribe([]string{name})
+		c.s.unsubscribe([]string{name})
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -27,31 +26,30 @@ const readBufferSize = 512
 
 // Server is a sidecar: one upstream client fanned out to local clients.
 // New starts its upstream connection; Close (or Shutdown) must be called.
+//
+// The Server wires its parts together and owns their lifetimes; each part
+// is built from the values it needs. A frame walks one way:
+// upstream (upstream.go) → the topic's goroutine, started by the hub
+// (hub.go) → topic.publish (topic.go) → session.offer (session.go) → the
+// transport's writer (ws.go, sse.go).
 type Server struct {
-	cfg     Config
+	cfg     Config // validated by New; read only after
 	proto   protocol.Protocol
-	dialect dialect
 	log     *zap.Logger
 	reg     *prometheus.Registry
 	coll    *collector
 	handler http.Handler
 	upg     websocket.Upgrader
+	stats   stats
 
-	hub   *hub
-	up    *upstream
-	stats stats
-
-	nextSession atomic.Uint64
-
-	// mu protects the following.
-	mu       sync.Mutex
-	sessions map[*session]struct{}
-	draining bool
+	up      *upstream
+	hub     *hub
+	clients *registry
+	wsCfg   wsConfig // what every WebSocket session shares
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
-	// wg counts the upstream and sampler goroutines and every session's
-	// goroutines.
+	// wg counts the upstream and sampler goroutines.
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 }
@@ -65,18 +63,16 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:      cfg,
-		proto:    proto,
-		dialect:  dialectOf(proto.Name()),
-		log:      cfg.Logger.With(zap.String("component", "sidecar"), zap.String("protocol", proto.Name())),
-		reg:      cfg.Registry,
-		sessions: make(map[*session]struct{}),
+		cfg:   cfg,
+		proto: proto,
+		log:   cfg.Logger.With(zap.String("component", "sidecar"), zap.String("protocol", proto.Name())),
+		reg:   cfg.Registry,
 	}
 	if s.reg == nil {
 		s.reg = prometheus.NewRegistry()
 		s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	s.hub = newHub(s)
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	opts := []client.Option{
 		client.WithProtocol(proto),
 		client.WithLogger(cfg.Logger),
@@ -84,10 +80,17 @@ func New(cfg Config) (*Server, error) {
 		client.WithBufferSize(8192),
 		client.WithRequestTimeout(cfg.RequestTimeout),
 	}
-	s.up = newUpstream(s, append(opts, cfg.UpstreamOptions...))
-	s.coll = newCollector(s)
+	s.up = newUpstream(cfg.Upstream, append(opts, cfg.UpstreamOptions...), &s.stats, s.log)
+	d := dialectOf(proto.Name())
+	s.hub = newHub(s.ctx, &s.cfg, proto, s.up.subscribe,
+		topicConfig{dialect: d, cache: cfg.LastMessageCache, stats: &s.stats}, s.log)
+	s.clients = newRegistry(cfg.MaxClients, &s.stats)
+	s.wsCfg = wsConfig{Config: &s.cfg, dialect: d, stats: &s.stats, hub: s.hub,
+		ctx: s.ctx, call: s.up.call, clients: s.clients, log: s.log}
+	s.coll = newCollector(&s.stats, s.hub, s.clients, s.up.state)
 	if err := s.reg.Register(s.coll); err != nil {
-		return nil, fmt.Errorf("sidecar: failed to register metrics: %w", err)
+		s.cancel()
+		return nil, fmt.Errorf("failed to register metrics: %w", err)
 	}
 	s.upg = websocket.Upgrader{
 		// A small read buffer of its own: reusing the HTTP server's
@@ -101,7 +104,6 @@ func New(cfg Config) (*Server, error) {
 		CheckOrigin:     s.checkOrigin,
 	}
 	s.handler = s.routes()
-	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
@@ -143,7 +145,7 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
 		s.Close()
-		return fmt.Errorf("sidecar: failed to listen: %w", err)
+		return fmt.Errorf("failed to listen: %w", err)
 	}
 	return s.Serve(ctx, ln)
 }
@@ -193,22 +195,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // closed once they are gone or ctx ends (then the rest are cut off). It
 // returns ctx's error if the drain did not finish in time.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	s.draining = true
-	sessions := s.sessionList()
-	s.mu.Unlock()
+	sessions := s.clients.drain()
 	s.log.Info("draining", zap.Int("clients", len(sessions)))
 	for _, ss := range sessions {
 		ss.close(reasonShutdown, false)
 	}
 	var err error
-	for {
-		s.mu.Lock()
-		n := len(s.sessions)
-		s.mu.Unlock()
-		if n == 0 {
-			break
-		}
+	for s.clients.len() > 0 {
 		select {
 		case <-ctx.Done():
 			err = ctx.Err()
@@ -225,56 +218,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // for every goroutine the Server started. It is idempotent.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.draining = true
-		sessions := s.sessionList()
-		s.mu.Unlock()
-		for _, ss := range sessions {
+		for _, ss := range s.clients.drain() {
 			ss.close(reasonShutdown, true)
-			if ss.nc != nil {
-				_ = ss.nc.Close()
-			}
+			ss.tr.cut()
 		}
 		s.cancel()
 		s.up.close()
 		s.hub.close()
+		s.clients.wait()
 		s.wg.Wait()
 		s.reg.Unregister(s.coll)
 		s.log.Info("closed")
 	})
-}
-
-// addSession registers a new session, or reports why it is refused.
-func (s *Server) addSession(ss *session) (closeReason, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.draining {
-		return reasonShutdown, false
-	}
-	if len(s.sessions) >= s.cfg.MaxClients {
-		s.stats.disconnects(reasonTooManyClients(0).label)
-		return reasonTooManyClients(s.cfg.MaxClients), false
-	}
-	s.sessions[ss] = struct{}{}
-	s.stats.connections.Add(1)
-	s.wg.Add(1) // done by removeSession
-	return closeReason{}, true
-}
-
-func (s *Server) removeSession(ss *session) {
-	s.mu.Lock()
-	delete(s.sessions, ss)
-	s.mu.Unlock()
-	s.wg.Done()
-}
-
-// sessionList returns the sessions. s.mu must be held.
-func (s *Server) sessionList() []*session {
-	out := make([]*session, 0, len(s.sessions))
-	for ss := range s.sessions {
-		out = append(out, ss)
-	}
-	return out
 }
 
 // sampleRates updates every topic's message rate once a second.
@@ -287,9 +242,7 @@ func (s *Server) sampleRates() {
 		case <-s.ctx.Done():
 			return
 		case now := <-t.C:
-			for _, tp := range s.hub.list() {
-				tp.sample(now.Sub(last))
-			}
+			s.hub.sample(now.Sub(last))
 			last = now
 		}
 	}

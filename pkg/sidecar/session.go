@@ -1,13 +1,13 @@
 package sidecar
 
 import (
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// sessionKind is how a local client is served.
+// sessionKind is how a local client is served; it picks the frame format
+// a topic queues to the session.
 type sessionKind uint8
 
 const (
@@ -22,19 +22,40 @@ func (k sessionKind) String() string {
 	return "websocket"
 }
 
+// transport is how a session's queued frames reach its client, one
+// implementation per way of serving (wsConn in ws.go, sseStream in
+// sse.go), after centrifuge's Transport. The session logic (the queue, the
+// topics) is written once above it. The session calls wake and abort with
+// its mu held, so neither may block or call back into the session.
+type transport interface {
+	// kind names the transport for status and metrics.
+	kind() sessionKind
+	// wake has the idle writer look at the queue: frames were queued, or
+	// the session began closing.
+	wake()
+	// abort makes a write in progress give up at once: the session is
+	// closing and throws its queue away.
+	abort()
+	// cut closes the client's connection at once (Server.Close).
+	cut()
+}
+
 // session is one local client: a WebSocket connection or an SSE stream. Its
 // queue is bounded in bytes and filled without blocking by any goroutine
 // (topic pumps, the reader answering requests, forwarded calls); one writer
-// at a time empties it. A WebSocket writer is a goroutine that runs only
-// while frames are queued, so an idle client holds no writer stack; an SSE
-// writer is the request's handler, parked on wake.
+// at a time, the transport's, empties it. A session is built from the
+// values it needs (the configuration, the counters, the hub it takes topics
+// from, its transport), so it is tested alone.
 type session struct {
-	srv    *Server
-	id     uint64
+	// Set when built, read only after.
 	kind   sessionKind
 	remote string
 	since  time.Time
-	nc     net.Conn // WebSocket only; its write deadline cuts a stuck write short
+	cfg    *Config // QueueBytes, Overflow, MaxTopicsPerClient, RequestTimeout
+	stats  *stats
+	hub    *hub
+	tr     transport
+	id     uint64 // set by registry.add, before the session is shared
 
 	// Counters: offered = delivered + dropped, exactly.
 	delivered    atomic.Uint64 // frames queued
@@ -50,31 +71,25 @@ type session struct {
 	closing bool        // no frame is accepted any more
 	discard bool        // while closing: drop the queued frames instead of writing them
 	reason  closeReason // why the session is closing
-	writing bool        // WebSocket: the writer goroutine runs
-	waiting bool        // SSE: the writer is parked on wake
-	wake    chan struct{}
+	idle    bool        // the writer is stopped or parked: the next frame or close wakes it
 
-	// WebSocket only, set before the session is added to the Server.
-	flush   func()         // the writer goroutine's body, which calls writers.Done
-	writers sync.WaitGroup // the writer goroutine, while it runs
-
-	// Owned by the reader goroutine (the SSE handler for SSE).
+	// Owned by the session's reader: the WebSocket reader goroutine, or
+	// the SSE handler.
 	topics map[string]*topic
 }
 
-func newSession(srv *Server, kind sessionKind, remote string) *session {
-	s := &session{
-		srv:    srv,
-		id:     srv.nextSession.Add(1),
-		kind:   kind,
+func newSession(remote string, cfg *Config, st *stats, h *hub, tr transport) *session {
+	return &session{
+		kind:   tr.kind(),
 		remote: remote,
 		since:  time.Now(),
+		cfg:    cfg,
+		stats:  st,
+		hub:    h,
+		tr:     tr,
+		idle:   true,
 		topics: make(map[string]*topic),
 	}
-	if kind == kindSSE {
-		s.wake = make(chan struct{}, 1)
-	}
-	return s
 }
 
 // offer queues a notification frame without blocking and reports whether
@@ -84,20 +99,20 @@ func (s *session) offer(frame []byte) bool {
 	if s.closing {
 		s.mu.Unlock()
 		s.dropped.Add(1)
-		s.srv.stats.dropped[dropClosing].Add(1)
+		s.stats.dropped[dropClosing].Add(1)
 		return false
 	}
-	if s.bytes > 0 && s.bytes+len(frame) > s.srv.cfg.QueueBytes {
-		if s.srv.cfg.Overflow == OverflowDrop {
+	if s.bytes > 0 && s.bytes+len(frame) > s.cfg.QueueBytes {
+		if s.cfg.Overflow == OverflowDrop {
 			s.mu.Unlock()
 			s.dropped.Add(1)
-			s.srv.stats.dropped[dropQueueFull].Add(1)
+			s.stats.dropped[dropQueueFull].Add(1)
 			return false
 		}
-		s.closeLocked(reasonSlow(s.srv.cfg.QueueBytes), true)
+		s.closeLocked(reasonSlow(s.cfg.QueueBytes), true)
 		s.mu.Unlock()
 		s.dropped.Add(1)
-		s.srv.stats.dropped[dropClosing].Add(1)
+		s.stats.dropped[dropClosing].Add(1)
 		return false
 	}
 	s.pushLocked(frame)
@@ -114,8 +129,8 @@ func (s *session) reply(frame []byte) {
 	if s.closing {
 		return
 	}
-	if s.bytes > 0 && s.bytes+len(frame) > s.srv.cfg.QueueBytes {
-		s.closeLocked(reasonSlow(s.srv.cfg.QueueBytes), true)
+	if s.bytes > 0 && s.bytes+len(frame) > s.cfg.QueueBytes {
+		s.closeLocked(reasonSlow(s.cfg.QueueBytes), true)
 		return
 	}
 	s.pushLocked(frame)
@@ -124,28 +139,21 @@ func (s *session) reply(frame []byte) {
 func (s *session) pushLocked(frame []byte) {
 	s.frames = append(s.frames, frame)
 	s.bytes += len(frame)
-	s.startWriterLocked()
-	if s.waiting {
-		s.waiting = false
-		s.wake <- struct{}{} // capacity 1 and only the parked writer drains it
-	}
+	s.wakeLocked()
 }
 
-// startWriterLocked starts a WebSocket session's writer goroutine unless
-// it runs. Only take stops it (with s.mu held, when the queue is empty),
-// so there is never more than one writer.
-func (s *session) startWriterLocked() {
-	if s.flush == nil || s.writing {
-		return
+// wakeLocked wakes the writer if it is idle. Only take makes it idle
+// (with s.mu held, when the queue is empty), so one writer runs at a time.
+func (s *session) wakeLocked() {
+	if s.idle {
+		s.idle = false
+		s.tr.wake()
 	}
-	s.writing = true
-	s.writers.Add(1) // flush calls Done
-	go s.flush()
 }
 
 // close stops accepting frames. With discard the queue is thrown away (a
 // slow consumer, a violation); without it the writer writes what is
-// queued first (a drain). The writer then sends r's close frame.
+// queued first (a drain). The writer then ends the stream with r.
 func (s *session) close(r closeReason, discard bool) {
 	s.mu.Lock()
 	s.closeLocked(r, discard)
@@ -158,32 +166,26 @@ func (s *session) closeLocked(r closeReason, discard bool) {
 	}
 	s.closing, s.discard, s.reason = true, discard, r
 	if r.label != "" {
-		s.srv.stats.disconnects(r.label)
+		s.stats.disconnects(r.label)
 	}
-	s.startWriterLocked() // it sends the close frame and closes the connection
-	if s.waiting {
-		s.waiting = false
-		s.wake <- struct{}{}
-	}
-	if discard && s.nc != nil {
-		// A writer stuck on a full socket gives up now. Deadlines are
-		// safe to set from any goroutine.
-		_ = s.nc.SetWriteDeadline(time.Now())
+	s.wakeLocked() // the writer ends the stream
+	if discard {
+		s.tr.abort()
 	}
 }
 
 // maxSpare is the largest array of frames a writer keeps for reuse.
 const maxSpare = 4096
 
-// idleQueueCap is the largest queue array an idle WebSocket session keeps
-// for its next frames; a burst's larger array goes back to the heap.
+// idleQueueCap is the largest queue array an idle session keeps for its
+// next frames; a burst's larger array goes back to the heap.
 const idleQueueCap = 16
 
-// take hands a WebSocket writer the queued frames and puts spare in their
-// place. An empty batch means there is nothing to write: if closing is
-// true the writer sends the close frame and closes the connection, and no
-// writer starts again; otherwise, with stop, the writer is marked stopped
-// and must return at once (the next frame starts another).
+// take hands the writer the queued frames and puts spare in their place.
+// An empty batch means there is nothing to write: if closing is true the
+// writer ends the stream, and it is never woken again; otherwise, with
+// stop, the writer is marked idle and must stop or park at once (the next
+// frame wakes it).
 func (s *session) take(spare [][]byte, stop bool) (batch [][]byte, closing bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -196,7 +198,7 @@ func (s *session) take(spare [][]byte, stop bool) (batch [][]byte, closing bool)
 		return nil, true
 	}
 	if stop {
-		s.writing = false
+		s.idle = true
 		if cap(s.frames) > idleQueueCap {
 			s.frames = nil
 		}
@@ -204,39 +206,16 @@ func (s *session) take(spare [][]byte, stop bool) (batch [][]byte, closing bool)
 	return nil, false
 }
 
-// next waits for frames and swaps the queue with spare; ok is false once
-// the session is closing and nothing more is to be written. done ends the
-// wait early (an SSE request's context); tick, when not nil, returns an
-// empty batch on every tick (SSE keep-alives). Called by the SSE writer only.
-func (s *session) next(spare [][]byte, done <-chan struct{}, tick <-chan time.Time) (batch [][]byte, ok bool) {
+// resume marks an idle writer running again without a wake, and reports
+// whether it was idle; if not, a wake is on its way to the writer.
+func (s *session) resume() bool {
 	s.mu.Lock()
-	for len(s.frames) == 0 || s.discard {
-		if s.closing {
-			s.frames = nil
-			s.mu.Unlock()
-			return nil, false
-		}
-		s.waiting = true
-		s.mu.Unlock()
-		select {
-		case <-s.wake:
-		case <-done:
-			s.close(closeReason{}, true)
-		case <-tick:
-			s.mu.Lock()
-			if s.waiting {
-				s.waiting = false
-				s.mu.Unlock()
-				return spare[:0], true
-			}
-			s.mu.Unlock()
-			<-s.wake // a pusher cleared waiting and is sending
-		}
-		s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.idle {
+		return false
 	}
-	batch, s.frames = s.frames, spare[:0]
-	s.mu.Unlock()
-	return batch, true
+	s.idle = false
+	return true
 }
 
 // wrote accounts for a written batch and returns it, emptied, as the
@@ -251,7 +230,7 @@ func (s *session) wrote(batch [][]byte) [][]byte {
 	s.mu.Unlock()
 	s.written.Add(uint64(len(batch)))
 	s.writtenBytes.Add(uint64(n))
-	s.srv.stats.writtenBytes.Add(uint64(n))
+	s.stats.writtenBytes.Add(uint64(n))
 	clear(batch)
 	if cap(batch) > maxSpare {
 		return nil // do not keep a burst's backlog capacity forever
@@ -273,12 +252,21 @@ func (s *session) closeState() (closeReason, bool) {
 	return s.reason, s.closing
 }
 
-// detachAll leaves every topic. Called by the reader goroutine at the end.
-func (s *session) detachAll() {
-	for name, t := range s.topics {
-		t.detach(s)
-		s.srv.hub.release(t)
-		delete(s.topics, name)
+// status returns the session's line of /v1/status.
+func (s *session) status() ClientStatus {
+	frames, bytes := s.queued()
+	reason, _ := s.closeState()
+	return ClientStatus{
+		ID:          s.id,
+		Kind:        s.kind.String(),
+		Remote:      s.remote,
+		Since:       s.since,
+		Topics:      int(s.ntopics.Load()),
+		QueueFrames: frames,
+		QueueBytes:  bytes,
+		Delivered:   s.delivered.Load(),
+		Dropped:     s.dropped.Load(),
+		Written:     s.written.Load(),
+		Closing:     reason.text,
 	}
-	s.ntopics.Store(0)
 }

@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -20,7 +19,8 @@ const sseKeepAlive = 15 * time.Second
 //	event: ticker.BTC-PERPETUAL.raw
 //	data: {...the notification payload...}
 //
-// The handler goroutine is the session's reader and writer both.
+// The handler goroutine is the session's reader and writer both. A topic
+// that cannot be subscribed fails the whole request.
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	topics := slices.Compact(slices.Sorted(slices.Values(r.URL.Query()["topic"])))
 	if len(topics) == 0 {
@@ -43,44 +43,22 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	ss := newSession(s, kindSSE, r.RemoteAddr)
-	if reason, ok := s.addSession(ss); !ok {
-		code := http.StatusServiceUnavailable
-		http.Error(w, reason.text, code)
+	st := &sseStream{w: w, flusher: flusher, wakeup: make(chan struct{}, 1), writeTimeout: s.cfg.WriteTimeout}
+	ss := newSession(r.RemoteAddr, &s.cfg, &s.stats, s.hub, st)
+	st.s = ss
+	if reason, ok := s.clients.add(ss); !ok {
+		http.Error(w, reason.text, http.StatusServiceUnavailable)
 		return
 	}
-	defer s.removeSession(ss)
+	defer s.clients.remove(ss)
 
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
-	var failed error
-	var held []*topic
-	for _, name := range topics {
-		if _, err := s.proto.NewTopic(name); err != nil {
-			failed = err
-			break
-		}
-		t, err := s.hub.reserve(name)
-		if err != nil {
-			failed = err
-			break
-		}
-		held = append(held, t)
-	}
-	for _, t := range held {
-		if failed != nil {
+	accepted, fresh, err := ss.subscribe(r.Context(), topics)
+	if err != nil {
+		for _, t := range fresh {
 			s.hub.release(t)
-			continue
 		}
-		if err := s.hub.wait(ctx, t); err != nil { // wait released it
-			failed = fmt.Errorf("topic %s: %w", t.name, err)
-			continue
-		}
-		ss.topics[t.name] = t
-	}
-	cancel()
-	if failed != nil {
-		ss.detachAll()
-		http.Error(w, "failed to subscribe: "+failed.Error(), http.StatusBadGateway)
+		failed := slices.DeleteFunc(topics, func(n string) bool { return slices.Contains(accepted, n) })
+		http.Error(w, fmt.Sprintf("failed to subscribe %s: %v", strings.Join(failed, ", "), err), http.StatusBadGateway)
 		return
 	}
 
@@ -91,43 +69,97 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprintf(w, ": wsfan sidecar: streaming %s\n\n", strings.Join(topics, ", "))
 	flusher.Flush()
-	for _, t := range ss.topics {
-		t.attach(ss)
-	}
-	ss.ntopics.Store(int32(len(ss.topics)))
+	ss.attach(nil, fresh)
 
-	s.sseWriteLoop(ss, w, flusher, r.Context().Done())
-	ss.detachAll()
+	st.writeLoop(r.Context().Done())
+	ss.unsubscribeAll()
 	ss.close(closeReason{}, true)
 }
 
-// sseWriteLoop writes queued events until the session closes or the
-// request ends.
-func (s *Server) sseWriteLoop(ss *session, w http.ResponseWriter, flusher http.Flusher, done <-chan struct{}) {
-	rc := http.NewResponseController(w)
+// sseStream is an SSE session's transport: the response, written by the
+// request's handler goroutine, which parks on wakeup while the queue is
+// empty.
+type sseStream struct {
+	s            *session
+	w            http.ResponseWriter
+	flusher      http.Flusher
+	wakeup       chan struct{} // capacity 1: a token means "look at the queue"
+	writeTimeout time.Duration
+}
+
+func (st *sseStream) kind() sessionKind { return kindSSE }
+
+// wake leaves a token for the parked handler. It never blocks: a token
+// already waiting wakes it just as well, and a spare one only makes it
+// look at the queue once more.
+func (st *sseStream) wake() {
+	select {
+	case st.wakeup <- struct{}{}:
+	default:
+	}
+}
+
+// abort does nothing: a stuck write ends at its deadline, and the
+// handler then sees the session closing.
+func (st *sseStream) abort() {}
+
+// cut does nothing: the handler returns once woken by the close, and the
+// HTTP server owns the connection.
+func (st *sseStream) cut() {}
+
+// writeLoop writes queued events until the session closes or done (the
+// request's context) ends.
+func (st *sseStream) writeLoop(done <-chan struct{}) {
+	rc := http.NewResponseController(st.w)
 	tick := time.NewTicker(sseKeepAlive)
 	defer tick.Stop()
 	var spare [][]byte
 	for {
-		batch, ok := ss.next(spare, done, tick.C)
+		batch, ok := st.next(spare, done, tick.C)
 		if !ok {
 			return
 		}
-		_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+		_ = rc.SetWriteDeadline(time.Now().Add(st.writeTimeout))
 		var err error
 		if len(batch) == 0 {
-			_, err = w.Write([]byte(": keep-alive\n\n"))
+			_, err = st.w.Write([]byte(": keep-alive\n\n"))
 		}
 		for _, f := range batch {
-			if _, err = w.Write(f); err != nil {
+			if _, err = st.w.Write(f); err != nil {
 				break
 			}
 		}
-		flusher.Flush()
-		spare = ss.wrote(batch)
+		st.flusher.Flush()
+		spare = st.s.wrote(batch)
 		if err != nil {
-			ss.close(closeReason{}, true)
+			st.s.close(closeReason{}, true)
 			return
+		}
+	}
+}
+
+// next waits for frames and swaps the queue with spare; ok is false once
+// the session is closing and nothing more is to be written. done ends the
+// wait early; on every tick of an idle stream it returns an empty batch
+// (a keep-alive).
+func (st *sseStream) next(spare [][]byte, done <-chan struct{}, tick <-chan time.Time) (batch [][]byte, ok bool) {
+	for {
+		batch, closing := st.s.take(spare, true)
+		if len(batch) > 0 {
+			return batch, true
+		}
+		if closing {
+			return nil, false
+		}
+		select { // idle: the next frame or the close leaves a token
+		case <-st.wakeup:
+		case <-done:
+			st.s.close(closeReason{}, true)
+		case <-tick:
+			if st.s.resume() {
+				return spare[:0], true
+			}
+			<-st.wakeup // a pusher made the writer busy and left a token
 		}
 	}
 }

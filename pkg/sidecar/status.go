@@ -3,7 +3,6 @@ package sidecar
 import (
 	"encoding/json"
 	"net/http"
-	"sort"
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/client"
@@ -79,46 +78,9 @@ func (s *Server) Status() Status {
 		t := time.Unix(0, ns)
 		st.Upstream.LastResume = &t
 	}
-	for _, t := range s.hub.list() {
-		ts := TopicStatus{
-			Topic:     t.name,
-			LocalID:   t.localID,
-			Refs:      s.hub.refs(t),
-			Rate:      t.msgRate(),
-			Received:  t.received.Load(),
-			Delivered: t.delivered.Load(),
-			Dropped:   t.dropped.Load(),
-			Resumes:   t.resumes.Load(),
-		}
-		select {
-		case <-t.ready:
-			if t.sub != nil {
-				ts.UpstreamDropped = t.sub.Dropped()
-			}
-		default:
-		}
-		st.Topics = append(st.Topics, ts)
-	}
-	s.mu.Lock()
-	sessions := s.sessionList()
-	s.mu.Unlock()
-	sort.Slice(sessions, func(i, j int) bool { return sessions[i].id < sessions[j].id })
-	for _, ss := range sessions {
-		frames, bytes := ss.queued()
-		reason, _ := ss.closeState()
-		st.Clients = append(st.Clients, ClientStatus{
-			ID:          ss.id,
-			Kind:        ss.kind.String(),
-			Remote:      ss.remote,
-			Since:       ss.since,
-			Topics:      int(ss.ntopics.Load()),
-			QueueFrames: frames,
-			QueueBytes:  bytes,
-			Delivered:   ss.delivered.Load(),
-			Dropped:     ss.dropped.Load(),
-			Written:     ss.written.Load(),
-			Closing:     reason.text,
-		})
+	st.Topics = append(st.Topics, s.hub.status()...)
+	for _, ss := range s.clients.list() {
+		st.Clients = append(st.Clients, ss.status())
 	}
 	return st
 }
@@ -138,9 +100,7 @@ func (s *Server) serveHealthz(w http.ResponseWriter, _ *http.Request) {
 // serveReadyz answers 200 while the upstream is connected and the sidecar
 // is not draining, 503 otherwise.
 func (s *Server) serveReadyz(w http.ResponseWriter, _ *http.Request) {
-	s.mu.Lock()
-	draining := s.draining
-	s.mu.Unlock()
+	draining := s.clients.isDraining()
 	state := s.up.state()
 	if draining || state != client.StateConnected {
 		msg := "upstream " + state.String()

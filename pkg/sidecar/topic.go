@@ -10,19 +10,26 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 )
 
+// topicConfig is what every topic is built from; the hub holds one.
+type topicConfig struct {
+	dialect dialect // the local notification frame
+	cache   bool    // Config.LastMessageCache
+	stats   *stats  // the Server's resume counters
+}
+
 // topic is one upstream subscription shared by every local subscriber of
-// it. Its pump goroutine is the only reader of sub.
+// it. Its goroutine (hub.run) is the only reader of sub.
 type topic struct {
 	name    string
 	localID string // the subscription id local Ethereum clients see
-	hub     *hub
+	cfg     topicConfig
 
 	prefix, suffix []byte // the local notification frame around a payload
 	ssePrefix      []byte // "event: NAME\ndata: "
 
 	ready chan struct{} // closed when the upstream subscribe has finished
 	err   error         // why it failed; set before ready closes
-	sub   *client.Subscription
+	sub   feed          // set before ready closes, if the subscribe succeeded
 	done  chan struct{} // closed when the pump has ended
 
 	// mu orders attach (and the cached message a joiner gets first)
@@ -47,26 +54,34 @@ type topic struct {
 	sampled   uint64        // received at the last sample; owned by the sampler
 }
 
-func newTopic(h *hub, name string) *topic {
-	t := &topic{name: name, hub: h, ready: make(chan struct{}), done: make(chan struct{})}
-	if h.srv.dialect == dialectEthereum {
+func newTopic(name string, cfg topicConfig) *topic {
+	t := &topic{name: name, cfg: cfg, ready: make(chan struct{}), done: make(chan struct{})}
+	if cfg.dialect == dialectEthereum {
 		t.localID = newLocalID()
 	}
-	t.prefix, t.suffix = h.srv.dialect.notification(name, t.localID)
+	t.prefix, t.suffix = cfg.dialect.notification(name, t.localID)
 	t.ssePrefix = append(append([]byte("event: "), sseSafe(name)...), "\ndata: "...)
 	return t
 }
 
-// pump forwards every upstream message to the local subscribers until the
-// upstream subscription ends.
-func (t *topic) pump() {
+// fail marks the topic's upstream subscribe failed with err.
+func (t *topic) fail(err error) {
+	t.err = err
+	close(t.done)
+	close(t.ready)
+}
+
+// pump makes sub the topic's upstream subscription, marks the topic
+// ready, and forwards every message of sub to the local subscribers until
+// sub ends. It returns why sub ended: nil after an unsubscribe.
+func (t *topic) pump(sub feed) error {
 	defer close(t.done)
-	for m := range t.sub.C() {
+	t.sub = sub
+	close(t.ready)
+	for m := range sub.C() {
 		t.publish(m)
 	}
-	if err := <-t.sub.Err(); err != nil {
-		t.hub.lost(t, err)
-	}
+	return <-sub.Err()
 }
 
 // publish encodes m once per format and offers the same bytes to every
@@ -76,8 +91,8 @@ func (t *topic) publish(m client.Message) {
 	resumed := m.Flags&client.FlagReconnected != 0
 	if resumed {
 		t.resumes.Add(1)
-		t.hub.srv.stats.resumes.Add(1)
-		t.hub.srv.stats.lastResume.Store(time.Now().UnixNano())
+		t.cfg.stats.resumes.Add(1)
+		t.cfg.stats.lastResume.Store(time.Now().UnixNano())
 	}
 	ws := textFrame(t.prefix, m.Data, t.suffix)
 
@@ -87,7 +102,7 @@ func (t *topic) publish(m client.Message) {
 	if t.nSSE > 0 {
 		sse = t.sseEvent(m.Data, resumed)
 	}
-	if t.hub.srv.cfg.LastMessageCache {
+	if t.cfg.cache {
 		t.last, t.hasLast = m.Data, true
 	}
 	t.mu.Unlock()
@@ -108,14 +123,8 @@ func (t *topic) publish(m client.Message) {
 	t.dropped.Add(dropped)
 }
 
-// attach adds s as a subscriber, queueing the cached last message first.
-func (t *topic) attach(s *session) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.attachLocked(s)
-}
-
-// attachLocked is attach with t.mu held.
+// attachLocked adds s as a subscriber, queueing the cached last message
+// first. Called with t.mu held (session.attach).
 func (t *topic) attachLocked(s *session) {
 	next := make([]*session, len(t.subs), len(t.subs)+1)
 	copy(next, t.subs)
@@ -196,7 +205,28 @@ func (t *topic) sample(elapsed time.Duration) {
 	t.rate.Store(math.Float64bits(rate))
 }
 
-func (t *topic) msgRate() float64 { return math.Float64frombits(t.rate.Load()) }
+// status returns the topic's line of /v1/status; refs is its reference
+// count, read under hub.mu.
+func (t *topic) status(refs int) TopicStatus {
+	ts := TopicStatus{
+		Topic:     t.name,
+		LocalID:   t.localID,
+		Refs:      refs,
+		Rate:      math.Float64frombits(t.rate.Load()),
+		Received:  t.received.Load(),
+		Delivered: t.delivered.Load(),
+		Dropped:   t.dropped.Load(),
+		Resumes:   t.resumes.Load(),
+	}
+	select {
+	case <-t.ready:
+		if t.sub != nil {
+			ts.UpstreamDropped = t.sub.Dropped()
+		}
+	default:
+	}
+	return ts
+}
 
 // sseSafe removes line breaks from a topic used as an SSE event name.
 func sseSafe(s string) []byte {

@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -12,12 +13,38 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 )
 
+// feed is one upstream subscription as a topic's pump reads it.
+// *client.Subscription is one; another upstream source provides its own.
+type feed interface {
+	// C delivers the messages; it is closed when the subscription ends.
+	C() <-chan client.Message
+	// Err yields why the subscription ended, nil after Unsubscribe.
+	Err() <-chan error
+	// Dropped counts messages lost because the pump fell behind.
+	Dropped() uint64
+	// Unsubscribe ends the subscription upstream.
+	Unsubscribe(ctx context.Context) error
+}
+
+// subscribeFunc subscribes one topic upstream, waiting out an outage
+// within ctx. The hub opens every topic with one.
+type subscribeFunc func(ctx context.Context, topic string) (feed, error)
+
+// callFunc makes an RPC call upstream and returns the raw result,
+// waiting for the upstream within ctx. Local clients' forwarded calls
+// go through one.
+type callFunc func(ctx context.Context, method string, params json.RawMessage) ([]byte, error)
+
 // upstream owns the one client connected to the real server. Its goroutine
 // dials (retrying until it succeeds, so the sidecar may start before the
-// upstream) and then watches the client's events.
+// upstream) and then watches the client's events. Its subscribe and call
+// methods are the hub's subscribeFunc and the local clients' callFunc.
 type upstream struct {
-	srv  *Server
-	opts []client.Option
+	// Set by newUpstream, read only after.
+	url   string
+	opts  []client.Option
+	stats *stats // reconnects, calls, call errors
+	log   *zap.Logger
 
 	// mu protects the following.
 	mu      sync.Mutex
@@ -25,19 +52,19 @@ type upstream struct {
 	changed chan struct{}  // closed and replaced whenever c or its state changes
 }
 
-func newUpstream(srv *Server, opts []client.Option) *upstream {
-	return &upstream{srv: srv, opts: opts, changed: make(chan struct{})}
+func newUpstream(url string, opts []client.Option, st *stats, log *zap.Logger) *upstream {
+	return &upstream{url: url, opts: opts, stats: st, log: log, changed: make(chan struct{})}
 }
 
 // run is the upstream goroutine: it dials, then relays the client's events
 // until the client is closed.
 func (u *upstream) run(ctx context.Context) {
-	log := u.srv.log
+	log := u.log
 	delay := 100 * time.Millisecond
 	var c *client.Client
 	for {
 		var err error
-		c, err = client.Dial(ctx, u.srv.cfg.Upstream, u.opts...)
+		c, err = client.Dial(ctx, u.url, u.opts...)
 		if err == nil {
 			break
 		}
@@ -49,7 +76,7 @@ func (u *upstream) run(ctx context.Context) {
 		}
 		delay = min(2*delay, 10*time.Second)
 	}
-	log.Info("upstream connected", zap.String("url", u.srv.cfg.Upstream))
+	log.Info("upstream connected", zap.String("url", u.url))
 	u.mu.Lock()
 	if ctx.Err() != nil { // close ran before c was stored: it is ours to close
 		u.mu.Unlock()
@@ -73,7 +100,7 @@ func (u *upstream) run(ctx context.Context) {
 		}
 		switch ev.Kind {
 		case client.Disconnected:
-			u.srv.stats.reconnects.Add(1)
+			u.stats.reconnects.Add(1)
 			log.Warn("upstream disconnected", zap.Error(ev.Err))
 		case client.Resubscribed:
 			log.Info("upstream reconnected", zap.Int("topics", ev.Topics))
@@ -144,15 +171,33 @@ func (u *upstream) connected(ctx context.Context) (*client.Client, error) {
 
 // subscribe subscribes topic upstream, waiting for the upstream to be
 // connected; an outage during the subscribe is waited out too.
-func (u *upstream) subscribe(ctx context.Context, topic string) (*client.Subscription, error) {
+func (u *upstream) subscribe(ctx context.Context, topic string) (feed, error) {
 	for {
 		c, err := u.connected(ctx)
 		if err != nil {
 			return nil, err
 		}
 		sub, err := c.Subscribe(ctx, topic)
-		if err == nil || !errors.Is(err, client.ErrConnectionLost) || ctx.Err() != nil {
-			return sub, err
+		if err == nil {
+			return sub, nil
+		}
+		if !errors.Is(err, client.ErrConnectionLost) || ctx.Err() != nil {
+			return nil, err
 		}
 	}
+}
+
+// call makes a call upstream once the upstream is connected, and never
+// retries a call that may have been sent.
+func (u *upstream) call(ctx context.Context, method string, params json.RawMessage) ([]byte, error) {
+	u.stats.calls.Add(1)
+	c, err := u.connected(ctx)
+	if err == nil {
+		var res []byte
+		if res, err = c.CallRaw(ctx, method, params); err == nil {
+			return res, nil
+		}
+	}
+	u.stats.callErrors.Add(1)
+	return nil, err
 }

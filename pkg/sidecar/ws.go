@@ -36,36 +36,39 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the upgrader has answered
 	}
-	nc := ws.NetConn()
-	ss := newSession(s, kindWS, r.RemoteAddr)
-	ss.nc = nc
-	c := &wsConn{session: ss, ws: ws, readDone: make(chan struct{}),
-		calls: make(chan struct{}, s.cfg.MaxCallsPerClient)}
-	ss.flush = c.writeLoop
-	ws.SetReadLimit(0) // frames are limited in readLoop, with a clear close reason
-	ws.SetPingHandler(func(data string) error {
-		ss.reply(controlFrame(websocket.PongMessage, []byte(data)))
-		return nil
-	})
-	ws.SetPongHandler(func(string) error { return nil })
-	ws.SetCloseHandler(func(code int, _ string) error {
-		ss.close(reasonPeerClosed, false) // answer after what is queued
-		return nil
-	})
-	if reason, ok := s.addSession(ss); !ok {
-		_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
-		_, _ = nc.Write(closeFrame(reason.code, reason.text))
-		_ = nc.Close()
+	c := newWSConn(ws, r.RemoteAddr, &s.wsCfg)
+	if reason, ok := s.clients.add(c.s); !ok {
+		c.refuse(reason)
 		return
 	}
 	go c.serve()
 }
 
-// wsConn is a WebSocket session's connection-side state.
+// wsConfig is what every WebSocket session is built from; New makes the
+// one they share.
+type wsConfig struct {
+	*Config // MaxFrameBytes, MaxCallsPerClient, BlockedMethods, timeouts; and the session's
+	dialect dialect
+	stats   *stats
+	hub     *hub
+	// ctx is the parent of forwarded calls and subscribe waits; it ends
+	// when the Server closes.
+	ctx     context.Context
+	call    callFunc  // forwards a call upstream
+	clients *registry // the session leaves it when it ends
+	log     *zap.Logger
+}
+
+// wsConn is a WebSocket session's transport: the connection, its reader
+// goroutine, which answers the client's requests, and its writer
+// goroutine, which runs only while frames are queued.
 type wsConn struct {
-	*session
+	s        *session
+	cfg      *wsConfig
 	ws       *websocket.Conn
+	nc       net.Conn       // the write deadline cuts a stuck write short
 	readDone chan struct{}  // closed when the reader has ended
+	writers  sync.WaitGroup // the writer goroutine, while it runs
 	rpc      sync.WaitGroup // forwarded calls in flight
 	calls    chan struct{}  // semaphore of forwarded calls
 
@@ -76,6 +79,47 @@ type wsConn struct {
 
 	hbMu sync.Mutex // protects hb
 	hb   *time.Timer
+}
+
+// newWSConn wraps an upgraded connection and builds its session.
+func newWSConn(ws *websocket.Conn, remote string, cfg *wsConfig) *wsConn {
+	c := &wsConn{cfg: cfg, ws: ws, nc: ws.NetConn(), readDone: make(chan struct{}),
+		calls: make(chan struct{}, cfg.MaxCallsPerClient)}
+	c.s = newSession(remote, cfg.Config, cfg.stats, cfg.hub, c)
+	ws.SetReadLimit(0) // frames are limited in readLoop, with a clear close reason
+	ws.SetPingHandler(func(data string) error {
+		c.s.reply(controlFrame(websocket.PongMessage, []byte(data)))
+		return nil
+	})
+	ws.SetPongHandler(func(string) error { return nil })
+	ws.SetCloseHandler(func(code int, _ string) error {
+		c.s.close(reasonPeerClosed, false) // answer after what is queued
+		return nil
+	})
+	return c
+}
+
+func (c *wsConn) kind() sessionKind { return kindWS }
+
+// wake starts the writer goroutine; the session calls it when the writer
+// is idle, so there is never more than one.
+func (c *wsConn) wake() {
+	c.writers.Add(1) // writeLoop calls Done
+	go c.writeLoop()
+}
+
+// abort gives a writer stuck on a full socket up now. Deadlines are safe
+// to set from any goroutine.
+func (c *wsConn) abort() { _ = c.nc.SetWriteDeadline(time.Now()) }
+
+// cut closes the connection, which unblocks the reader.
+func (c *wsConn) cut() { _ = c.nc.Close() }
+
+// refuse closes a connection the Server did not accept, with reason.
+func (c *wsConn) refuse(reason closeReason) {
+	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = c.nc.Write(closeFrame(reason.code, reason.text))
+	_ = c.nc.Close()
 }
 
 // serve is the session's reader goroutine. It stays shallow, because an
@@ -90,20 +134,20 @@ func (c *wsConn) serve() {
 // cancelled, topics left, the writer sends what the close requires, and
 // the connection is closed.
 func (c *wsConn) end() {
-	defer c.srv.removeSession(c.session)
+	defer c.cfg.clients.remove(c.s)
 	close(c.readDone)
 	if c.cancelCalls != nil {
 		c.cancelCalls()
 	}
 	c.rpc.Wait()
 	c.stopHeartbeat()
-	c.detachAll()
-	c.close(closeReason{}, true)
+	c.s.unsubscribeAll()
+	c.s.close(closeReason{}, true)
 	c.writers.Wait()
 	_ = c.nc.Close()
-	if reason, _ := c.closeState(); reason.label != "" {
-		c.srv.log.Info("local client disconnected", zap.Uint64("client", c.id),
-			zap.String("remote", c.remote), zap.String("reason", reason.text))
+	if reason, _ := c.s.closeState(); reason.label != "" {
+		c.cfg.log.Info("local client disconnected", zap.Uint64("client", c.s.id),
+			zap.String("remote", c.s.remote), zap.String("reason", reason.text))
 	}
 }
 
@@ -111,7 +155,7 @@ func (c *wsConn) end() {
 // use: most clients never forward a call. Called by the reader only.
 func (c *wsConn) callContext() context.Context {
 	if c.callCtx == nil {
-		c.callCtx, c.cancelCalls = context.WithCancel(c.srv.ctx)
+		c.callCtx, c.cancelCalls = context.WithCancel(c.cfg.ctx)
 	}
 	return c.callCtx
 }
@@ -133,21 +177,21 @@ func (c *wsConn) readLoop() {
 // readFrame reads and handles one frame; it reports whether to go on.
 func (c *wsConn) readFrame(typ int, r io.Reader) bool {
 	if typ != websocket.TextMessage {
-		c.close(reasonBinary, true)
+		c.s.close(reasonBinary, true)
 		return false
 	}
-	limit := c.srv.cfg.MaxFrameBytes
+	limit := c.cfg.MaxFrameBytes
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
-		c.close(closeReason{}, true)
+		c.s.close(closeReason{}, true)
 		return false
 	}
 	if int64(len(data)) > limit {
-		c.close(reasonFrameTooLarge(limit), true)
+		c.s.close(reasonFrameTooLarge(limit), true)
 		return false
 	}
 	c.handle(data)
-	_, closing := c.closeState()
+	_, closing := c.s.closeState()
 	return !closing
 }
 
@@ -156,9 +200,9 @@ func (c *wsConn) readFrame(typ int, r io.Reader) bool {
 func (c *wsConn) readFailed(err error) {
 	var ce *websocket.CloseError
 	if !errors.As(err, &ce) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF) {
-		c.srv.log.Debug("local client read failed", zap.Uint64("client", c.id), zap.Error(err))
+		c.cfg.log.Debug("local client read failed", zap.Uint64("client", c.s.id), zap.Error(err))
 	}
-	c.close(closeReason{}, true)
+	c.s.close(closeReason{}, true)
 }
 
 // writeScratch is a writer's working memory. It is pooled rather than
@@ -170,8 +214,8 @@ type writeScratch struct {
 
 var scratchPool = sync.Pool{New: func() any { return new(writeScratch) }}
 
-// writeLoop is the body of the session's writer goroutine, which runs
-// only while frames are queued: it writes every queued frame in one
+// writeLoop is the session's writer goroutine, which runs only while
+// frames are queued: it writes every queued frame in one
 // writev(2) and returns once the queue is empty. After the session closes
 // it sends the close frame and closes the connection.
 func (c *wsConn) writeLoop() {
@@ -180,9 +224,9 @@ func (c *wsConn) writeLoop() {
 	defer scratchPool.Put(sc)
 	nc := c.nc
 	var tail []byte // the unwritten end of a frame cut by a failed write
-	timeout := c.srv.cfg.WriteTimeout
+	timeout := c.cfg.WriteTimeout
 	for idle := false; ; {
-		batch, closing := c.take(sc.spare, idle)
+		batch, closing := c.s.take(sc.spare, idle)
 		if len(batch) == 0 && !closing {
 			if idle {
 				return // the next frame starts a writer again
@@ -209,12 +253,12 @@ func (c *wsConn) writeLoop() {
 		if err != nil {
 			tail = unwrittenTail(batch, n)
 		}
-		sc.spare = c.wrote(batch)
+		sc.spare = c.s.wrote(batch)
 		if err != nil {
-			c.close(closeReason{}, true)
+			c.s.close(closeReason{}, true)
 		}
 	}
-	if reason, _ := c.closeState(); reason.code != 0 {
+	if reason, _ := c.s.closeState(); reason.code != 0 {
 		// Finish a frame cut short by a deadline (a slow consumer is cut
 		// off at once) so the close frame that follows is readable.
 		_ = nc.SetWriteDeadline(time.Now().Add(timeout))

@@ -1,0 +1,93 @@
+package sidecar
+
+import (
+	"sort"
+	"sync"
+)
+
+// registry is the set of live local clients. The transports add a session
+// when its client connects and remove it when the session has ended; the
+// Server drains and closes them; status and metrics list them.
+type registry struct {
+	// Set by newRegistry, read only after.
+	max   int // Config.MaxClients
+	stats *stats
+
+	// mu protects the following.
+	mu       sync.Mutex
+	sessions map[*session]struct{}
+	lastID   uint64
+	draining bool
+
+	// wg counts the sessions added and not yet removed, and so their
+	// goroutines.
+	wg sync.WaitGroup
+}
+
+func newRegistry(maxClients int, st *stats) *registry {
+	return &registry{max: maxClients, stats: st, sessions: make(map[*session]struct{})}
+}
+
+// add numbers and registers a new session, or reports why it is refused.
+func (r *registry) add(s *session) (closeReason, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.draining {
+		return reasonShutdown, false
+	}
+	if len(r.sessions) >= r.max {
+		r.stats.disconnects(reasonTooManyClients(0).label)
+		return reasonTooManyClients(r.max), false
+	}
+	r.lastID++
+	s.id = r.lastID
+	r.sessions[s] = struct{}{}
+	r.stats.connections.Add(1)
+	r.wg.Add(1) // done by remove
+	return closeReason{}, true
+}
+
+// remove unregisters a session that has ended.
+func (r *registry) remove(s *session) {
+	r.mu.Lock()
+	delete(r.sessions, s)
+	r.mu.Unlock()
+	r.wg.Done()
+}
+
+// list returns the sessions in the order they were added.
+func (r *registry) list() []*session {
+	r.mu.Lock()
+	out := make([]*session, 0, len(r.sessions))
+	for s := range r.sessions {
+		out = append(out, s)
+	}
+	r.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// len returns how many sessions are registered.
+func (r *registry) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.sessions)
+}
+
+// drain refuses new sessions from now on and returns the registered ones.
+func (r *registry) drain() []*session {
+	r.mu.Lock()
+	r.draining = true
+	r.mu.Unlock()
+	return r.list()
+}
+
+// isDraining reports whether drain has been called.
+func (r *registry) isDraining() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.draining
+}
+
+// wait waits until every session has been removed.
+func (r *registry) wait() { r.wg.Wait() }
