@@ -133,20 +133,20 @@ var defaultBlocked = []string{"public/login", "public/auth", "private/subscribe"
 // withDefaults fills the zero fields and validates the rest.
 func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 	if c.Upstream == "" {
-		return c, nil, errors.New("sidecar: Config.Upstream is required")
+		return c, nil, errors.New("no upstream: Config.Upstream is required")
 	}
 	if c.Protocol == "" {
 		c.Protocol = DefaultProtocol
 	}
 	proto, err := protocol.ByName(c.Protocol)
 	if err != nil {
-		return c, nil, fmt.Errorf("sidecar: %w", err)
+		return c, nil, err
 	}
 	if c.Listen == "" {
 		c.Listen = DefaultListen
 	}
 	if !isLoopback(c.Listen) && c.Token == "" {
-		return c, nil, fmt.Errorf("sidecar: listening on %s (not loopback) requires a token", c.Listen)
+		return c, nil, fmt.Errorf("listening on %s (not loopback) requires a token", c.Listen)
 	}
 	setDefault(&c.Grace, 5*time.Second)
 	setDefault(&c.QueueBytes, 4<<20)

@@ -13,9 +13,6 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// ErrClosed is returned for work asked of a Server that is closing.
-var ErrClosed = errors.New("sidecar: closed")
-
 // hub reference-counts upstream subscriptions: the first local subscriber
 // of a topic opens it, and the last one leaving starts a grace timer whose
 // expiry closes it. Each topic has one goroutine, started by the hub: it
