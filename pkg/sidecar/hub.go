@@ -160,6 +160,12 @@ func (h *hub) expire(t *topic, gen uint64) {
 	h.removeLocked(t)
 	h.mu.Unlock()
 
+	// Every subscriber may leave before the upstream subscribe finishes
+	// (an SSE client that went away): it ends within RequestTimeout.
+	<-t.ready
+	if t.err != nil {
+		return // it failed: there is nothing to unsubscribe
+	}
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.RequestTimeout)
 	defer cancel()
 	if err := t.sub.Unsubscribe(ctx); err != nil && !errors.Is(err, context.Canceled) {
@@ -169,9 +175,11 @@ func (h *hub) expire(t *topic, gen uint64) {
 	h.log.Debug("topic closed after its grace period", zap.String("topic", t.name))
 }
 
-// removeLocked takes t out of the tables. Called with h.mu held.
+// removeLocked takes t out of the tables and cancels its pending expiry,
+// which would find it dead. Called with h.mu held.
 func (h *hub) removeLocked(t *topic) {
 	t.dead = true
+	h.stopGraceLocked(t)
 	if h.topics[t.name] == t {
 		delete(h.topics, t.name)
 	}
