@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 )
@@ -56,6 +59,35 @@ func TestSSEDelivers(t *testing.T) {
 	eq(t, http.StatusBadRequest, code)
 	if !strings.Contains(body, "topic") {
 		t.Fatalf("unhelpful error %q", body)
+	}
+}
+
+// A topic the sidecar cannot subscribe fails the whole stream with a
+// reason naming it, and the stream holds nothing.
+func TestSSERefusedTopic(t *testing.T) {
+	r := newRig(t, exchangetest.Thalex, nil)
+	r.up.SetRefused("c.d")
+	code, body := httpGet(t, r.url+"/v1/stream?topic=a.b&topic=c.d")
+	require.Equal(t, http.StatusBadGateway, code)
+	assert.Contains(t, body, "failed to subscribe c.d: ")
+	// a.b was subscribed, and is let go after its grace period.
+	require.NoError(t, r.up.WaitReceived(ctxT(t), "public/unsubscribe", 1))
+
+	code, body = httpGet(t, r.url+"/v1/stream?topic=bad%20name")
+	require.Equal(t, http.StatusBadGateway, code)
+	assert.Contains(t, body, "failed to subscribe bad name: protocol: invalid topic")
+	assert.Empty(t, r.sc.Status().Clients)
+}
+
+// Errors name the sidecar once: the command prints its name before them.
+func TestNewErrors(t *testing.T) {
+	for cfg, want := range map[*sidecar.Config]string{
+		{}: "no upstream: Config.Upstream is required",
+		{Upstream: "ws://127.0.0.1:1", Listen: "0.0.0.0:1"}: "listening on 0.0.0.0:1 (not loopback) requires a token",
+		{Upstream: "ws://127.0.0.1:1", Protocol: "smoke"}:   `protocol: unknown dialect "smoke" (want thalex, deribit, ethereum or ethereal)`,
+	} {
+		_, err := sidecar.New(*cfg)
+		assert.EqualError(t, err, want)
 	}
 }
 

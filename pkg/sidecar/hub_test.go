@@ -1,0 +1,239 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// testCtx returns a context that ends with the test, within 10s.
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// newTestUpstream starts a Thalex exchangetest server and an upstream
+// connected to it. stop closes the upstream, which ends every pump; the
+// server closes at the end of the test.
+func newTestUpstream(t *testing.T, st *stats) (exch *exchangetest.Server, u *upstream, stop func()) {
+	t.Helper()
+	exch = exchangetest.NewServer(exchangetest.Thalex)
+	t.Cleanup(exch.Close)
+	u = newUpstream(exch.URL(), []client.Option{
+		client.WithProtocol(protocol.Thalex()),
+		client.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }),
+	}, st, zap.NewNop())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		u.run(ctx)
+	}()
+	_, err := u.connected(testCtx(t))
+	require.NoError(t, err)
+	return exch, u, func() {
+		cancel()
+		u.close()
+		<-done
+	}
+}
+
+// newTestHub builds a hub of Thalex topics over subscribe. At the end of
+// the test its context is cancelled and stop is called (closing the
+// upstream ends the pumps), then the hub waits for its goroutines.
+func newTestHub(t *testing.T, cfg *Config, st *stats, subscribe subscribeFunc, stop func()) *hub {
+	ctx, cancel := context.WithCancel(context.Background())
+	h := newHub(ctx, cfg, protocol.Thalex(), subscribe,
+		topicConfig{dialect: dialectThalex, stats: st}, zap.NewNop())
+	t.Cleanup(func() {
+		cancel()
+		if stop != nil {
+			stop()
+		}
+		h.close()
+	})
+	return h
+}
+
+// refs returns the reference count of the hub's topic name, -1 if the
+// hub has none.
+func refs(h *hub, name string) int {
+	for _, ts := range h.status() {
+		if ts.Topic == name {
+			return ts.Refs
+		}
+	}
+	return -1
+}
+
+// Local subscribers of one topic share one upstream subscription; its
+// messages reach them, and the last one leaving unsubscribes upstream once
+// the grace period ends.
+func TestHubSharesOneUpstreamSubscription(t *testing.T) {
+	const name = "ticker.BTC-PERPETUAL.raw"
+	var st stats
+	exch, u, stop := newTestUpstream(t, &st)
+	cfg := testConfig(t, func(c *Config) { c.Grace = time.Millisecond })
+	h := newTestHub(t, cfg, &st, u.subscribe, stop)
+	ctx := testCtx(t)
+
+	a, err := h.reserve(name)
+	require.NoError(t, err)
+	b, err := h.reserve(name)
+	require.NoError(t, err)
+	require.Same(t, a, b)
+	require.NoError(t, h.wait(ctx, a))
+	require.NoError(t, h.wait(ctx, b))
+	assert.Equal(t, 1, exch.CountReceived("public/subscribe"))
+	assert.Equal(t, 2, refs(h, name))
+
+	s, _ := newTestSession(cfg, &st, h, kindWS)
+	attachTo(a, s)
+	exch.Publish(name, []byte(`{"p":1}`))
+	require.Eventually(t, func() bool { n, _ := s.queued(); return n == 1 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, [][]byte{textFrame([]byte(`{"channel_name":"ticker.BTC-PERPETUAL.raw","notification":{"p":1}}`))},
+		takeAll(t, s))
+
+	a.detach(s)
+	h.release(a)
+	h.release(b)
+	require.NoError(t, exch.WaitReceived(ctx, "public/unsubscribe", 1))
+	require.Eventually(t, func() bool { return len(h.list()) == 0 }, 5*time.Second, time.Millisecond)
+}
+
+// A subscriber arriving within the grace period keeps the upstream
+// subscription.
+func TestHubReserveCancelsGrace(t *testing.T) {
+	const name = "ticker.BTC-PERPETUAL.raw"
+	var st stats
+	exch, u, stop := newTestUpstream(t, &st)
+	h := newTestHub(t, testConfig(t, func(c *Config) { c.Grace = time.Hour }), &st, u.subscribe, stop)
+	ctx := testCtx(t)
+
+	a, err := h.reserve(name)
+	require.NoError(t, err)
+	require.NoError(t, h.wait(ctx, a))
+	h.release(a)
+	assert.Equal(t, 0, refs(h, name), "held through the grace period")
+	b, err := h.reserve(name)
+	require.NoError(t, err)
+	require.NoError(t, h.wait(ctx, b))
+	assert.Same(t, a, b)
+	assert.Equal(t, 1, refs(h, name))
+	assert.Equal(t, 1, exch.CountReceived("public/subscribe"))
+}
+
+// A failed upstream subscribe fails every waiter with its error and
+// leaves no topic behind: the next reserve tries again.
+func TestHubSubscribeFailure(t *testing.T) {
+	var st stats
+	var calls atomic.Int32
+	refused := errors.New("refused")
+	h := newTestHub(t, testConfig(t, nil), &st, func(context.Context, string) (feed, error) {
+		calls.Add(1)
+		return nil, refused
+	}, nil)
+	ctx := testCtx(t)
+
+	for i := range 2 {
+		tp, err := h.reserve("a.b")
+		require.NoError(t, err)
+		require.ErrorIs(t, h.wait(ctx, tp), refused)
+		assert.Empty(t, h.list())
+		assert.Equal(t, int32(i+1), calls.Load())
+	}
+}
+
+// reserve checks the name, the topic limit and whether the hub is closed.
+func TestHubReserveLimits(t *testing.T) {
+	var st stats
+	h := newTestHub(t, testConfig(t, func(c *Config) { c.MaxTopics = 1 }), &st,
+		func(ctx context.Context, _ string) (feed, error) { // opens never finish before the end
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}, nil)
+
+	_, err := h.reserve("a.b")
+	require.NoError(t, err)
+	_, err = h.reserve("a.b")
+	require.NoError(t, err, "a held topic does not count again")
+	_, err = h.reserve("c.d")
+	require.EqualError(t, err, "the limit of 1 upstream topics is reached")
+	_, err = h.reserve("bad name")
+	require.ErrorIs(t, err, protocol.ErrInvalidTopic)
+	assert.Equal(t, 2, refs(h, "a.b"))
+}
+
+// The grace period may end while the upstream subscribe is still under
+// way (every subscriber went away while waiting): the expiry waits for it
+// and unsubscribes what it opened.
+func TestHubExpiresATopicStillOpening(t *testing.T) {
+	const name = "ticker.BTC-PERPETUAL.raw"
+	var st stats
+	exch, u, stop := newTestUpstream(t, &st)
+	unblock := make(chan struct{})
+	h := newTestHub(t, testConfig(t, func(c *Config) { c.Grace = time.Millisecond }), &st,
+		func(ctx context.Context, topic string) (feed, error) {
+			<-unblock
+			return u.subscribe(ctx, topic)
+		}, stop)
+	ctx := testCtx(t)
+
+	tp, err := h.reserve(name)
+	require.NoError(t, err)
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, h.wait(gone, tp), context.Canceled) // the subscriber leaves
+	require.Eventually(t, func() bool { return len(h.list()) == 0 }, 5*time.Second, time.Millisecond,
+		"the grace period ends while the subscribe is under way")
+	close(unblock)
+	require.NoError(t, exch.WaitReceived(ctx, "public/unsubscribe", 1))
+	select {
+	case <-tp.done:
+	case <-ctx.Done():
+		t.Fatal("the pump did not end")
+	}
+}
+
+// An upstream subscription that ends by itself (refused after a
+// reconnect) disconnects its local subscribers with the reason and leaves
+// the hub.
+func TestHubTopicLost(t *testing.T) {
+	const name = "ticker.BTC-PERPETUAL.raw"
+	var st stats
+	exch, u, stop := newTestUpstream(t, &st)
+	cfg := testConfig(t, nil)
+	h := newTestHub(t, cfg, &st, u.subscribe, stop)
+	ctx := testCtx(t)
+
+	tp, err := h.reserve(name)
+	require.NoError(t, err)
+	require.NoError(t, h.wait(ctx, tp))
+	s, _ := newTestSession(cfg, &st, h, kindWS)
+	attachTo(tp, s)
+	exch.SetRefused(name)
+	exch.DropConnections()
+
+	select {
+	case <-tp.done:
+	case <-ctx.Done():
+		t.Fatal("the pump did not end")
+	}
+	require.Eventually(t, func() bool { _, closing := s.closeState(); return closing }, 5*time.Second, time.Millisecond)
+	reason, _ := s.closeState()
+	assert.Equal(t, "upstream_topic_lost", reason.label)
+	assert.Contains(t, reason.text, name)
+	assert.Empty(t, h.list())
+}

@@ -1,0 +1,166 @@
+package sidecar
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The tests in package sidecar build one part (session, topic, hub) from
+// the values it needs, with nothing else running.
+
+// testConfig returns a validated Config with tune applied.
+func testConfig(t testing.TB, tune func(*Config)) *Config {
+	t.Helper()
+	cfg := Config{Upstream: "ws://127.0.0.1:1/unused"}
+	if tune != nil {
+		tune(&cfg)
+	}
+	cfg, _, err := cfg.withDefaults()
+	require.NoError(t, err)
+	return &cfg
+}
+
+// testTransport is a transport whose writer is the test itself: it counts
+// what the session asks of it. The session calls it with its mu held, and
+// the test reads it on the same goroutine.
+type testTransport struct {
+	k                   sessionKind
+	wakes, aborts, cuts int
+}
+
+func (tr *testTransport) kind() sessionKind { return tr.k }
+func (tr *testTransport) wake()             { tr.wakes++ }
+func (tr *testTransport) abort()            { tr.aborts++ }
+func (tr *testTransport) cut()              { tr.cuts++ }
+
+// disconnects returns the count of sessions closed for label.
+func disconnects(st *stats, label string) uint64 {
+	return st.disconnect[slices.Index(disconnectReasons, label)].Load()
+}
+
+// newTestSession returns a session of kind k built from cfg, counting into
+// st, taking topics from h (nil when the test subscribes nothing).
+func newTestSession(cfg *Config, st *stats, h *hub, k sessionKind) (*session, *testTransport) {
+	tr := &testTransport{k: k}
+	return newSession("test", cfg, st, h, tr), tr
+}
+
+// The writer is woken once when frames arrive for an idle writer, not
+// once per frame, and again only after take has made it idle.
+func TestSessionWakesAnIdleWriterOnce(t *testing.T) {
+	var st stats
+	s, tr := newTestSession(testConfig(t, nil), &st, nil, kindWS)
+	for _, f := range []string{"a", "bb", "ccc"} {
+		require.True(t, s.offer([]byte(f)))
+	}
+	assert.Equal(t, 1, tr.wakes)
+	frames, bytes := s.queued()
+	assert.Equal(t, 3, frames)
+	assert.Equal(t, 6, bytes)
+
+	batch, closing := s.take(nil, false)
+	require.False(t, closing)
+	assert.Equal(t, [][]byte{[]byte("a"), []byte("bb"), []byte("ccc")}, batch)
+	spare := s.wrote(batch)
+	assert.Empty(t, spare)
+	batch, closing = s.take(spare, true) // empty: the writer stops
+	assert.Empty(t, batch)
+	assert.False(t, closing)
+
+	s.reply([]byte("ack"))
+	assert.Equal(t, 2, tr.wakes)
+	assert.Equal(t, uint64(3), s.written.Load())
+	assert.Equal(t, uint64(6), st.writtenBytes.Load())
+	_, bytes = s.queued()
+	assert.Equal(t, 3, bytes)
+}
+
+// With OverflowDrop a full queue drops the frame and counts it; the
+// session goes on.
+func TestSessionOverflowDrop(t *testing.T) {
+	var st stats
+	cfg := testConfig(t, func(c *Config) { c.QueueBytes = 10; c.Overflow = OverflowDrop })
+	s, tr := newTestSession(cfg, &st, nil, kindWS)
+	assert.True(t, s.offer(make([]byte, 8)))
+	assert.False(t, s.offer(make([]byte, 8)))
+	assert.True(t, s.offer(make([]byte, 2)))
+	assert.Equal(t, uint64(2), s.delivered.Load())
+	assert.Equal(t, uint64(1), s.dropped.Load())
+	assert.Equal(t, uint64(1), st.dropped[dropQueueFull].Load())
+	_, closing := s.closeState()
+	assert.False(t, closing)
+	assert.Zero(t, tr.aborts)
+}
+
+// With OverflowDisconnect a full queue closes the session as a slow
+// consumer: the queue is thrown away, a write in progress is aborted, and
+// every later frame is dropped as closing.
+func TestSessionOverflowDisconnect(t *testing.T) {
+	var st stats
+	cfg := testConfig(t, func(c *Config) { c.QueueBytes = 10 })
+	s, tr := newTestSession(cfg, &st, nil, kindWS)
+	assert.True(t, s.offer(make([]byte, 8)))
+	assert.False(t, s.offer(make([]byte, 8)))
+	assert.False(t, s.offer(make([]byte, 1)))
+	reason, closing := s.closeState()
+	require.True(t, closing)
+	assert.Equal(t, reasonSlow(10), reason)
+	assert.Equal(t, 1, tr.aborts)
+	assert.Equal(t, uint64(1), s.delivered.Load())
+	assert.Equal(t, uint64(2), s.dropped.Load())
+	assert.Equal(t, uint64(2), st.dropped[dropClosing].Load())
+	assert.Equal(t, uint64(1), disconnects(&st, "slow_consumer"))
+
+	batch, closing := s.take(nil, false)
+	assert.Empty(t, batch, "a discarded queue is not written")
+	assert.True(t, closing)
+}
+
+// A reply is never dropped: a client that does not read its answers is
+// disconnected instead.
+func TestSessionReplyOverLimitCloses(t *testing.T) {
+	var st stats
+	cfg := testConfig(t, func(c *Config) { c.QueueBytes = 10; c.Overflow = OverflowDrop })
+	s, _ := newTestSession(cfg, &st, nil, kindWS)
+	s.reply(make([]byte, 8))
+	s.reply(make([]byte, 8))
+	reason, closing := s.closeState()
+	require.True(t, closing)
+	assert.Equal(t, reasonSlow(10), reason)
+}
+
+// A drain writes what is queued before the writer ends the stream.
+func TestSessionDrainWritesTheQueueFirst(t *testing.T) {
+	var st stats
+	s, tr := newTestSession(testConfig(t, nil), &st, nil, kindSSE)
+	require.True(t, s.offer([]byte("last")))
+	s.close(reasonShutdown, false)
+	assert.Equal(t, 1, tr.wakes, "the writer was already woken by the frame")
+	assert.Zero(t, tr.aborts)
+	assert.False(t, s.offer([]byte("late")))
+
+	batch, closing := s.take(nil, true)
+	assert.Equal(t, [][]byte{[]byte("last")}, batch)
+	assert.False(t, closing)
+	s.wrote(batch)
+	batch, closing = s.take(nil, true)
+	assert.Empty(t, batch)
+	assert.True(t, closing)
+	assert.Equal(t, uint64(1), disconnects(&st, "shutdown"))
+}
+
+// resume claims an idle writer for a keep-alive; once a frame has woken
+// it, the wake is the writer's.
+func TestSessionResume(t *testing.T) {
+	var st stats
+	s, tr := newTestSession(testConfig(t, nil), &st, nil, kindSSE)
+	assert.True(t, s.resume())
+	assert.False(t, s.resume())
+	s.take(nil, true)
+	require.True(t, s.offer([]byte("x")))
+	assert.Equal(t, 1, tr.wakes)
+	assert.False(t, s.resume())
+}

@@ -1,0 +1,111 @@
+package sidecar
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/pkg/client"
+)
+
+// attachTo attaches sessions to t as session.attach does.
+func attachTo(t *topic, sessions ...*session) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range sessions {
+		t.attachLocked(s)
+	}
+}
+
+// takeAll returns what a session has queued, as its writer would.
+func takeAll(t *testing.T, s *session) [][]byte {
+	t.Helper()
+	batch, closing := s.take(nil, true)
+	require.False(t, closing)
+	out := slices.Clone(batch)
+	s.wrote(batch)
+	return out
+}
+
+// A message is encoded once per format: every WebSocket subscriber gets
+// the very same bytes, a complete frame in the dialect's notification,
+// and every SSE subscriber the same event.
+func TestTopicPublishEncodesOnce(t *testing.T) {
+	var st stats
+	cfg := testConfig(t, nil)
+	tp := newTopic("ticker.BTC-PERPETUAL.raw", topicConfig{dialect: dialectThalex, stats: &st})
+	ws1, _ := newTestSession(cfg, &st, nil, kindWS)
+	ws2, _ := newTestSession(cfg, &st, nil, kindWS)
+	sse, _ := newTestSession(cfg, &st, nil, kindSSE)
+	attachTo(tp, ws1, ws2, sse)
+
+	tp.publish(client.Message{Data: []byte(`{"p":1}`)})
+
+	f1, f2, ev := takeAll(t, ws1), takeAll(t, ws2), takeAll(t, sse)
+	require.Len(t, f1, 1)
+	require.Len(t, f2, 1)
+	require.Len(t, ev, 1)
+	assert.Same(t, &f1[0][0], &f2[0][0], "one frame shared by every WebSocket subscriber")
+	assert.Equal(t, textFrame([]byte(`{"channel_name":"ticker.BTC-PERPETUAL.raw","notification":{"p":1}}`)), f1[0])
+	assert.Equal(t, "event: ticker.BTC-PERPETUAL.raw\ndata: {\"p\":1}\n\n", string(ev[0]))
+	assert.Equal(t, uint64(1), tp.received.Load())
+	assert.Equal(t, uint64(3), tp.delivered.Load())
+}
+
+// The first message after an upstream reconnect is counted as a resume,
+// and SSE subscribers see a wsfan.reconnected event before it.
+func TestTopicResume(t *testing.T) {
+	var st stats
+	tp := newTopic("a.b", topicConfig{dialect: dialectDeribit, stats: &st})
+	sse, _ := newTestSession(testConfig(t, nil), &st, nil, kindSSE)
+	attachTo(tp, sse)
+
+	tp.publish(client.Message{Data: []byte(`1`), Flags: client.FlagReconnected})
+
+	assert.Equal(t, "event: wsfan.reconnected\ndata: {\"topic\":\"a.b\"}\n\n"+"event: a.b\ndata: 1\n\n",
+		string(takeAll(t, sse)[0]))
+	assert.Equal(t, uint64(1), tp.resumes.Load())
+	assert.Equal(t, uint64(1), st.resumes.Load())
+	assert.NotZero(t, st.lastResume.Load())
+}
+
+// With the cache on, a late joiner gets the last message first; without
+// it, nothing until the next one.
+func TestTopicLastMessageCache(t *testing.T) {
+	for _, cache := range []bool{false, true} {
+		var st stats
+		cfg := testConfig(t, nil)
+		tp := newTopic("a.b", topicConfig{dialect: dialectThalex, stats: &st, cache: cache})
+		tp.publish(client.Message{Data: []byte(`1`)})
+		tp.publish(client.Message{Data: []byte(`2`)})
+		late, _ := newTestSession(cfg, &st, nil, kindWS)
+		attachTo(tp, late)
+		got := takeAll(t, late)
+		if !cache {
+			assert.Empty(t, got)
+			continue
+		}
+		assert.Equal(t, [][]byte{textFrame([]byte(`{"channel_name":"a.b","notification":2}`))}, got)
+	}
+}
+
+// A detached session gets nothing more; detach reports whether it was
+// attached.
+func TestTopicDetach(t *testing.T) {
+	var st stats
+	cfg := testConfig(t, nil)
+	tp := newTopic("a.b", topicConfig{dialect: dialectThalex, stats: &st})
+	a, _ := newTestSession(cfg, &st, nil, kindWS)
+	b, _ := newTestSession(cfg, &st, nil, kindSSE)
+	attachTo(tp, a, b)
+	assert.True(t, tp.detach(b))
+	assert.False(t, tp.detach(b))
+	assert.Equal(t, 0, tp.nSSE)
+
+	tp.publish(client.Message{Data: []byte(`1`)})
+	assert.Len(t, takeAll(t, a), 1)
+	assert.Empty(t, takeAll(t, b))
+	assert.Equal(t, []*session{a}, tp.subscribers())
+}
