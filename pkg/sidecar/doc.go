@@ -39,14 +39,18 @@
 //   - One upstream subscription per topic, reference-counted by local
 //     subscribers; the last one leaving starts a grace timer, and only its
 //     expiry unsubscribes upstream.
-//   - Each topic has one pump goroutine, the only reader of its upstream
-//     subscription. It encodes every message once (a complete WebSocket
-//     frame, header included, and an SSE event when SSE clients listen) and
-//     queues the same bytes to every local subscriber without blocking.
+//   - Each topic has one goroutine, started by the hub: it subscribes
+//     upstream, then pumps, the only reader of the upstream subscription.
+//     It encodes every message once (a complete WebSocket frame, header
+//     included, and an SSE event when SSE clients listen) and queues the
+//     same bytes to every local subscriber without blocking.
 //   - Each local client has a queue bounded in bytes. When it is full the
 //     client is disconnected with a close reason (OverflowDisconnect, the
 //     default) or the frame is dropped and counted (OverflowDrop). For every
 //     client, frames offered = delivered + dropped, exactly.
+//   - A session is one local client, whatever its transport: its topics
+//     and its queue are written once; a transport (WebSocket, SSE) only
+//     writes the queue out, and is woken when the queue was empty.
 //   - Each WebSocket client has one reader goroutine, started by the HTTP
 //     handler, which returns so net/http's connection state is freed, and
 //     at most one writer goroutine, which runs only while frames are queued

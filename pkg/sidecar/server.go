@@ -26,12 +26,6 @@ const readBufferSize = 512
 
 // Server is a sidecar: one upstream client fanned out to local clients.
 // New starts its upstream connection; Close (or Shutdown) must be called.
-//
-// The Server wires its parts together and owns their lifetimes; each part
-// is built from the values it needs. A frame walks one way:
-// upstream (upstream.go) → the topic's goroutine, started by the hub
-// (hub.go) → topic.publish (topic.go) → session.offer (session.go) → the
-// transport's writer (ws.go, sse.go).
 type Server struct {
 	cfg     Config // validated by New; read only after
 	proto   protocol.Protocol
@@ -72,6 +66,11 @@ func New(cfg Config) (*Server, error) {
 		s.reg = prometheus.NewRegistry()
 		s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
+	// The Server wires its parts and owns their lifetimes; each part is
+	// built from the values it needs, and none holds the Server. A frame
+	// walks one way: upstream (upstream.go) → the topic's goroutine,
+	// started by the hub (hub.go) → topic.publish (topic.go) →
+	// session.offer (session.go) → the transport's writer (ws.go, sse.go).
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	opts := []client.Option{
 		client.WithProtocol(proto),

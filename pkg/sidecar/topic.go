@@ -30,7 +30,7 @@ type topic struct {
 	ready chan struct{} // closed when the upstream subscribe has finished
 	err   error         // why it failed; set before ready closes
 	sub   feed          // set before ready closes, if the subscribe succeeded
-	done  chan struct{} // closed when the pump has ended
+	done  chan struct{} // closed when the pump has ended, or the subscribe failed
 
 	// mu orders attach (and the cached message a joiner gets first)
 	// against the pump's publish, so a joiner sees no gap and no repeat.

@@ -47,7 +47,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 // wsConfig is what every WebSocket session is built from; New makes the
 // one they share.
 type wsConfig struct {
-	*Config // MaxFrameBytes, MaxCallsPerClient, BlockedMethods, timeouts; and the session's
+	*Config // read only: the limits and timeouts, the session's too
 	dialect dialect
 	stats   *stats
 	hub     *hub
