@@ -68,6 +68,7 @@ type wsConn struct {
 	ws       *websocket.Conn
 	nc       net.Conn       // the write deadline cuts a stuck write short
 	readDone chan struct{}  // closed when the reader has ended
+	flush    func()         // writeLoop as a value: go flush() allocates nothing, go c.writeLoop() would
 	writers  sync.WaitGroup // the writer goroutine, while it runs
 	rpc      sync.WaitGroup // forwarded calls in flight
 	calls    chan struct{}  // semaphore of forwarded calls
@@ -85,6 +86,7 @@ type wsConn struct {
 func newWSConn(ws *websocket.Conn, remote string, cfg *wsConfig) *wsConn {
 	c := &wsConn{cfg: cfg, ws: ws, nc: ws.NetConn(), readDone: make(chan struct{}),
 		calls: make(chan struct{}, cfg.MaxCallsPerClient)}
+	c.flush = c.writeLoop
 	c.s = newSession(remote, cfg.Config, cfg.stats, cfg.hub, c)
 	ws.SetReadLimit(0) // frames are limited in readLoop, with a clear close reason
 	ws.SetPingHandler(func(data string) error {
@@ -105,7 +107,7 @@ func (c *wsConn) kind() sessionKind { return kindWS }
 // is idle, so there is never more than one.
 func (c *wsConn) wake() {
 	c.writers.Add(1) // writeLoop calls Done
-	go c.writeLoop()
+	go c.flush()
 }
 
 // abort gives a writer stuck on a full socket up now. Deadlines are safe
