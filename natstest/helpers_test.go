@@ -15,6 +15,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
 
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
@@ -77,11 +79,14 @@ func freePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// connect opens a NATS connection that reconnects forever, quickly.
+// connect opens a NATS connection as natsbridge.Join recommends: it
+// reconnects forever (quickly, here) and buffers nothing while
+// disconnected.
 func connect(t testing.TB, url string, opts ...nats.Option) *nats.Conn {
 	t.Helper()
 	opts = append([]nats.Option{
 		nats.MaxReconnects(-1),
+		nats.ReconnectBufSize(-1),
 		nats.ReconnectWait(50 * time.Millisecond),
 		nats.ReconnectJitter(0, 0),
 		nats.Timeout(2 * time.Second),
@@ -116,6 +121,7 @@ func startFeed(ex *exchangetest.Server, every time.Duration) []string {
 func join(t testing.TB, nc *nats.Conn, group, id string, ex *exchangetest.Server, opts ...natsbridge.Option) *natsbridge.Member {
 	t.Helper()
 	all := []natsbridge.Option{
+		natsbridge.WithLogger(zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).With(zap.String("m", id))),
 		natsbridge.WithMemberID(id),
 		natsbridge.WithLeaseTTL(time.Second),
 		natsbridge.WithRequestTimeout(5 * time.Second),

@@ -57,11 +57,7 @@ func (m *Member) lead(ctx context.Context, epoch uint64, won time.Time) {
 
 	lctx, cancel := context.WithCancel(ctx)
 	l := newLeader(lctx, m.leaderEnv(), epoch)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		l.run()
-	}()
+	go l.run()
 	if m.cfg.onLeader != nil {
 		m.wg.Add(1)
 		go func() {
@@ -73,9 +69,10 @@ func (m *Member) lead(ctx context.Context, epoch uint64, won time.Time) {
 	rev, renewed := epoch, won
 	reason := m.holdLease(ctx, &rev, &renewed)
 	cancel()
-	<-done // the upstream is closed and nothing publishes any more
+	<-l.dropped
 	m.leading.Store(false)
 	held := time.Since(renewed)
+	<-l.done // nothing of the term runs any more
 	switch {
 	case errors.Is(reason, errClosing):
 		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)

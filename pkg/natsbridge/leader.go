@@ -19,6 +19,7 @@ type leaderEnv struct {
 	wants      jetstream.KeyValue
 	wantTTL    time.Duration
 	lvc        jetstream.Stream
+	ensureLVC  func(ctx context.Context) error // creates the last-value stream if it is gone
 	dial       Dialer
 	grace      time.Duration
 	reqTimeout time.Duration
@@ -36,6 +37,7 @@ func (m *Member) leaderEnv() leaderEnv {
 		wants:      m.res.wants,
 		wantTTL:    m.res.wantTTL,
 		lvc:        m.res.lvc,
+		ensureLVC:  m.ensureLVC,
 		dial:       m.cfg.dial,
 		grace:      m.cfg.grace,
 		reqTimeout: m.cfg.reqTimeout,
@@ -48,9 +50,10 @@ func (m *Member) leaderEnv() leaderEnv {
 }
 
 // leader is one term of leadership. Its run goroutine dials the upstream,
-// serves calls, follows the group's wants and starts one goroutine per
-// wanted topic; when ctx ends it drops the upstream first and returns once
-// every goroutine of the term has ended.
+// serves calls and starts the goroutine that follows the group's wants,
+// which starts one goroutine per wanted topic. When ctx ends, run drops
+// the upstream before anything else (closing dropped), then waits for
+// every goroutine of the term (closing done).
 type leader struct {
 	env      leaderEnv
 	ctx      context.Context // ends with the term
@@ -58,6 +61,8 @@ type leader struct {
 	lvc      *lvcWriter
 	up       Upstream      // set by run before any topic or call goroutine starts
 	inflight chan struct{} // one token per call being forwarded
+	dropped  chan struct{} // closed once the upstream is closed (or was never dialed)
+	done     chan struct{} // closed when every goroutine of the term has ended
 
 	// mu protects the following.
 	mu      sync.Mutex
@@ -65,7 +70,7 @@ type leader struct {
 	seqs    map[string]uint64       // the last sequence of each topic in this term
 	refused map[string]string       // topics the upstream refused, and why
 	closing bool                    // no goroutine starts once set
-	wg      sync.WaitGroup          // topic and call goroutines; Add under mu while !closing
+	wg      sync.WaitGroup          // every goroutine but run; Add under mu while !closing
 }
 
 func newLeader(ctx context.Context, env leaderEnv, epoch uint64) *leader {
@@ -76,6 +81,8 @@ func newLeader(ctx context.Context, env leaderEnv, epoch uint64) *leader {
 		epoch:    e,
 		lvc:      newLVCWriter(env, e),
 		inflight: make(chan struct{}, env.maxCalls),
+		dropped:  make(chan struct{}),
+		done:     make(chan struct{}),
 		topics:   make(map[string]*leaderTopic),
 		seqs:     make(map[string]uint64),
 		refused:  make(map[string]string),
@@ -84,34 +91,41 @@ func newLeader(ctx context.Context, env leaderEnv, epoch uint64) *leader {
 
 // run is the term's goroutine.
 func (l *leader) run() {
+	defer close(l.done)
 	up := l.dial()
 	if up == nil {
+		close(l.dropped)
 		return
 	}
 	l.up = up
-	lvcDone := make(chan struct{})
+	l.mu.Lock()
+	l.wg.Add(2)
+	l.mu.Unlock()
 	go func() {
-		defer close(lvcDone)
+		defer l.wg.Done()
 		l.lvc.run(l.ctx)
+	}()
+	go func() {
+		defer l.wg.Done()
+		l.followWants()
 	}()
 	calls, err := l.env.nc.Subscribe(l.env.subj.rpc, l.onCall)
 	if err != nil {
 		l.env.log.Error("natsbridge: cannot serve calls", zap.Error(err))
 	}
 
-	l.followWants()
-
-	// Stepping down: the upstream goes first, so that it is gone well
-	// before the lease could expire.
-	if calls != nil {
-		_ = calls.Unsubscribe()
-	}
+	<-l.ctx.Done()
+	// Stepping down: the upstream goes first, before anything that may
+	// wait on NATS, so that it is gone well before the lease can expire.
 	l.mu.Lock()
 	l.closing = true
 	l.mu.Unlock()
 	_ = up.Close()
+	close(l.dropped)
+	if calls != nil {
+		_ = calls.Unsubscribe()
+	}
 	l.wg.Wait()
-	<-lvcDone
 }
 
 // dial connects to the upstream, retrying with backoff; nil when the term

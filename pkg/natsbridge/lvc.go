@@ -59,10 +59,7 @@ func (w *lvcWriter) put(subject string, v lvcValue) {
 	w.mu.Lock()
 	w.pending[subject] = v
 	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
+	w.wake()
 }
 
 // purge clears the topic's last value after its pending writes.
@@ -78,23 +75,47 @@ func (w *lvcWriter) run(ctx context.Context) {
 	w.js = js
 	defer js.CleanupPublisher()
 	bo := w.env.newBackoff()
+	ensure := true // the stream may be gone since the member joined
 	for {
 		select {
 		case <-w.kick:
 		case <-ctx.Done():
 			return
 		}
+		if ensure {
+			ectx, cancel := context.WithTimeout(ctx, lvcAckWait)
+			err := w.env.ensureLVC(ectx)
+			cancel()
+			if err != nil {
+				w.env.log.Warn("natsbridge: last-value stream unavailable", zap.Error(err))
+				w.wake()
+				if !sleep(ctx, bo.NextBackOff()) {
+					return
+				}
+				continue
+			}
+			ensure = false
+		}
 		w.mu.Lock()
 		batch := w.pending
 		w.pending = make(map[string]lvcValue, len(batch))
 		w.mu.Unlock()
 		if failed := w.write(ctx, batch); failed > 0 {
+			ensure = true
 			if !sleep(ctx, bo.NextBackOff()) {
 				return
 			}
 		} else {
 			bo.Reset()
 		}
+	}
+}
+
+// wake makes the writer goroutine look at the pending values.
+func (w *lvcWriter) wake() {
+	select {
+	case w.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -146,10 +167,7 @@ func (w *lvcWriter) write(ctx context.Context, batch map[string]lvcValue) int {
 		}
 	}
 	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
+	w.wake()
 	return len(failed)
 }
 

@@ -117,3 +117,10 @@ func bucketTTL(ctx context.Context, kv jetstream.KeyValue) (time.Duration, error
 	}
 	return st.TTL(), nil
 }
+
+// ensureLVC creates the last-value stream when it is gone (a NATS server
+// restarted without its memory streams, an operator deleted it).
+func (m *Member) ensureLVC(ctx context.Context) error {
+	_, err := bindLVC(ctx, m.js, m.subj.group, true, &m.cfg)
+	return err
+}

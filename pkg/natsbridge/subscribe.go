@@ -8,13 +8,16 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
 )
 
 // Subscribe subscribes to topics of the group and returns once: NATS has
 // registered the live interest, the group's wants bucket holds this
 // member's wish for the topics (so the leader will subscribe upstream),
 // and each topic's last value, if the group has one, is queued first on
-// the subscription. It does not wait for the leader: a topic the
+// the subscription (when the cache cannot be read, the topic starts with
+// the live stream, and a warning is logged). It does not wait for the
+// leader: a topic the
 // upstream refuses ends the subscription with a *client.RefusedError
 // naming it.
 func (m *Member) Subscribe(ctx context.Context, topics ...string) (*Subscription, error) {
@@ -68,8 +71,8 @@ func (m *Member) subscribe(ctx context.Context, s *Subscription) error {
 			case err == nil:
 				h, data = msg.Header, msg.Data
 			case errors.Is(err, jetstream.ErrMsgNotFound):
-			default:
-				return fmt.Errorf("reading the last value of %q: %w", r.names.topic, err)
+			default: // the live stream does not depend on the cache
+				m.log.Warn("natsbridge: no last value", zap.String("topic", r.names.topic), zap.Error(err))
 			}
 		}
 		r.start(h, data)
