@@ -2,8 +2,10 @@ package natsbridge
 
 import (
 	"context"
+	"errors"
 
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Upstream is the connection to the exchange that the leader holds. A
@@ -57,9 +59,14 @@ func DialClient(url string, opts ...client.Option) Dialer {
 // clientUpstream adapts *client.Client to Upstream.
 type clientUpstream struct{ c *client.Client }
 
+// Subscribe reports a topic the dialect cannot express as refused: no
+// retry can make it valid.
 func (u clientUpstream) Subscribe(ctx context.Context, topic string) (Feed, error) {
 	s, err := u.c.Subscribe(ctx, topic)
-	if err != nil {
+	switch {
+	case errors.Is(err, protocol.ErrInvalidTopic):
+		return nil, &client.RefusedError{Topics: []string{topic}, Cause: err}
+	case err != nil:
 		return nil, err
 	}
 	return s, nil
