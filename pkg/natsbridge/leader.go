@@ -19,6 +19,7 @@ type leaderEnv struct {
 	wants      jetstream.KeyValue
 	wantTTL    time.Duration
 	lvc        jetstream.Stream
+	lvcJS      jetstream.JetStream             // async publisher of last values
 	ensureLVC  func(ctx context.Context) error // creates the last-value stream if it is gone
 	dial       Dialer
 	grace      time.Duration
@@ -37,6 +38,7 @@ func (m *Member) leaderEnv() leaderEnv {
 		wants:      m.res.wants,
 		wantTTL:    m.res.wantTTL,
 		lvc:        m.res.lvc,
+		lvcJS:      m.lvcJS,
 		ensureLVC:  m.ensureLVC,
 		dial:       m.cfg.dial,
 		grace:      m.cfg.grace,

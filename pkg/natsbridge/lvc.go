@@ -32,8 +32,8 @@ type lvcValue struct {
 type lvcWriter struct {
 	env    leaderEnv
 	epoch  string
-	kick   chan struct{} // capacity 1: something is pending
-	js     jetstream.JetStream
+	kick   chan struct{}       // capacity 1: something is pending
+	js     jetstream.JetStream // the member's async publisher
 	stream jetstream.Stream
 
 	// mu protects pending.
@@ -49,6 +49,7 @@ func newLVCWriter(env leaderEnv, epoch string) *lvcWriter {
 		env:     env,
 		epoch:   epoch,
 		kick:    make(chan struct{}, 1),
+		js:      env.lvcJS,
 		stream:  env.lvc,
 		pending: make(map[string]lvcValue),
 	}
@@ -67,13 +68,6 @@ func (w *lvcWriter) purge(subject string) { w.put(subject, lvcValue{purge: true}
 
 // run is the writer goroutine; it ends with ctx.
 func (w *lvcWriter) run(ctx context.Context) {
-	js, err := jetstream.New(w.env.nc, jetstream.WithPublishAsyncTimeout(lvcAckWait))
-	if err != nil {
-		w.env.log.Error("natsbridge: last-value writer unavailable", zap.Error(err))
-		return
-	}
-	w.js = js
-	defer js.CleanupPublisher()
 	bo := w.env.newBackoff()
 	ensure := true // the stream may be gone since the member joined
 	for {

@@ -19,12 +19,16 @@ import (
 // takes its turn holding the upstream connection. It is safe for
 // concurrent use.
 type Member struct {
-	nc   *nats.Conn // owned by the caller: Close does not close it
-	js   jetstream.JetStream
-	cfg  config
-	subj subjects
-	res  resources
-	log  *zap.Logger
+	nc *nats.Conn // owned by the caller: Close does not close it
+	js jetstream.JetStream
+	// lvcJS publishes last values asynchronously for every term. It is
+	// never cleaned up (nats.go's CleanupPublisher can strand the
+	// goroutine that watches reconnects); that goroutine ends with nc.
+	lvcJS jetstream.JetStream
+	cfg   config
+	subj  subjects
+	res   resources
+	log   *zap.Logger
 
 	wants *wantSet
 	stats stats
@@ -67,9 +71,14 @@ func Join(ctx context.Context, nc *nats.Conn, group string, opts ...Option) (*Me
 	if err != nil {
 		return nil, fmt.Errorf("natsbridge: %w", err)
 	}
+	lvcJS, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(lvcAckWait))
+	if err != nil {
+		return nil, fmt.Errorf("natsbridge: %w", err)
+	}
 	m := &Member{
 		nc:    nc,
 		js:    js,
+		lvcJS: lvcJS,
 		cfg:   cfg,
 		subj:  newSubjects(group),
 		log:   cfg.logger.With(zap.String("group", group), zap.String("member", cfg.id)),
