@@ -321,6 +321,12 @@ func (p *proxy) serve(l net.Listener) {
 				continue
 			}
 			p.mu.Lock()
+			if p.l != l { // broken while this one was being accepted
+				p.mu.Unlock()
+				c.Close()
+				up.Close()
+				continue
+			}
 			p.conns[c], p.conns[up] = struct{}{}, struct{}{}
 			p.mu.Unlock()
 			p.wg.Add(2)
@@ -337,19 +343,23 @@ func (p *proxy) pipe(dst, src net.Conn) {
 	src.Close()
 }
 
-// Break cuts every connection and stops listening.
+// Break stops listening, then cuts every connection (in that order, so
+// a client reconnecting at once finds nobody listening). A connection
+// accepted meanwhile is cut by serve.
 func (p *proxy) Break() {
 	p.mu.Lock()
 	l := p.l
 	p.l = nil
+	p.mu.Unlock()
+	if l != nil {
+		l.Close()
+	}
+	p.mu.Lock()
 	for c := range p.conns {
 		c.Close()
 	}
 	clear(p.conns)
 	p.mu.Unlock()
-	if l != nil {
-		l.Close()
-	}
 }
 
 // Heal listens again on the same address.

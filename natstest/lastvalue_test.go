@@ -58,7 +58,9 @@ func TestLastValueOfQuietTopic(t *testing.T) {
 
 // Members joining a busy topic at random moments see its messages in
 // order with no duplicate: Seq moves exactly as far as the publisher's
-// counter, and only a move of more than one is flagged as a gap.
+// counter, and only a move of more than one is flagged as a gap. (A
+// starved leader may lose its lease: the new term's first message is
+// flagged Reconnected and starts the count again.)
 func TestJoinMidStreamNoDuplicateNoReorder(t *testing.T) {
 	ns := startNATS(t)
 	ex := exchange(t)
@@ -114,7 +116,7 @@ func TestJoinMidStreamNoDuplicateNoReorder(t *testing.T) {
 			var v struct{ N int }
 			_, payload, _ := bytes.Cut(m.Data, []byte("|"))
 			require.NoError(t, json.Unmarshal(payload, &v))
-			if j > 0 {
+			if j > 0 && !m.Reconnected() {
 				require.Greater(t, v.N, prevN, "consumer %d: reordered or repeated", i)
 				assert.Equal(t, uint64(v.N-prevN), m.Seq-prev.Seq, "consumer %d: Seq does not follow the stream at n=%d", i, v.N)
 				assert.Equal(t, v.N-prevN > 1, m.Gap(), "consumer %d: gap flag at n=%d after %d", i, v.N, prevN)

@@ -76,7 +76,7 @@ func (m *Member) lead(ctx context.Context, epoch uint64, won time.Time) {
 	switch {
 	case errors.Is(reason, errClosing):
 		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		if err := m.res.lease.Delete(dctx, leaseKey, jetstream.LastRevision(rev)); err != nil {
+		if err := m.release(dctx, rev); err != nil {
 			log.Debug("natsbridge: failed to release the lease", zap.Error(err))
 		}
 		dcancel()
@@ -141,6 +141,22 @@ func (m *Member) holdLease(ctx context.Context, rev *uint64, renewed *time.Time)
 			continue
 		}
 		cancel()
+		m.log.Debug("natsbridge: lease renewal failed", zap.Error(err))
 		retrying = true
 	}
+}
+
+// release deletes the lease key if it is still this member's, so another
+// member takes over without waiting for the TTL. rev is the last revision
+// this member knows; a renewal cut short by Close may have moved it.
+func (m *Member) release(ctx context.Context, rev uint64) error {
+	err := m.res.lease.Delete(ctx, leaseKey, jetstream.LastRevision(rev))
+	if !errors.Is(err, jetstream.ErrKeyExists) {
+		return err
+	}
+	e, gerr := m.res.lease.Get(ctx, leaseKey)
+	if gerr != nil || string(e.Value()) != m.cfg.id {
+		return err // another member's already
+	}
+	return m.res.lease.Delete(ctx, leaseKey, jetstream.LastRevision(e.Revision()))
 }
