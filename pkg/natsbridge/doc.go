@@ -31,10 +31,11 @@
 // A member runs an announcer goroutine (its wanted topics into the wants
 // bucket) and, when it is a candidate, a candidate goroutine (the
 // election, and the lease renewals while it leads). A term of leadership
-// runs one goroutine that dials the upstream and follows the wants
-// bucket, one per followed topic (the only reader of that topic's
-// upstream feed and the only publisher of its subject), a last-value
-// writer, and one per forwarded call. Each topic of a Subscription is
+// runs one goroutine that dials the upstream, serves calls and, when the
+// term ends, drops the upstream first; one that follows the wants
+// bucket; one per followed topic (the only reader of that topic's
+// upstream feed and the only publisher of its subject); a last-value
+// writer; and one per forwarded call. Each topic of a Subscription is
 // read by the goroutine nats.go runs for its NATS subscription.
 //
 // # Invariants
