@@ -1,0 +1,63 @@
+// Package natsbridge shares one upstream connection among many processes
+// on many machines through NATS, with failover: the processes form a
+// group, exactly one of them (the leader) holds the upstream connection
+// and publishes what it receives to NATS, and every member, the leader
+// included, consumes the group's topics from NATS.
+//
+//	nc, _ := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectBufSize(-1))
+//	m, err := natsbridge.Join(ctx, nc, "deribit-main",
+//		natsbridge.WithUpstream(natsbridge.DialClient("wss://...", client.WithProtocol(protocol.Deribit()))))
+//	defer m.Close()
+//	sub, err := m.Subscribe(ctx, "book.BTC-PERPETUAL.100ms")
+//	for msg := range sub.C() { /* a client.Message: Topic, Data, Seq, Flags */ }
+//
+// A member given no upstream (a program using the SDK, say) never leads:
+// it only subscribes and calls.
+//
+// # NATS layout of group G
+//
+//	wsfan.G.t.<topic>     live messages, core NATS (never JetStream)
+//	wsfan.G.lvc.<topic>   last value of each topic: stream wsfan_G_lvc, one message per subject
+//	wsfan.G.rpc           calls to the leader, request/reply
+//	KV wsfan_G_lease      key "leader": the leader's id; the bucket's TTL is the lease TTL
+//	KV wsfan_G_wants      key <member id>: the JSON array of topics the member wants
+//
+// <topic> is EncodeTopic's form of the topic. Live and last-value
+// messages carry the headers Wsfan-Seq, Wsfan-Epoch and, when they apply,
+// Wsfan-Flags and Wsfan-Topic (see HeaderSeq).
+//
+// # Goroutines
+//
+// A member runs an announcer goroutine (its wanted topics into the wants
+// bucket) and, when it is a candidate, a candidate goroutine (the
+// election, and the lease renewals while it leads). A term of leadership
+// runs one goroutine that dials the upstream, serves calls and, when the
+// term ends, drops the upstream first; one that follows the wants
+// bucket; one per followed topic (the only reader of that topic's
+// upstream feed and the only publisher of its subject); a last-value
+// writer; and one per forwarded call. Each topic of a Subscription is
+// read by the goroutine nats.go runs for its NATS subscription.
+//
+// # Invariants
+//
+//   - At most one member holds the upstream: a member dials only after it
+//     created the lease key, renews it by compare-and-swap every TTL/4,
+//     and when no renewal succeeded for TTL/2 it closes its upstream
+//     before doing anything else, so the upstream is gone before the key
+//     can expire and another member can create it.
+//   - Epochs grow: a term's epoch is the revision of the lease key it
+//     created, and revisions only grow, so a later leader has a higher
+//     epoch. A consumer drops a message of a lower epoch than one it has
+//     accepted for the topic.
+//   - Per topic, a consumer delivers in the leader's order with no
+//     duplicate: the live interest is registered before the last value is
+//     read, the last value goes first, and the live messages it already
+//     contains are dropped by sequence.
+//   - The live path never waits on JetStream: a publisher only replaces
+//     the topic's pending last value, which the last-value writer stores
+//     in rounds.
+//   - A topic's sequence never restarts within a term, even when it is
+//     unsubscribed and subscribed again upstream, and its last value is
+//     cleared when it is unsubscribed, so a stale value is never served
+//     as current.
+package natsbridge

@@ -1,0 +1,162 @@
+package natsbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+)
+
+// leaseKey is the lease's key in the group's lease bucket; its value is
+// the leader's member id and the bucket's TTL expires it.
+const leaseKey = "leader"
+
+// errClosing ends a term because the member is closing.
+var errClosing = errors.New("member closing")
+
+// campaign is the candidate goroutine. Every quarter of the lease TTL it
+// tries to create the lease key; the create that wins makes this member
+// the leader, with the key's revision as its epoch (revisions only grow,
+// so a later leader always has a higher epoch). It then holds the lease
+// until it steps down, and tries again.
+func (m *Member) campaign(ctx context.Context) {
+	defer m.wg.Done()
+	poll := m.res.leaseTTL / 4
+	for {
+		sent := time.Now()
+		cctx, cancel := context.WithTimeout(ctx, poll)
+		rev, err := m.res.lease.Create(cctx, leaseKey, []byte(m.cfg.id))
+		cancel()
+		switch {
+		case err == nil:
+			m.lead(ctx, rev, sent)
+		case ctx.Err() != nil:
+		case !errors.Is(err, jetstream.ErrKeyExists):
+			m.log.Debug("natsbridge: lease create failed", zap.Error(err))
+		}
+		if !sleep(ctx, poll) {
+			return
+		}
+	}
+}
+
+// lead is one term: it starts the leader, holds the lease, and when the
+// lease cannot be held (or the member closes) stops the leader, which
+// drops the upstream, before returning. won is when the winning create
+// was sent: the lease expires no earlier than won + TTL.
+func (m *Member) lead(ctx context.Context, epoch uint64, won time.Time) {
+	ttl := m.res.leaseTTL
+	m.stats.terms.Add(1)
+	m.epoch.Store(epoch)
+	m.leading.Store(true)
+	log := m.log.With(zap.Uint64("epoch", epoch))
+	log.Info("natsbridge: leading the group")
+
+	lctx, cancel := context.WithCancel(ctx)
+	l := newLeader(lctx, m.leaderEnv(), epoch)
+	go l.run()
+	if m.cfg.onLeader != nil {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			m.cfg.onLeader(lctx, epoch)
+		}()
+	}
+
+	rev, renewed := epoch, won
+	reason := m.holdLease(ctx, &rev, &renewed)
+	cancel()
+	<-l.dropped
+	m.leading.Store(false)
+	held := time.Since(renewed)
+	<-l.done // nothing of the term runs any more
+	switch {
+	case errors.Is(reason, errClosing):
+		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		if err := m.release(dctx, rev); err != nil {
+			log.Debug("natsbridge: failed to release the lease", zap.Error(err))
+		}
+		dcancel()
+		log.Info("natsbridge: stepped down: closing")
+	case held >= ttl:
+		log.Error("natsbridge: stepped down after the lease could have expired",
+			zap.NamedError("reason", reason), zap.Duration("since_renewal", held), zap.Duration("ttl", ttl))
+	default:
+		log.Warn("natsbridge: stepped down", zap.NamedError("reason", reason),
+			zap.Duration("since_renewal", held), zap.Duration("ttl", ttl))
+	}
+}
+
+// holdLease renews the lease every TTL/4 with a compare-and-swap on its
+// revision, retrying a failed renewal every TTL/16. It returns why the
+// term ends: the member is closing, another member holds the key, or no
+// renewal succeeded for TTL/2 (the leader then has at least TTL/2 to
+// drop its upstream before the lease could expire). rev and renewed are
+// the lease's last revision and when its last successful renewal was
+// sent.
+func (m *Member) holdLease(ctx context.Context, rev *uint64, renewed *time.Time) error {
+	ttl := m.res.leaseTTL
+	kv, id := m.res.lease, m.cfg.id
+	retrying := false
+	for {
+		deadline := renewed.Add(ttl / 2)
+		next := renewed.Add(ttl / 4)
+		if retrying {
+			next = time.Now().Add(ttl / 16)
+		}
+		if next.After(deadline) {
+			next = deadline
+		}
+		if !sleep(ctx, time.Until(next)) {
+			return errClosing
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("lease not renewed for %v", ttl/2)
+		}
+		rctx, cancel := context.WithDeadline(ctx, deadline)
+		sent := time.Now()
+		newRev, err := kv.Update(rctx, leaseKey, []byte(id), *rev)
+		if err == nil {
+			cancel()
+			*rev, *renewed, retrying = newRev, sent, false
+			continue
+		}
+		if ctx.Err() != nil {
+			cancel()
+			return errClosing
+		}
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			// The revision moved: either a renewal whose answer was lost
+			// landed (the key is still ours), or the lease was lost.
+			e, gerr := kv.Get(rctx, leaseKey)
+			cancel()
+			if gerr != nil || string(e.Value()) != id {
+				return fmt.Errorf("lease taken by another member: %w", err)
+			}
+			*rev = e.Revision()
+			retrying = true
+			continue
+		}
+		cancel()
+		m.log.Debug("natsbridge: lease renewal failed", zap.Error(err))
+		retrying = true
+	}
+}
+
+// release deletes the lease key if it is still this member's, so another
+// member takes over without waiting for the TTL. rev is the last revision
+// this member knows; a renewal cut short by Close may have moved it.
+func (m *Member) release(ctx context.Context, rev uint64) error {
+	err := m.res.lease.Delete(ctx, leaseKey, jetstream.LastRevision(rev))
+	if !errors.Is(err, jetstream.ErrKeyExists) {
+		return err
+	}
+	e, gerr := m.res.lease.Get(ctx, leaseKey)
+	if gerr != nil || string(e.Value()) != m.cfg.id {
+		return err // another member's already
+	}
+	return m.res.lease.Delete(ctx, leaseKey, jetstream.LastRevision(e.Revision()))
+}

@@ -1,0 +1,238 @@
+package natsbridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+)
+
+// Member is one process in a group: it consumes the group's topics from
+// NATS (Subscribe, CallRaw) and, when it is a candidate (WithUpstream),
+// takes its turn holding the upstream connection. It is safe for
+// concurrent use.
+type Member struct {
+	nc *nats.Conn // owned by the caller: Close does not close it
+	js jetstream.JetStream
+	// lvcJS publishes last values asynchronously for every term. It is
+	// never cleaned up (nats.go's CleanupPublisher can strand the
+	// goroutine that watches reconnects); that goroutine ends with nc.
+	lvcJS jetstream.JetStream
+	cfg   config
+	subj  subjects
+	res   resources
+	log   *zap.Logger
+
+	wants *wantSet
+	stats stats
+
+	// Written by the candidate goroutine, read by Status.
+	leading atomic.Bool
+	epoch   atomic.Uint64
+
+	// mu protects the following.
+	mu     sync.Mutex
+	subs   map[*Subscription]struct{}
+	closed bool
+
+	ctx       context.Context // cancelled by Close
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup // the announcer, the candidate and leader hooks
+	closeOnce sync.Once
+}
+
+// Join makes this process a member of group on nc and returns once the
+// group's JetStream state (lease, wants, last values) is bound; a
+// candidate creates it when missing. While NATS is unreachable it
+// retries with backoff, logging each failure, until ctx ends. A member
+// that is not a candidate fails at once with ErrUnknownGroup when no
+// candidate ever created the group.
+//
+// nc stays the caller's: give it unlimited reconnects
+// (nats.MaxReconnects(-1)), and preferably nats.ReconnectBufSize(-1), so
+// a leader cut off from NATS does not publish a backlog when it comes
+// back (consumers would drop it as stale anyway).
+func Join(ctx context.Context, nc *nats.Conn, group string, opts ...Option) (*Member, error) {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := cfg.validate(group); err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("natsbridge: %w", err)
+	}
+	lvcJS, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(lvcAckWait))
+	if err != nil {
+		return nil, fmt.Errorf("natsbridge: %w", err)
+	}
+	m := &Member{
+		nc:    nc,
+		js:    js,
+		lvcJS: lvcJS,
+		cfg:   cfg,
+		subj:  newSubjects(group),
+		log:   cfg.logger.With(zap.String("group", group), zap.String("member", cfg.id)),
+		wants: newWantSet(),
+		subs:  make(map[*Subscription]struct{}),
+	}
+	if m.res, err = m.bindRetry(ctx, group); err != nil {
+		return nil, err
+	}
+	if m.res.leaseTTL != cfg.leaseTTL && cfg.dial != nil {
+		m.log.Warn("natsbridge: the group's lease bucket has another TTL; using it",
+			zap.Duration("ttl", m.res.leaseTTL), zap.Duration("configured", cfg.leaseTTL))
+	}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.wg.Add(1)
+	go m.announce(m.ctx)
+	if cfg.dial != nil {
+		m.wg.Add(1)
+		go m.campaign(m.ctx)
+	}
+	m.log.Info("natsbridge: joined", zap.Bool("candidate", cfg.dial != nil), zap.Duration("lease_ttl", m.res.leaseTTL))
+	return m, nil
+}
+
+// bindRetry binds the group's state, retrying while NATS cannot answer.
+func (m *Member) bindRetry(ctx context.Context, group string) (resources, error) {
+	bo := m.newBackoff()
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		r, err := bind(actx, m.js, group, &m.cfg)
+		cancel()
+		switch {
+		case err == nil:
+			return r, nil
+		case errors.Is(err, ErrUnknownGroup), errors.Is(err, nats.ErrConnectionClosed):
+			return r, err
+		case ctx.Err() != nil:
+			return r, fmt.Errorf("natsbridge: failed to join group %s: %w (last error: %w)", group, ctx.Err(), err)
+		}
+		wait := bo.NextBackOff()
+		m.log.Warn("natsbridge: NATS not ready; retrying", zap.Int("attempt", attempt),
+			zap.String("nats", m.nc.Status().String()), zap.Error(err), zap.Duration("in", wait))
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return r, fmt.Errorf("natsbridge: failed to join group %s: %w (last error: %w)", group, ctx.Err(), err)
+		}
+	}
+}
+
+// Close leaves the group: a leader steps down at once (closing its
+// upstream and releasing the lease, so another member takes over without
+// waiting for the TTL), every subscription ends (its channels closed,
+// no error), the member's wanted topics are withdrawn, and every
+// goroutine the member started has ended when it returns. The NATS
+// connection is left open. It is safe to call more than once.
+func (m *Member) Close() error {
+	m.closeOnce.Do(func() {
+		m.mu.Lock()
+		m.closed = true
+		subs := make([]*Subscription, 0, len(m.subs))
+		for s := range m.subs {
+			subs = append(subs, s)
+		}
+		m.mu.Unlock()
+		for _, s := range subs {
+			s.finish(nil)
+		}
+		m.cancel()
+		m.wg.Wait()
+	})
+	return nil
+}
+
+// Status says whether this member leads the group.
+type Status struct {
+	// Leader is true while this member holds the lease and the upstream.
+	Leader bool
+	// Epoch is the epoch of this member's current or last term, 0 if it
+	// never led.
+	Epoch uint64
+	// MemberID is this member's id.
+	MemberID string
+	// LeaseTTL is the group's lease TTL.
+	LeaseTTL time.Duration
+}
+
+// Status returns the member's leadership state.
+func (m *Member) Status() Status {
+	return Status{Leader: m.leading.Load(), Epoch: m.epoch.Load(), MemberID: m.cfg.id, LeaseTTL: m.res.leaseTTL}
+}
+
+// Stats returns the member's counters.
+func (m *Member) Stats() Stats { return m.stats.snapshot() }
+
+// register adds a subscription that Subscribe finished setting up, so
+// Close ends it; one that already ended (a topic refused meanwhile) is
+// not added.
+func (m *Member) register(s *Subscription) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return ErrClosed
+	}
+	s.mu.Lock()
+	if !s.ended {
+		m.subs[s] = struct{}{}
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+func (m *Member) isClosed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed
+}
+
+// forget removes an ended subscription.
+func (m *Member) forget(s *Subscription) {
+	m.mu.Lock()
+	delete(m.subs, s)
+	m.mu.Unlock()
+}
+
+// withTimeout bounds ctx by the request timeout unless it ends earlier.
+func (m *Member) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) <= m.cfg.reqTimeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, m.cfg.reqTimeout)
+}
+
+// newBackoff returns the backoff of every retry loop: from 100ms doubling
+// to 5s, ±50% jitter, forever.
+func (m *Member) newBackoff() *backoff.ExponentialBackOff {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = m.cfg.backoffBase
+	b.RandomizationFactor = 0.5
+	b.Multiplier = 2
+	b.MaxInterval = m.cfg.backoffMax
+	b.MaxElapsedTime = 0
+	b.Reset()
+	return b
+}
+
+// sleep waits d or until ctx ends, and reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

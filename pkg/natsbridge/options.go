@@ -1,0 +1,189 @@
+package natsbridge
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"regexp"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/client"
+)
+
+// Option configures Join.
+type Option func(*config)
+
+// CallPolicy decides, on the leader, whether a forwarded call may go
+// upstream: a non-nil error refuses it and is returned to the caller
+// (wrapped in ErrMethodNotAllowed).
+type CallPolicy func(method string) error
+
+// LeaderHook runs on its own goroutine each time this member becomes the
+// leader; ctx ends when it steps down. The member waits for it to return
+// only in Close, so it must return soon after ctx ends.
+type LeaderHook func(ctx context.Context, epoch uint64)
+
+type config struct {
+	id          string
+	dial        Dialer
+	leaseTTL    time.Duration
+	grace       time.Duration
+	wantTTL     time.Duration
+	lastValue   bool
+	replicas    int
+	lvcStorage  jetstream.StorageType
+	bufferSize  int
+	overflow    client.OverflowPolicy
+	reqTimeout  time.Duration
+	maxCalls    int
+	policy      CallPolicy
+	onLeader    LeaderHook
+	logger      *zap.Logger
+	backoffBase time.Duration
+	backoffMax  time.Duration
+}
+
+// Defaults of the options.
+const (
+	DefaultLeaseTTL       = 2 * time.Second
+	DefaultGrace          = 5 * time.Second
+	DefaultWantTTL        = 15 * time.Second
+	DefaultBufferSize     = 1024
+	DefaultRequestTimeout = 30 * time.Second
+	DefaultMaxCalls       = 256
+)
+
+func defaultConfig() config {
+	return config{
+		leaseTTL:    DefaultLeaseTTL,
+		grace:       DefaultGrace,
+		wantTTL:     DefaultWantTTL,
+		lastValue:   true,
+		replicas:    1,
+		lvcStorage:  jetstream.MemoryStorage,
+		bufferSize:  DefaultBufferSize,
+		overflow:    client.DropOldest,
+		reqTimeout:  DefaultRequestTimeout,
+		maxCalls:    DefaultMaxCalls,
+		logger:      zap.NewNop(),
+		backoffBase: 100 * time.Millisecond,
+		backoffMax:  5 * time.Second,
+	}
+}
+
+func (c *config) validate(group string) error {
+	if !groupRE.MatchString(group) {
+		return fmt.Errorf("natsbridge: invalid group %q (want 1-64 of A-Z a-z 0-9 _ -)", group)
+	}
+	if c.id == "" {
+		c.id = defaultMemberID()
+	}
+	if !memberRE.MatchString(c.id) {
+		return fmt.Errorf("natsbridge: invalid member id %q (want 1-128 of A-Z a-z 0-9 _ = / - .)", c.id)
+	}
+	if c.leaseTTL < 200*time.Millisecond {
+		return fmt.Errorf("natsbridge: lease TTL %v is below 200ms", c.leaseTTL)
+	}
+	if c.wantTTL < time.Second {
+		return fmt.Errorf("natsbridge: want TTL %v is below 1s", c.wantTTL)
+	}
+	c.bufferSize = max(c.bufferSize, 1)
+	c.maxCalls = max(c.maxCalls, 1)
+	c.replicas = max(c.replicas, 1)
+	return nil
+}
+
+var unsafeID = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// defaultMemberID is the host name, the process id and a random suffix,
+// so two members never share an id.
+func defaultMemberID() string {
+	host, _ := os.Hostname()
+	host = unsafeID.ReplaceAllString(host, "-")
+	if len(host) > 64 {
+		host = host[:64]
+	}
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(r[:]))
+}
+
+// WithUpstream makes the member a candidate for leadership: when it wins
+// the lease it dials the upstream with d, subscribes to what the group
+// wants and publishes it. Default: none, the member only consumes.
+func WithUpstream(d Dialer) Option { return func(c *config) { c.dial = d } }
+
+// WithMemberID names the member (a KV key: letters, digits, _ = / - and
+// inner dots). Default: host name, process id and a random suffix.
+func WithMemberID(id string) Option { return func(c *config) { c.id = id } }
+
+// WithLeaseTTL sets the leader lease's time to live, which bounds the
+// takeover time when a leader dies. The leader renews every TTL/4 and
+// steps down (drops its upstream) when it could not renew for TTL/2. It
+// applies when this member creates the group's lease bucket; members
+// that find the bucket use its TTL. Default: 2s; at least 200ms.
+func WithLeaseTTL(d time.Duration) Option { return func(c *config) { c.leaseTTL = d } }
+
+// WithGrace sets how long the leader keeps an upstream subscription after
+// no member wants it any more. Default: 5s.
+func WithGrace(d time.Duration) Option { return func(c *config) { c.grace = d } }
+
+// WithWantTTL sets how long a member's announced topics outlive the
+// member if it dies without leaving; it re-announces every TTL/3. It
+// applies when this member creates the group's wants bucket. Default:
+// 15s; at least 1s.
+func WithWantTTL(d time.Duration) Option { return func(c *config) { c.wantTTL = d } }
+
+// WithLastValue says whether Subscribe delivers each topic's cached last
+// value before the live stream. Default: true.
+func WithLastValue(on bool) Option { return func(c *config) { c.lastValue = on } }
+
+// WithReplicas sets the JetStream replicas of the lease, wants and
+// last-value streams this member creates (clustered NATS). Default: 1.
+func WithReplicas(n int) Option { return func(c *config) { c.replicas = n } }
+
+// WithLastValueStorage sets the storage of the last-value cache stream
+// this member creates. Default: jetstream.MemoryStorage (the lease and
+// the wants are always on file, so they survive a NATS restart).
+func WithLastValueStorage(s jetstream.StorageType) Option {
+	return func(c *config) { c.lvcStorage = s }
+}
+
+// WithBufferSize sets each subscription's channel capacity. Default: 1024.
+func WithBufferSize(n int) Option { return func(c *config) { c.bufferSize = n } }
+
+// WithOverflow sets what happens when a subscription's buffer is full, as
+// in pkg/client. Default: client.DropOldest.
+func WithOverflow(p client.OverflowPolicy) Option { return func(c *config) { c.overflow = p } }
+
+// WithRequestTimeout bounds Subscribe and CallRaw when their context has
+// no earlier deadline, and each call the leader forwards upstream.
+// Default: 30s.
+func WithRequestTimeout(d time.Duration) Option { return func(c *config) { c.reqTimeout = d } }
+
+// WithMaxCalls caps the calls the leader forwards upstream at once; more
+// are refused with ErrBusy. Default: 256.
+func WithMaxCalls(n int) Option { return func(c *config) { c.maxCalls = n } }
+
+// WithCallPolicy sets the leader's check of forwarded calls (the
+// sidecar's blocked methods). Default: every method is forwarded.
+func WithCallPolicy(p CallPolicy) Option { return func(c *config) { c.policy = p } }
+
+// WithLeaderHook sets a function run each time this member becomes the
+// leader. Default: none.
+func WithLeaderHook(h LeaderHook) Option { return func(c *config) { c.onLeader = h } }
+
+// WithLogger sets the logger for state changes and errors (never one line
+// per message). Default: zap.NewNop().
+func WithLogger(l *zap.Logger) Option {
+	return func(c *config) {
+		if l != nil {
+			c.logger = l
+		}
+	}
+}

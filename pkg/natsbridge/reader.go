@@ -1,0 +1,119 @@
+package natsbridge
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/wsfan/wsfan/pkg/client"
+)
+
+// topicReader is one topic of a Subscription: a NATS subscription on the
+// topic's live subject whose handler (a goroutine nats.go runs per
+// subscription) turns messages into client.Messages.
+//
+// Until start, the handler only queues what arrives, so that the last
+// value, read after the live interest was registered, goes first and the
+// live messages it already contains are dropped as duplicates.
+type topicReader struct {
+	s     *Subscription
+	names topicNames
+	sub   *nats.Subscription
+
+	// mu serializes the handler with start.
+	mu      sync.Mutex
+	started bool
+	pending []*nats.Msg // live messages that arrived before start
+	pos     position
+}
+
+func newTopicReader(s *Subscription, names topicNames) *topicReader {
+	return &topicReader{s: s, names: names}
+}
+
+// onMsg is the NATS handler.
+func (r *topicReader) onMsg(msg *nats.Msg) {
+	r.mu.Lock()
+	if !r.started {
+		if len(r.pending) == r.s.m.cfg.bufferSize { // the overflow shows as a gap
+			r.pending[0] = nil
+			r.pending = r.pending[1:]
+			r.s.drop()
+		}
+		r.pending = append(r.pending, msg)
+		r.mu.Unlock()
+		return
+	}
+	release := r.handle(msg.Header, msg.Data, time.Now())
+	r.mu.Unlock()
+	if release {
+		r.s.release()
+	}
+}
+
+// start delivers the last value (h and data; nil h for none), then the
+// queued live messages, and lets the handler deliver from then on.
+func (r *topicReader) start(h nats.Header, data []byte) {
+	r.mu.Lock()
+	now := time.Now()
+	release := false
+	if h != nil {
+		release = r.handle(h, data, now)
+	}
+	for i, msg := range r.pending {
+		if !release {
+			release = r.handle(msg.Header, msg.Data, now)
+		}
+		r.pending[i] = nil
+	}
+	r.pending = nil
+	r.started = true
+	r.mu.Unlock()
+	if release {
+		r.s.release()
+	}
+}
+
+// handle delivers one message if it moves the topic forward. Called with
+// r.mu held; it reports whether the subscription must be released.
+func (r *topicReader) handle(h nats.Header, data []byte, now time.Time) (release bool) {
+	st := &r.s.m.stats
+	md, ok := parseMeta(h)
+	if !ok || (r.names.hashed && md.topic != r.names.topic) {
+		st.invalid.Add(1)
+		return false
+	}
+	if md.refusal != "" {
+		if md.epoch < r.pos.epoch {
+			st.stale.Add(1)
+			return false
+		}
+		cause := errors.New(md.refusal)
+		r.s.finish(&client.RefusedError{Topics: []string{r.names.topic}, Cause: cause})
+		return false
+	}
+	v, step, flags := r.pos.advance(md.epoch, md.seq)
+	switch v {
+	case duplicate:
+		st.duplicates.Add(1)
+		return false
+	case stale:
+		st.stale.Add(1)
+		return false
+	}
+	return r.s.deliver(client.Message{
+		Topic:    r.names.topic,
+		Data:     data,
+		Flags:    md.flags | flags,
+		RecvTime: now,
+	}, step)
+}
+
+// stop unsubscribes from NATS; a handler already running finishes.
+func (r *topicReader) stop() {
+	if r.sub != nil {
+		_ = r.sub.Unsubscribe()
+	}
+}
