@@ -280,3 +280,22 @@ func TestRefusedRequestCausesNoUpstreamTraffic(t *testing.T) {
 	require.Equal(t, 100, r.up.CountReceived("public/subscribe"), "only a's topics went upstream")
 	require.Len(t, r.sc.Status().Topics, 100)
 }
+
+// A client whose frame is over the limit reads the close reason, never a
+// connection reset, however much of the frame the sidecar had not read:
+// the sidecar drains the rest before it closes the socket.
+func TestFrameTooLargeCloseReasonArrives(t *testing.T) {
+	r := newRig(t, exchangetest.Thalex, func(c *sidecar.Config) { c.MaxFrameBytes = 1024 })
+	big := `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["` + strings.Repeat("x", 1<<20) + `"]}}`
+	for i := range 50 {
+		ws := r.dial(t)
+		require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(big)))
+		_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, _, err := ws.ReadMessage()
+		var ce *websocket.CloseError
+		require.ErrorAs(t, err, &ce, "run %d", i)
+		require.Equal(t, websocket.CloseMessageTooBig, ce.Code, "run %d", i)
+		require.Equal(t, "frame exceeds the 1024-byte limit", ce.Text, "run %d", i)
+		_ = ws.Close()
+	}
+}
