@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
@@ -243,4 +244,58 @@ func TestLastMessageCache(t *testing.T) {
 	r.up.Publish(dc.topic, []byte(payload(2)))
 	expectFrame(t, dc, a, "", 2)
 	expectFrame(t, dc, b, "", 2)
+}
+
+// A request over a limit is refused before it reserves anything, so it
+// causes no upstream traffic: neither the per-client limit (which closes
+// the client) nor the sidecar's topic limit (which refuses the request).
+func TestRefusedRequestCausesNoUpstreamTraffic(t *testing.T) {
+	r := newRig(t, exchangetest.Thalex, func(c *sidecar.Config) {
+		c.MaxTopicsPerClient = 100
+		c.MaxTopics = 150
+	})
+	channels := func(prefix string, n int) string {
+		names := make([]string, n)
+		for i := range names {
+			names[i] = fmt.Sprintf("%q", fmt.Sprintf("%s.%d", prefix, i))
+		}
+		return strings.Join(names, ",")
+	}
+
+	greedy := r.dial(t)
+	send(t, greedy, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":[`+channels("ticker.greedy", 1000)+`]}}`)
+	_ = greedy.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, _, err := greedy.ReadMessage()
+	var ce *websocket.CloseError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, websocket.ClosePolicyViolation, ce.Code)
+
+	// 100 topics held by two clients leave room for 50 more: a request
+	// for 60 new ones is refused whole.
+	a, b := r.dial(t), r.dial(t)
+	send(t, a, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":[`+channels("ticker.a", 100)+`]}}`)
+	require.Len(t, recvJSON(t, a)["result"], 100)
+	send(t, b, `{"jsonrpc":"2.0","id":2,"method":"public/subscribe","params":{"channels":[`+channels("ticker.b", 60)+`]}}`)
+	require.Empty(t, recvJSON(t, b)["result"], "the request over the sidecar's topic limit is refused whole")
+	require.Equal(t, 100, r.up.CountReceived("public/subscribe"), "only a's topics went upstream")
+	require.Len(t, r.sc.Status().Topics, 100)
+}
+
+// A client whose frame is over the limit reads the close reason, never a
+// connection reset, however much of the frame the sidecar had not read:
+// the sidecar drains the rest before it closes the socket.
+func TestFrameTooLargeCloseReasonArrives(t *testing.T) {
+	r := newRig(t, exchangetest.Thalex, func(c *sidecar.Config) { c.MaxFrameBytes = 1024 })
+	big := `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["` + strings.Repeat("x", 1<<20) + `"]}}`
+	for i := range 50 {
+		ws := r.dial(t)
+		require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(big)))
+		_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+		_, _, err := ws.ReadMessage()
+		var ce *websocket.CloseError
+		require.ErrorAs(t, err, &ce, "run %d", i)
+		require.Equal(t, websocket.CloseMessageTooBig, ce.Code, "run %d", i)
+		require.Equal(t, "frame exceeds the 1024-byte limit", ce.Text, "run %d", i)
+		_ = ws.Close()
+	}
 }

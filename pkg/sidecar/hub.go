@@ -53,33 +53,49 @@ func newHub(ctx context.Context, cfg *Config, proto protocol.Protocol, subscribe
 	}
 }
 
-// reserve takes a reference on topic name, opening it upstream in the
-// background if it is new. It does not wait; see wait.
-func (h *hub) reserve(name string) (*topic, error) {
-	if _, err := h.proto.NewTopic(name); err != nil {
-		return nil, err
-	}
+// validate reports whether name is a topic of the hub's dialect.
+func (h *hub) validate(name string) error {
+	_, err := h.proto.NewTopic(name)
+	return err
+}
+
+// reserve takes a reference on every topic of names (valid, distinct),
+// opening those the hub does not hold yet, or on none of them: a request
+// that would take the hub past Config.MaxTopics is refused whole, before
+// anything is subscribed upstream. Every topic returned must be waited
+// for (wait) or released.
+func (h *hub) reserve(names []string) ([]*topic, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil, ErrClosed
 	}
-	t := h.topics[name]
-	if t == nil {
-		if len(h.topics) >= h.cfg.MaxTopics {
-			return nil, fmt.Errorf("the limit of %d upstream topics is reached", h.cfg.MaxTopics)
+	opening := 0
+	for _, name := range names {
+		if h.topics[name] == nil {
+			opening++
 		}
-		t = newTopic(name, h.topicCfg)
-		h.topics[name] = t
-		if t.localID != "" {
-			h.byLocal[t.localID] = t
-		}
-		h.wg.Add(1)
-		go h.run(t)
 	}
-	t.refs++
-	h.stopGraceLocked(t)
-	return t, nil
+	if len(h.topics)+opening > h.cfg.MaxTopics {
+		return nil, fmt.Errorf("the limit of %d upstream topics is reached", h.cfg.MaxTopics)
+	}
+	reserved := make([]*topic, 0, len(names))
+	for _, name := range names {
+		t := h.topics[name]
+		if t == nil {
+			t = newTopic(name, h.topicCfg)
+			h.topics[name] = t
+			if t.localID != "" {
+				h.byLocal[t.localID] = t
+			}
+			h.wg.Add(1)
+			go h.run(t)
+		}
+		t.refs++
+		h.stopGraceLocked(t)
+		reserved = append(reserved, t)
+	}
+	return reserved, nil
 }
 
 // wait waits for a reserved topic's upstream subscribe. On failure the

@@ -89,9 +89,9 @@ func TestHubSharesOneUpstreamSubscription(t *testing.T) {
 	h := newTestHub(t, cfg, &st, u.subscribe, stop)
 	ctx := testCtx(t)
 
-	a, err := h.reserve(name)
+	a, err := reserveOne(h, name)
 	require.NoError(t, err)
-	b, err := h.reserve(name)
+	b, err := reserveOne(h, name)
 	require.NoError(t, err)
 	require.Same(t, a, b)
 	require.NoError(t, h.wait(ctx, a))
@@ -122,12 +122,12 @@ func TestHubReserveCancelsGrace(t *testing.T) {
 	h := newTestHub(t, testConfig(t, func(c *Config) { c.Grace = time.Hour }), &st, u.subscribe, stop)
 	ctx := testCtx(t)
 
-	a, err := h.reserve(name)
+	a, err := reserveOne(h, name)
 	require.NoError(t, err)
 	require.NoError(t, h.wait(ctx, a))
 	h.release(a)
 	assert.Equal(t, 0, refs(h, name), "held through the grace period")
-	b, err := h.reserve(name)
+	b, err := reserveOne(h, name)
 	require.NoError(t, err)
 	require.NoError(t, h.wait(ctx, b))
 	assert.Same(t, a, b)
@@ -148,7 +148,7 @@ func TestHubSubscribeFailure(t *testing.T) {
 	ctx := testCtx(t)
 
 	for i := range 2 {
-		tp, err := h.reserve("a.b")
+		tp, err := reserveOne(h, "a.b")
 		require.NoError(t, err)
 		require.ErrorIs(t, h.wait(ctx, tp), refused)
 		assert.Empty(t, h.list())
@@ -156,7 +156,8 @@ func TestHubSubscribeFailure(t *testing.T) {
 	}
 }
 
-// reserve checks the name, the topic limit and whether the hub is closed.
+// reserve checks the topic limit for the whole request before it opens
+// anything; validate checks a name.
 func TestHubReserveLimits(t *testing.T) {
 	var st stats
 	h := newTestHub(t, testConfig(t, func(c *Config) { c.MaxTopics = 1 }), &st,
@@ -165,15 +166,15 @@ func TestHubReserveLimits(t *testing.T) {
 			return nil, ctx.Err()
 		}, nil)
 
-	_, err := h.reserve("a.b")
+	_, err := h.reserve([]string{"a.b"})
 	require.NoError(t, err)
-	_, err = h.reserve("a.b")
+	_, err = h.reserve([]string{"a.b"})
 	require.NoError(t, err, "a held topic does not count again")
-	_, err = h.reserve("c.d")
+	_, err = h.reserve([]string{"a.b", "c.d"})
 	require.EqualError(t, err, "the limit of 1 upstream topics is reached")
-	_, err = h.reserve("bad name")
-	require.ErrorIs(t, err, protocol.ErrInvalidTopic)
-	assert.Equal(t, 2, refs(h, "a.b"))
+	assert.Equal(t, 2, refs(h, "a.b"), "a refused request reserves nothing")
+	assert.Len(t, h.list(), 1)
+	require.ErrorIs(t, h.validate("bad name"), protocol.ErrInvalidTopic)
 }
 
 // The grace period may end while the upstream subscribe is still under
@@ -191,7 +192,7 @@ func TestHubExpiresATopicStillOpening(t *testing.T) {
 		}, stop)
 	ctx := testCtx(t)
 
-	tp, err := h.reserve(name)
+	tp, err := reserveOne(h, name)
 	require.NoError(t, err)
 	gone, cancel := context.WithCancel(ctx)
 	cancel()
@@ -218,7 +219,7 @@ func TestHubTopicLost(t *testing.T) {
 	h := newTestHub(t, cfg, &st, u.subscribe, stop)
 	ctx := testCtx(t)
 
-	tp, err := h.reserve(name)
+	tp, err := reserveOne(h, name)
 	require.NoError(t, err)
 	require.NoError(t, h.wait(ctx, tp))
 	s, _ := newTestSession(cfg, &st, h, kindWS)
@@ -236,4 +237,13 @@ func TestHubTopicLost(t *testing.T) {
 	assert.Equal(t, "upstream_topic_lost", reason.label)
 	assert.Contains(t, reason.text, name)
 	assert.Empty(t, h.list())
+}
+
+// reserveOne reserves one topic.
+func reserveOne(h *hub, name string) (*topic, error) {
+	ts, err := h.reserve([]string{name})
+	if err != nil {
+		return nil, err
+	}
+	return ts[0], nil
 }

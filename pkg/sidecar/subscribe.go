@@ -19,7 +19,10 @@ var errTooManyTopics = errors.New("too many topics")
 // the reason and gets errTooManyTopics. Called by the session's reader;
 // both transports subscribe through it.
 func (s *session) subscribe(ctx context.Context, names []string) (accepted []string, fresh []*topic, err error) {
+	// Every limit is checked before anything is reserved: a refused
+	// request must cause no upstream traffic.
 	seen := make(map[string]bool, len(names))
+	var opening []string
 	for _, n := range names {
 		if seen[n] {
 			continue
@@ -28,19 +31,19 @@ func (s *session) subscribe(ctx context.Context, names []string) (accepted []str
 		if _, ok := s.topics[n]; ok {
 			continue
 		}
-		if len(s.topics)+len(fresh) >= s.cfg.MaxTopicsPerClient {
-			for _, t := range fresh {
-				s.hub.release(t)
-			}
-			s.close(reasonTooManyTopics(s.cfg.MaxTopicsPerClient), true)
-			return nil, nil, errTooManyTopics
-		}
-		t, rerr := s.hub.reserve(n)
-		if rerr != nil {
-			err = errors.Join(err, rerr)
+		if verr := s.hub.validate(n); verr != nil {
+			err = errors.Join(err, verr)
 			continue
 		}
-		fresh = append(fresh, t)
+		opening = append(opening, n)
+	}
+	if len(s.topics)+len(opening) > s.cfg.MaxTopicsPerClient {
+		s.close(reasonTooManyTopics(s.cfg.MaxTopicsPerClient), true)
+		return nil, nil, errTooManyTopics
+	}
+	fresh, rerr := s.hub.reserve(opening)
+	if rerr != nil {
+		return nil, nil, errors.Join(err, rerr)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()

@@ -171,8 +171,33 @@ func (c *wsConn) readLoop() {
 			return
 		}
 		if !c.readFrame(typ, r) {
+			if reason, _ := c.s.closeState(); reason.code != 0 {
+				c.linger(r)
+			}
 			return
 		}
+	}
+}
+
+// lingerTimeout bounds how long a reader drains a peer it is closing
+// with a reason.
+const lingerTimeout = time.Second
+
+// linger reads and discards what the peer still sends after the session
+// closed with a reason (the rest of a frame over the limit, frames already
+// in flight) until the peer answers the close or lingerTimeout passes.
+// Closing a socket with unread data makes the kernel send a reset, which
+// can overtake the close frame: the peer would see "connection reset"
+// instead of the reason.
+func (c *wsConn) linger(rest io.Reader) {
+	_ = c.nc.SetReadDeadline(time.Now().Add(lingerTimeout))
+	_, _ = io.Copy(io.Discard, rest)
+	for {
+		_, r, err := c.ws.NextReader()
+		if err != nil {
+			return
+		}
+		_, _ = io.Copy(io.Discard, r)
 	}
 }
 
