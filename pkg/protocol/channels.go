@@ -17,18 +17,30 @@ type channelDialect struct {
 	sequencedPrefix string // channels carrying change ids; "" for none
 }
 
+// The prefixes of the private channels, which need an authenticated
+// connection: both halves of each dialect read them.
+var (
+	thalexPrivate  = []string{"account.", "session."}
+	deribitPrivate = []string{"user."}
+)
+
+// isPrivate reports whether channel starts with one of prefixes.
+func isPrivate(channel string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(channel, p) {
+			return true
+		}
+	}
+	return false
+}
+
 func (d *channelDialect) Name() string { return d.name }
 
 func (d *channelDialect) NewTopic(name string) (*Topic, error) {
 	if name == "" || strings.ContainsAny(name, "\"\\ \t\r\n") {
 		return nil, fmt.Errorf("%w: %s channel %q", ErrInvalidTopic, d.name, name)
 	}
-	t := &Topic{Name: name, Key: name, sub: appendString(nil, name)}
-	for _, p := range d.privatePrefixes {
-		if strings.HasPrefix(name, p) {
-			t.Private = true
-		}
-	}
+	t := &Topic{Name: name, Key: name, sub: appendString(nil, name), Private: isPrivate(name, d.privatePrefixes)}
 	t.Sequenced = d.sequencedPrefix != "" && strings.HasPrefix(name, d.sequencedPrefix)
 	return t, nil
 }

@@ -34,7 +34,7 @@ func WithHeartbeat(interval time.Duration) DeribitOption {
 // checked for gaps (prev_change_id against the previous change_id).
 func Deribit(opts ...DeribitOption) Protocol {
 	d := &deribit{
-		channelDialect: channelDialect{name: "deribit", privatePrefixes: []string{"user."}, sequencedPrefix: "book."},
+		channelDialect: channelDialect{name: "deribit", privatePrefixes: deribitPrivate, sequencedPrefix: "book."},
 		heartbeat:      30 * time.Second,
 	}
 	for _, o := range opts {

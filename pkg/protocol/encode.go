@@ -1,9 +1,6 @@
 package protocol
 
-import (
-	"strconv"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 const hexDigits = "0123456789abcdef"
 
@@ -48,20 +45,16 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// appendRPC appends a JSON-RPC 2.0 request. emptyParams stands in for nil
-// params ("{}" for the exchanges, "[]" for Ethereum).
-func appendRPC(dst []byte, id uint64, method string, params []byte, emptyParams string) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = strconv.AppendUint(dst, id, 10)
-	dst = append(dst, `,"method":`...)
-	dst = appendString(dst, method)
-	dst = append(dst, `,"params":`...)
-	if len(params) == 0 {
-		dst = append(dst, emptyParams...)
-	} else {
-		dst = append(dst, params...)
+// appendStrings appends ss as a JSON array of strings.
+func appendStrings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, s)
 	}
-	return append(dst, '}')
+	return append(dst, ']')
 }
 
 // chunks calls fn for consecutive slices of at most size topics (all of

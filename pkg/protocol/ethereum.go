@@ -158,27 +158,3 @@ func EachElement(batch []byte, fn func(elem []byte) bool) error {
 	}
 	return nil
 }
-
-// EthereumTopic returns the topic an eth_subscribe request's params name,
-// as NewTopic expects it: the subscription kind alone ("newHeads") when it
-// is the only param, else the compacted params array. Servers (the test
-// exchange, the sidecar) use it to file a subscription under the topic a
-// client asked for.
-func EthereumTopic(params []byte) (string, bool) {
-	var ps []json.RawMessage
-	if json.Unmarshal(params, &ps) != nil || len(ps) == 0 {
-		return "", false
-	}
-	var kind string
-	if json.Unmarshal(ps[0], &kind) != nil || kind == "" {
-		return "", false
-	}
-	if len(ps) == 1 {
-		return kind, true
-	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, params) != nil {
-		return "", false
-	}
-	return buf.String(), true
-}

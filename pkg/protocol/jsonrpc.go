@@ -1,6 +1,26 @@
 package protocol
 
-import "github.com/wsfan/wsfan/internal/jsonscan"
+import (
+	"strconv"
+
+	"github.com/wsfan/wsfan/internal/jsonscan"
+)
+
+// appendRPC appends a JSON-RPC 2.0 request. emptyParams stands in for nil
+// params ("{}" for the exchanges, "[]" for Ethereum).
+func appendRPC(dst []byte, id uint64, method string, params []byte, emptyParams string) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = strconv.AppendUint(dst, id, 10)
+	dst = append(dst, `,"method":`...)
+	dst = appendString(dst, method)
+	dst = append(dst, `,"params":`...)
+	if len(params) == 0 {
+		dst = append(dst, emptyParams...)
+	} else {
+		dst = append(dst, params...)
+	}
+	return append(dst, '}')
+}
 
 // rpcLayout says where a JSON-RPC dialect puts a notification's routing
 // key and payload inside "params": Deribit {"channel","data"} (and a

@@ -6,6 +6,11 @@
 // by decoding them. Implementations are stateless and safe for concurrent
 // use; per-connection state (pending ids, server-assigned subscription ids)
 // belongs to the client.
+//
+// A Server is a dialect's other half, for whoever serves clients (the
+// sidecar, the test exchange): it parses their requests and encodes the
+// responses and notifications a Protocol classifies. ByName and
+// ServerByName choose either half by the dialect's name.
 package protocol
 
 import (
@@ -197,15 +202,9 @@ var (
 
 // ByName returns the dialect called name with default options.
 func ByName(name string) (Protocol, error) {
-	switch name {
-	case "thalex":
-		return Thalex(), nil
-	case "deribit":
-		return Deribit(), nil
-	case "ethereum":
-		return Ethereum(), nil
-	case "ethereal":
-		return Ethereal(), nil
+	i, err := dialectNamed(name)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("protocol: unknown dialect %q (want thalex, deribit, ethereum or ethereal)", name)
+	return dialects[i].client(), nil
 }

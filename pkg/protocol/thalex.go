@@ -18,7 +18,7 @@ type thalex struct{ channelDialect }
 // are private: they are subscribed with private/subscribe, which needs a
 // public/login on the connection first (see client.WithOnConnect).
 func Thalex() Protocol {
-	return &thalex{channelDialect{name: "thalex", privatePrefixes: []string{"account.", "session."}}}
+	return &thalex{channelDialect{name: "thalex", privatePrefixes: thalexPrivate}}
 }
 
 const thalexSystemChannel = "system"

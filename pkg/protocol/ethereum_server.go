@@ -1,0 +1,105 @@
+package protocol
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+)
+
+// ethereumServer is an Ethereum node's pub/sub half: eth_subscribe
+// answers with a subscription id the node makes up, notifications carry
+// that id, and batch arrays are taken.
+type ethereumServer struct{ rpcServer }
+
+var ethereumWire = &ethereumServer{rpcServer{
+	name:    "ethereum",
+	head:    rpcHead,
+	batches: true,
+	note:    notification{head: `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":`, mid: `,"result":`, tail: `}}`},
+}}
+
+// EthereumServer returns the server half of the Ethereum node dialect.
+func EthereumServer() Server { return ethereumWire }
+
+func (s *ethereumServer) ParseFrame(dst []Incoming, frame []byte) ([]Incoming, bool, *RequestError) {
+	return s.parse(dst, frame, ethereumOp)
+}
+
+// ethereumOp reads eth_subscribe, whose topic is its params (see
+// EthereumTopic), and eth_unsubscribe, whose one param is a subscription
+// id.
+func ethereumOp(req *Incoming) {
+	switch req.Method {
+	case "eth_subscribe":
+		req.Op = OpSubscribe
+		topic, ok := EthereumTopic(req.Params)
+		if !ok {
+			req.Err = &RequestError{Code: CodeInvalidParams, Message: `invalid params: want ["newHeads"] or ["logs",{...}]`}
+			return
+		}
+		req.Topics = []string{topic}
+	case "eth_unsubscribe":
+		req.Op = OpUnsubscribe
+		var ids []string
+		if len(req.Params) == 0 || json.Unmarshal(req.Params, &ids) != nil || len(ids) != 1 {
+			req.Err = &RequestError{Code: CodeInvalidParams, Message: `invalid params: want ["0x..."]`}
+			return
+		}
+		req.Topics = ids
+	}
+}
+
+// SubscriptionID returns "0x" and 32 random hex digits, as geth does.
+func (s *ethereumServer) SubscriptionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (Go 1.24)
+	return "0x" + hex.EncodeToString(b[:])
+}
+
+// AppendSubscribed appends the subscription id, keys[0]; null without one.
+func (s *ethereumServer) AppendSubscribed(dst []byte, keys []string) []byte {
+	if len(keys) == 0 {
+		return append(dst, "null"...)
+	}
+	return appendString(dst, keys[0])
+}
+
+// AppendUnsubscribed appends whether a subscription was removed.
+func (s *ethereumServer) AppendUnsubscribed(dst []byte, keys []string) []byte {
+	return strconv.AppendBool(dst, len(keys) > 0)
+}
+
+// AppendNotification keys the notification by subID.
+func (s *ethereumServer) AppendNotification(dst []byte, _, subID string, data []byte) []byte {
+	return s.note.appendTo(dst, subID, data)
+}
+
+// Envelope keys the notification by subID.
+func (s *ethereumServer) Envelope(_, subID string) (prefix, suffix []byte) {
+	return s.note.envelope(subID)
+}
+
+// EthereumTopic returns the topic an eth_subscribe request's params name,
+// as NewTopic expects it: the subscription kind alone ("newHeads") when it
+// is the only param, else the compacted params array: the topic a server
+// files the subscription under, as the client asked for it.
+func EthereumTopic(params []byte) (string, bool) {
+	var ps []json.RawMessage
+	if json.Unmarshal(params, &ps) != nil || len(ps) == 0 {
+		return "", false
+	}
+	var kind string
+	if json.Unmarshal(ps[0], &kind) != nil || kind == "" {
+		return "", false
+	}
+	if len(ps) == 1 {
+		return kind, true
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, params) != nil {
+		return "", false
+	}
+	return buf.String(), true
+}
