@@ -1,28 +1,23 @@
 package exchangetest
 
-import "strings"
+import (
+	"encoding/json"
 
-// channelParams are the params of Thalex and Deribit (un)subscribe requests.
-type channelParams struct {
-	Channels []string `json:"channels"`
-}
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
 
 // subscribeChannels handles a Thalex/Deribit subscribe request on c's
 // reader goroutine. The result is the accepted channels; refused channels,
-// unknown ones and private ones (privatePrefixes) requested without login
-// or through the public method are omitted. The accepted channels are
-// registered once the response is written.
-func subscribeChannels(c *conn, req *request, private bool, privatePrefixes ...string) (any, *RPCError) {
-	var p channelParams
-	if !decodeParams(req, &p) {
-		return nil, errInvalidParams
-	}
-	if limit := c.s.cfg.batchCap; limit > 0 && len(p.Channels) > limit {
+// unknown ones and private ones requested without login or through the
+// public method are omitted. The accepted channels are registered once the
+// response is written.
+func subscribeChannels(c *conn, req *protocol.Incoming) (any, *RPCError) {
+	if limit := c.s.cfg.batchCap; limit > 0 && len(req.Topics) > limit {
 		return nil, errTooMany
 	}
-	accepted := make([]string, 0, len(p.Channels))
-	for _, ch := range p.Channels {
-		if hasAnyPrefix(ch, privatePrefixes) && (!private || !c.loggedIn()) {
+	accepted := make([]string, 0, len(req.Topics))
+	for _, ch := range req.Topics {
+		if c.s.wire.Private(ch) && (!req.Private || !c.loggedIn()) {
 			continue
 		}
 		if !c.s.accepts(ch) {
@@ -30,36 +25,22 @@ func subscribeChannels(c *conn, req *request, private bool, privatePrefixes ...s
 		}
 		accepted = append(accepted, ch)
 	}
-	topics := accepted
 	c.after = append(c.after, func() {
-		for _, t := range topics {
+		for _, t := range accepted {
 			c.s.addSub(c, t, "")
 		}
 	})
-	return accepted, nil
+	return json.RawMessage(c.s.wire.AppendSubscribed(nil, accepted)), nil
 }
 
 // unsubscribeChannels handles a Thalex/Deribit unsubscribe request on c's
 // reader goroutine; the result lists the channels c was subscribed to.
-func unsubscribeChannels(c *conn, req *request) (any, *RPCError) {
-	var p channelParams
-	if !decodeParams(req, &p) {
-		return nil, errInvalidParams
-	}
-	removed := make([]string, 0, len(p.Channels))
-	for _, ch := range p.Channels {
+func unsubscribeChannels(c *conn, req *protocol.Incoming) (any, *RPCError) {
+	removed := make([]string, 0, len(req.Topics))
+	for _, ch := range req.Topics {
 		if c.s.removeSub(c, ch) {
 			removed = append(removed, ch)
 		}
 	}
-	return removed, nil
-}
-
-func hasAnyPrefix(s string, prefixes []string) bool {
-	for _, p := range prefixes {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return false
+	return json.RawMessage(c.s.wire.AppendUnsubscribed(nil, removed)), nil
 }

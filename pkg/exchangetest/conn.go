@@ -12,6 +12,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/batchconn"
 	"github.com/wsfan/wsfan/internal/credit"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // queueLen is how many frames a connection's writer may have queued before
@@ -51,9 +52,10 @@ type conn struct {
 	awaitingTest atomic.Bool
 
 	// Owned by the reader goroutine.
-	login login         // login.go: public/login or public/auth succeeded
-	limit credit.Bucket // ratelimit.go: the requests' budget
-	after []func()      // subscription registrations for the response being built
+	login login               // login.go: public/login or public/auth succeeded
+	limit credit.Bucket       // ratelimit.go: the requests' budget
+	after []func()            // subscription registrations for the response being built
+	reqs  []protocol.Incoming // the requests of the frame being handled
 }
 
 func newConn(s *Server, ws *websocket.Conn, bc *batchconn.Conn) *conn {
@@ -107,8 +109,8 @@ func (c *conn) onClose(code int, _ string) error {
 	return nil
 }
 
-// readLoop is the connection's reader goroutine: it records and handles
-// every frame until the connection fails, then closes it.
+// readLoop is the connection's reader goroutine: it parses, records and
+// handles every frame until the connection fails, then closes it.
 func (c *conn) readLoop() {
 	defer c.close()
 	for {
@@ -116,11 +118,15 @@ func (c *conn) readLoop() {
 		if err != nil {
 			return
 		}
-		c.s.rec.add(c.s.dialect, c.id, data)
+		received := time.Now()
+		reqs, batch, ferr := c.s.wire.ParseFrame(c.reqs[:0], data)
+		c.s.rec.add(c.id, data, received, reqs)
 		c.s.chg.notify()
 		if typ == websocket.TextMessage {
-			c.s.proto.handleText(c, data)
+			serve(c, reqs, batch, ferr, received)
 		}
+		clear(reqs) // drop the requests' references until the next frame
+		c.reqs = reqs[:0]
 	}
 }
 

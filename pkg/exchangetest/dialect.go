@@ -1,53 +1,64 @@
 package exchangetest
 
 import (
-	"fmt"
-	"strings"
+	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// Dialect is the wire protocol a Server speaks.
-type Dialect int
+// Dialect is the wire protocol a Server speaks, by the name pkg/protocol
+// gives it; the wire format itself is pkg/protocol's (protocol.Server).
+type Dialect string
 
-// The dialects a Server speaks. See DESIGN.md, section "Dialects".
+// The dialects a Server speaks.
 const (
 	// Thalex is Thalex's JSON-RPC API: responses without "jsonrpc",
 	// notifications {"channel_name":T,"notification":DATA}.
-	Thalex Dialect = iota + 1
+	Thalex Dialect = "thalex"
 	// Deribit is Deribit's JSON-RPC v2 API: notifications
 	// {"jsonrpc":"2.0","method":"subscription","params":{"channel":T,"data":DATA}}
 	// and heartbeats; no batch arrays.
-	Deribit
+	Deribit Dialect = "deribit"
 	// Ethereum is an Ethereum node's eth_subscribe API: subscription ids
 	// per connection, JSON-RPC batch arrays.
-	Ethereum
+	Ethereum Dialect = "ethereum"
 	// Ethereal is Ethereal's event API: {"event":"subscribe","data":{...}}
 	// without acknowledgements, notifications {"e":TYPE,"t":MS,"data":DATA}.
-	Ethereal
+	Ethereal Dialect = "ethereal"
 )
-
-var dialectNames = [...]string{
-	Thalex:   "thalex",
-	Deribit:  "deribit",
-	Ethereum: "ethereum",
-	Ethereal: "ethereal",
-}
 
 // String returns the dialect's lower-case name: "thalex", "deribit",
 // "ethereum" or "ethereal".
-func (d Dialect) String() string {
-	if d >= Thalex && d <= Ethereal {
-		return dialectNames[d]
-	}
-	return fmt.Sprintf("Dialect(%d)", int(d))
-}
+func (d Dialect) String() string { return string(d) }
 
 // ParseDialect returns the dialect named s (case-insensitive), as written by
 // String.
 func ParseDialect(s string) (Dialect, error) {
-	for d := Thalex; d <= Ethereal; d++ {
-		if strings.EqualFold(s, dialectNames[d]) {
-			return d, nil
-		}
+	wire, err := protocol.ServerByName(s)
+	if err != nil {
+		return "", err
 	}
-	return 0, fmt.Errorf("exchangetest: unknown dialect %q (want thalex, deribit, ethereum or ethereal)", s)
+	return Dialect(wire.Name()), nil
+}
+
+// exchange is what one exchange (or node) adds to the wire format: its own
+// methods, how it stamps its responses and how it refuses a request over
+// the rate limit. Ethereal, which answers nothing, has none.
+type exchange interface {
+	// builtin answers the exchange's own requests (subscribe, login,
+	// heartbeat); ok is false for others. It runs on c's reader goroutine
+	// and may append to c.after.
+	builtin(c *conn, req *protocol.Incoming) (result any, rerr *RPCError, ok bool)
+	// appendResult appends the response carrying result (raw JSON) to the
+	// request id, received at received.
+	appendResult(dst, id, result []byte, received time.Time) []byte
+	// throttled is the error refusing a request over the rate limit.
+	throttled() *RPCError
+}
+
+// exchanges are the exchanges a Server emulates, by dialect.
+var exchanges = map[Dialect]exchange{
+	Thalex:   thalexExchange{},
+	Deribit:  deribitExchange{},
+	Ethereum: ethereumExchange{},
 }

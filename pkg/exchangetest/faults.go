@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // SetRefused makes the server refuse subscriptions to topics from now on,
@@ -38,9 +40,11 @@ func (s *Server) SetSilent(on bool) {
 	s.silent.Store(on)
 }
 
+// The frames the fault knobs send whatever the dialect; the writer's
+// Deribit heartbeat sends deribitTestRequest too.
 var (
-	thalexReconnect    = []byte(`{"channel_name":"system","notification":{"event":"reconnect"}}`)
-	deribitTestRequest = []byte(`{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"test_request"}}`)
+	thalexReconnect    = protocol.ThalexServer().AppendReconnectNotice(nil)
+	deribitTestRequest = protocol.DeribitServer().AppendHeartbeat(nil)
 )
 
 // SendSystemReconnect sends Thalex's "reconnect soon" system notification,

@@ -38,7 +38,7 @@ type instState struct {
 func newFeedGen(d Dialect) *feedGen {
 	return &feedGen{
 		d:          d,
-		rng:        rand.New(rand.NewPCG(0x5eed, uint64(d))),
+		rng:        rand.New(rand.NewPCG(0x5eed, 0x5eed)),
 		insts:      make(map[string]*instState),
 		block:      19_000_000,
 		parentHash: "0x" + strings.Repeat("ab", 32),

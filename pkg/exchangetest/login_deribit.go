@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Deribit's error codes for a refused login.
@@ -94,7 +96,7 @@ type deribitAuthResult struct {
 }
 
 // deribitAuth answers public/auth on c's reader goroutine.
-func deribitAuth(c *conn, req *request) (any, *RPCError) {
+func deribitAuth(c *conn, req *protocol.Incoming) (any, *RPCError) {
 	var p deribitAuthParams
 	if !decodeParams(req, &p) {
 		return nil, errInvalidParams

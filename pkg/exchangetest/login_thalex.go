@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Thalex's error codes for a refused login.
@@ -40,7 +42,7 @@ func WithThalexKey(id string, pub *rsa.PublicKey, accounts ...string) Option {
 }
 
 // thalexLogin answers public/login on c's reader goroutine.
-func thalexLogin(c *conn, req *request) (any, *RPCError) {
+func thalexLogin(c *conn, req *protocol.Incoming) (any, *RPCError) {
 	var p struct {
 		Token   string `json:"token"`
 		Account string `json:"account"`

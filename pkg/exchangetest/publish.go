@@ -2,7 +2,6 @@ package exchangetest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -23,6 +22,10 @@ type target struct {
 }
 
 var targetPool = sync.Pool{New: func() any { return new([]target) }}
+
+// envelopeRoom is what a notification adds to its topic and payload, with
+// room to spare: its frame is allocated once.
+const envelopeRoom = 96
 
 // accepts reports whether a subscription to topic is allowed: it is among
 // WithTopics (if given) and not refused.
@@ -174,21 +177,20 @@ func (s *Server) publish(topic string, data []byte, abort <-chan struct{}) int {
 	s.subMu.RUnlock()
 
 	n := 0
-	if len(targets) > 0 {
-		var shared []byte
-		if !s.proto.perConn() {
-			shared = s.proto.appendNotification(nil, topic, "", data)
+	var shared []byte // the frame of every target without a subscription id
+	var last *conn
+	for _, t := range targets {
+		frame := shared
+		switch {
+		case t.id != "":
+			frame = s.wire.AppendNotification(make([]byte, 0, len(topic)+len(t.id)+len(data)+envelopeRoom), topic, t.id, data)
+		case shared == nil:
+			shared = s.wire.AppendNotification(make([]byte, 0, len(topic)+len(data)+envelopeRoom), topic, "", data)
+			frame = shared
 		}
-		var last *conn
-		for _, t := range targets {
-			frame := shared
-			if frame == nil {
-				frame = s.proto.appendNotification(nil, topic, t.id, data)
-			}
-			if t.c.send(outMsg{typ: websocket.TextMessage, data: frame}, abort) && t.c != last {
-				n++
-				last = t.c
-			}
+		if t.c.send(outMsg{typ: websocket.TextMessage, data: frame}, abort) && t.c != last {
+			n++
+			last = t.c
 		}
 	}
 	clear(targets)
@@ -215,17 +217,4 @@ func (s *Server) broadcast(typ int, data []byte) int {
 		}
 	}
 	return n
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if b := s[i]; b < 0x20 || b == '"' || b == '\\' || b >= 0x7f {
-			q, _ := json.Marshal(s)
-			return append(dst, q...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
 }

@@ -37,14 +37,3 @@ func (r *rateConfig) bucket() credit.Bucket {
 func (c *conn) allow() bool {
 	return c.s.cfg.rate == nil || c.limit.Take(c.s.cfg.now(), 1)
 }
-
-// throttled is the error refusing a request over the limit in d.
-func throttled(d Dialect) *RPCError {
-	switch d {
-	case Thalex:
-		return &RPCError{Code: 4, Message: "throttle exceeded"}
-	case Deribit:
-		return &RPCError{Code: 10028, Message: "too_many_requests"}
-	}
-	return &RPCError{Code: -32005, Message: "limit exceeded"}
-}

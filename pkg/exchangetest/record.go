@@ -1,13 +1,13 @@
 package exchangetest
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Received is one message the server received from a client.
@@ -24,47 +24,19 @@ type recorder struct {
 	methods [][]string // per message: its "method" values ("event" for Ethereal)
 }
 
-// add records a message; it runs on the connection's reader goroutine.
-func (r *recorder) add(d Dialect, conn int, data []byte) {
-	m := frameMethods(d, data)
+// add records a message received at t and the methods of its requests
+// (for Ethereal: events); it runs on the connection's reader goroutine.
+func (r *recorder) add(conn int, data []byte, t time.Time, reqs []protocol.Incoming) {
+	var methods []string
+	for _, req := range reqs {
+		if req.Method != "" {
+			methods = append(methods, req.Method)
+		}
+	}
 	r.mu.Lock()
-	r.msgs = append(r.msgs, Received{Conn: conn, Data: data, Time: time.Now()})
-	r.methods = append(r.methods, m)
+	r.msgs = append(r.msgs, Received{Conn: conn, Data: data, Time: t})
+	r.methods = append(r.methods, methods)
 	r.mu.Unlock()
-}
-
-// frameMethods returns the "method" (or, for Ethereal, "event") of a frame,
-// or of every element of a batch array.
-func frameMethods(d Dialect, data []byte) []string {
-	type probe struct {
-		Method string `json:"method"`
-		Event  string `json:"event"`
-	}
-	name := func(p probe) string {
-		if d == Ethereal {
-			return p.Event
-		}
-		return p.Method
-	}
-	data = bytes.TrimSpace(data)
-	if len(data) > 0 && data[0] == '[' {
-		var ps []probe
-		if json.Unmarshal(data, &ps) != nil {
-			return nil
-		}
-		var out []string
-		for _, p := range ps {
-			if n := name(p); n != "" {
-				out = append(out, n)
-			}
-		}
-		return out
-	}
-	var p probe
-	if json.Unmarshal(data, &p) != nil || name(p) == "" {
-		return nil
-	}
-	return []string{name(p)}
 }
 
 // Received returns a copy of every message received from clients, in order.

@@ -1,10 +1,11 @@
 package exchangetest
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Handler answers one RPC method. It returns the result, marshalled with
@@ -24,14 +25,12 @@ func (e *RPCError) Error() string {
 	return fmt.Sprintf("exchangetest: rpc error %d: %s", e.Code, e.Message)
 }
 
-// Standard JSON-RPC errors.
+// The errors of the server's own refusals.
 var (
-	errParse          = &RPCError{Code: -32700, Message: "parse error"}
-	errInvalidRequest = &RPCError{Code: -32600, Message: "invalid request"}
-	errMethodNotFound = &RPCError{Code: -32601, Message: "method not found"}
-	errInvalidParams  = &RPCError{Code: -32602, Message: "invalid params"}
-	errTooMany        = &RPCError{Code: -32600, Message: "too many channels"}
-	errBatchTooLarge  = &RPCError{Code: -32600, Message: "batch too large"}
+	errMethodNotFound = &RPCError{Code: protocol.CodeMethodNotFound, Message: "method not found"}
+	errInvalidParams  = &RPCError{Code: protocol.CodeInvalidParams, Message: "invalid params"}
+	errTooMany        = &RPCError{Code: protocol.CodeInvalidRequest, Message: "too many channels"}
+	errBatchTooLarge  = &RPCError{Code: protocol.CodeInvalidRequest, Message: "batch too large"}
 )
 
 // Handle registers h for method, replacing an earlier handler. Built-in
@@ -54,76 +53,33 @@ func (s *Server) handler(method string) Handler {
 	return s.handlers[method]
 }
 
-// request is one JSON-RPC request. ID is nil when the request has no id (a
-// notification, which gets no response).
-type request struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-}
-
-// rpcDialect is what a JSON-RPC dialect adds to the common request handling.
-type rpcDialect interface {
-	// builtin answers the dialect's own methods; ok is false for others. It
-	// runs on c's reader goroutine and may append to c.after.
-	builtin(c *conn, req *request) (result any, rerr *RPCError, ok bool)
-	// appendResult appends a response carrying result (raw JSON).
-	appendResult(dst []byte, id, result []byte, received time.Time) []byte
-	// appendError appends an error response.
-	appendError(dst []byte, id []byte, e *RPCError) []byte
-	// batch reports whether JSON-RPC batch arrays are supported.
-	batch() bool
-}
-
-var nullID = []byte("null")
-
-// serveRPC handles one JSON-RPC text frame (a request or a batch array) on
-// c's reader goroutine.
-func serveRPC(c *conn, d rpcDialect, msg []byte) {
-	received := time.Now()
-	trimmed := bytes.TrimSpace(msg)
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		serveBatch(c, d, trimmed, received)
-		return
-	}
-	var req request
-	if err := json.Unmarshal(trimmed, &req); err != nil {
-		c.reply(d.appendError(nil, nullID, errParse))
-		return
-	}
-	if resp := call(c, d, &req, received); resp != nil {
-		c.reply(resp)
+// serve handles the requests read from one text frame (or the refusal of
+// the whole frame) on c's reader goroutine.
+func serve(c *conn, reqs []protocol.Incoming, batch bool, ferr *protocol.RequestError, received time.Time) {
+	switch {
+	case !c.s.wire.RPC():
+		serveEvents(c, reqs)
+	case ferr != nil:
+		c.reply(c.s.appendError(nil, nil, &RPCError{Code: ferr.Code, Message: ferr.Message}))
+	case !batch:
+		if resp := call(c, &reqs[0], received); resp != nil {
+			c.reply(resp)
+		}
+	default:
+		serveBatch(c, reqs, received)
 	}
 }
 
 // serveBatch answers a batch array with one array of responses.
-func serveBatch(c *conn, d rpcDialect, msg []byte, received time.Time) {
-	var elems []json.RawMessage
-	if err := json.Unmarshal(msg, &elems); err != nil {
-		c.reply(d.appendError(nil, nullID, errParse))
-		return
-	}
-	switch {
-	case !d.batch():
-		c.reply(d.appendError(nil, nullID, &RPCError{Code: -32600, Message: "batch requests are not supported"}))
-		return
-	case len(elems) == 0:
-		c.reply(d.appendError(nil, nullID, &RPCError{Code: -32600, Message: "empty batch"}))
-		return
-	case c.s.cfg.batchCap > 0 && len(elems) > c.s.cfg.batchCap:
-		c.reply(d.appendError(nil, nullID, errBatchTooLarge))
+func serveBatch(c *conn, reqs []protocol.Incoming, received time.Time) {
+	if limit := c.s.cfg.batchCap; limit > 0 && len(reqs) > limit {
+		c.reply(c.s.appendError(nil, nil, errBatchTooLarge))
 		return
 	}
 	out := []byte{'['}
 	n := 0
-	for _, e := range elems {
-		var req request
-		var resp []byte
-		if err := json.Unmarshal(e, &req); err != nil {
-			resp = d.appendError(nil, nullID, errInvalidRequest)
-		} else {
-			resp = call(c, d, &req, received)
-		}
+	for i := range reqs {
+		resp := call(c, &reqs[i], received)
 		if resp == nil {
 			continue
 		}
@@ -144,7 +100,7 @@ func serveBatch(c *conn, d rpcDialect, msg []byte, received time.Time) {
 
 // call runs one request and returns its encoded response, or nil for a
 // notification. Registrations stay in c.after for the caller's reply.
-func call(c *conn, d rpcDialect, req *request, received time.Time) []byte {
+func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 	var (
 		result any
 		rerr   *RPCError
@@ -152,12 +108,14 @@ func call(c *conn, d rpcDialect, req *request, received time.Time) []byte {
 		mark   = len(c.after)
 	)
 	switch {
-	case req.Method == "":
-		rerr, ok = errInvalidRequest, true
+	case req.Method == "": // not a request: refused before it is counted
+		rerr, ok = &RPCError{Code: req.Err.Code, Message: req.Err.Message}, true
 	case !c.allow():
-		rerr, ok = throttled(c.s.dialect), true
+		rerr, ok = c.s.rpc.throttled(), true
+	case req.Err != nil:
+		rerr, ok = &RPCError{Code: req.Err.Code, Message: req.Err.Message}, true
 	default:
-		result, rerr, ok = d.builtin(c, req)
+		result, rerr, ok = c.s.rpc.builtin(c, req)
 	}
 	if !ok {
 		if h := c.s.handler(req.Method); h != nil {
@@ -174,36 +132,37 @@ func call(c *conn, d rpcDialect, req *request, received time.Time) []byte {
 		return nil
 	}
 	if rerr != nil {
-		return d.appendError(nil, req.ID, rerr)
+		return c.s.appendError(nil, req.ID, rerr)
 	}
 	raw, err := marshalResult(result)
 	if err != nil {
-		return d.appendError(nil, req.ID, &RPCError{Code: -32603, Message: "internal error: " + err.Error()})
+		return c.s.appendError(nil, req.ID, &RPCError{Code: protocol.CodeInternalError, Message: "internal error: " + err.Error()})
 	}
-	return d.appendResult(nil, req.ID, raw, received)
+	return c.s.rpc.appendResult(nil, req.ID, raw, received)
 }
 
 func marshalResult(v any) ([]byte, error) {
 	switch v := v.(type) {
 	case json.RawMessage:
 		if len(v) == 0 {
-			return nullID, nil
+			return []byte("null"), nil
 		}
 		return v, nil
 	}
 	return json.Marshal(v)
 }
 
-// appendErrorObject appends e as a JSON object.
-func appendErrorObject(dst []byte, e *RPCError) []byte {
-	b, err := json.Marshal(e)
-	if err != nil {
-		b, _ = json.Marshal(&RPCError{Code: e.Code, Message: e.Message})
+// appendError appends the response to request id (nil: null) refusing it
+// with e; a Data that does not marshal is left out.
+func (s *Server) appendError(dst, id []byte, e *RPCError) []byte {
+	var data []byte
+	if e.Data != nil {
+		data, _ = json.Marshal(e.Data)
 	}
-	return append(dst, b...)
+	return s.wire.AppendError(dst, id, e.Code, e.Message, data)
 }
 
-// params decodes a request's params into v, reporting success.
-func decodeParams(req *request, v any) bool {
+// decodeParams decodes a request's params into v, reporting success.
+func decodeParams(req *protocol.Incoming, v any) bool {
 	return len(req.Params) > 0 && json.Unmarshal(req.Params, v) == nil
 }

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/wsfan/wsfan/internal/batchconn"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Server is a WebSocket server on 127.0.0.1 speaking one Dialect. Create it
@@ -24,8 +25,9 @@ import (
 // use, except that Stop and Start must not race each other.
 type Server struct {
 	dialect Dialect
+	wire    protocol.Server // the dialect's wire format
+	rpc     exchange        // the exchange's own methods; nil for Ethereal
 	cfg     config
-	proto   dialect
 	log     *zap.Logger
 
 	// Fault knobs, read by the reader and writer goroutines.
@@ -46,7 +48,7 @@ type Server struct {
 
 	tokens tokenTable // login_deribit.go: refresh tokens handed out
 
-	// subMu protects the subscription table (subscriptions.go).
+	// subMu protects the subscription table (publish.go).
 	subMu sync.RWMutex
 	subs  map[string]map[*conn][]string // topic → subscribed connections → Ethereum ids
 	ethID map[string]ethSub             // Ethereum subscription id → owner
@@ -60,24 +62,11 @@ type Server struct {
 	closeOnce sync.Once
 }
 
-// dialect is what a wire protocol adds to the Server.
-type dialect interface {
-	// handleText handles one text frame from c. It runs on c's reader
-	// goroutine.
-	handleText(c *conn, msg []byte)
-	// appendNotification appends the frame that delivers data on topic to
-	// dst; subID is the connection's subscription id (Ethereum only).
-	appendNotification(dst []byte, topic, subID string, data []byte) []byte
-	// perConn reports whether the notification frame differs per connection.
-	perConn() bool
-}
-
 // NewServer starts a server speaking d on 127.0.0.1 with a random port. It
 // serves WebSocket upgrades on every path ("/ws" is the one URL returns). It
 // panics if it cannot listen, like httptest.NewServer.
 func NewServer(d Dialect, opts ...Option) *Server {
 	s := &Server{
-		dialect:  d,
 		cfg:      defaultConfig(),
 		conns:    make(map[*conn]struct{}),
 		handlers: make(map[string]Handler),
@@ -85,22 +74,15 @@ func NewServer(d Dialect, opts ...Option) *Server {
 		subs:     make(map[string]map[*conn][]string),
 		ethID:    make(map[string]ethSub),
 	}
+	wire, err := protocol.ServerByName(string(d))
+	if err != nil {
+		panic(fmt.Sprintf("exchangetest: NewServer: %v", err))
+	}
+	s.dialect, s.wire, s.rpc = Dialect(wire.Name()), wire, exchanges[Dialect(wire.Name())]
 	for _, o := range opts {
 		o(&s.cfg)
 	}
-	s.log = s.cfg.logger.With(zap.String("component", "exchangetest"), zap.Stringer("dialect", d))
-	switch d {
-	case Thalex:
-		s.proto = thalexDialect{}
-	case Deribit:
-		s.proto = deribitDialect{}
-	case Ethereum:
-		s.proto = ethereumDialect{}
-	case Ethereal:
-		s.proto = etherealDialect{}
-	default:
-		panic(fmt.Sprintf("exchangetest: NewServer: unknown dialect %d", int(d)))
-	}
+	s.log = s.cfg.logger.With(zap.String("component", "exchangetest"), zap.Stringer("dialect", s.dialect))
 	s.addr = "127.0.0.1:0"
 	if err := s.Start(); err != nil {
 		panic(fmt.Sprintf("exchangetest: failed to listen: %v", err))
