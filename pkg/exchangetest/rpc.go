@@ -108,9 +108,7 @@ func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 		mark   = len(c.after)
 	)
 	switch {
-	case req.Method == "": // not a request: refused before it is counted
-		rerr, ok = &RPCError{Code: req.Err.Code, Message: req.Err.Message}, true
-	case !c.allow():
+	case req.Method != "" && !c.allow(): // what is not a request costs nothing
 		rerr, ok = c.s.rpc.throttled(), true
 	case req.Err != nil:
 		rerr, ok = &RPCError{Code: req.Err.Code, Message: req.Err.Message}, true

@@ -78,7 +78,8 @@ func NewServer(d Dialect, opts ...Option) *Server {
 	if err != nil {
 		panic(fmt.Sprintf("exchangetest: NewServer: %v", err))
 	}
-	s.dialect, s.wire, s.rpc = Dialect(wire.Name()), wire, exchanges[Dialect(wire.Name())]
+	s.dialect, s.wire = Dialect(wire.Name()), wire
+	s.rpc = exchanges[s.dialect]
 	for _, o := range opts {
 		o(&s.cfg)
 	}
