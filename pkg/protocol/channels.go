@@ -40,7 +40,7 @@ func (d *channelDialect) NewTopic(name string) (*Topic, error) {
 	if name == "" || strings.ContainsAny(name, "\"\\ \t\r\n") {
 		return nil, fmt.Errorf("%w: %s channel %q", ErrInvalidTopic, d.name, name)
 	}
-	t := &Topic{Name: name, Key: name, sub: appendString(nil, name), Private: isPrivate(name, d.privatePrefixes)}
+	t := &Topic{Name: name, Key: name, sub: AppendJSONString(nil, name), Private: isPrivate(name, d.privatePrefixes)}
 	t.Sequenced = d.sequencedPrefix != "" && strings.HasPrefix(name, d.sequencedPrefix)
 	return t, nil
 }

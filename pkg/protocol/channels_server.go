@@ -19,11 +19,11 @@ type channelServer struct {
 func (s *channelServer) Private(topic string) bool { return isPrivate(topic, s.private) }
 
 func (s *channelServer) AppendSubscribed(dst []byte, keys []string) []byte {
-	return appendStrings(dst, keys)
+	return appendJSONStrings(dst, keys)
 }
 
 func (s *channelServer) AppendUnsubscribed(dst []byte, keys []string) []byte {
-	return appendStrings(dst, keys)
+	return appendJSONStrings(dst, keys)
 }
 
 func (s *channelServer) AppendNotification(dst []byte, topic, _ string, data []byte) []byte {

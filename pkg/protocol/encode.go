@@ -4,8 +4,10 @@ import "unicode/utf8"
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string.
-func appendString(dst []byte, s string) []byte {
+// AppendJSONString appends s to dst as a JSON string: quotes, backslashes
+// and control characters escaped, invalid UTF-8 replaced with U+FFFD, the
+// rest as it is. It is the one quoter of every frame wsfan writes.
+func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -45,14 +47,14 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// appendStrings appends ss as a JSON array of strings.
-func appendStrings(dst []byte, ss []string) []byte {
+// appendJSONStrings appends ss as a JSON array of strings.
+func appendJSONStrings(dst []byte, ss []string) []byte {
 	dst = append(dst, '[')
 	for i, s := range ss {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, s)
+		dst = AppendJSONString(dst, s)
 	}
 	return append(dst, ']')
 }

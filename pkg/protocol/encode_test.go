@@ -3,6 +3,7 @@ package protocol_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -146,5 +147,21 @@ func TestFastPathAgreesWithDecoding(t *testing.T) {
 			require.NoError(t, json.Unmarshal(f.Data, &got), p.Name())
 			assert.Equal(t, want, got)
 		}
+	}
+}
+
+func TestAppendJSONString(t *testing.T) {
+	for s, want := range map[string]string{
+		"ticker.BTC-PERPETUAL.raw": `"ticker.BTC-PERPETUAL.raw"`,
+		"q\"b\\s/":                 `"q\"b\\s/"`,
+		"\n\r\t\x00\x1f\x7f":       `"\n\r\t\u0000\u001f` + "\x7f" + `"`,
+		"é ✓ 😀":                    `"é ✓ 😀"`,
+		"bad \xff utf8":            `"bad \ufffd utf8"`,
+	} {
+		got := protocol.AppendJSONString([]byte("x"), s)
+		assert.Equal(t, "x"+want, string(got))
+		var back string
+		require.NoError(t, json.Unmarshal(got[1:], &back))
+		assert.Equal(t, strings.ToValidUTF8(s, "\uFFFD"), back)
 	}
 }

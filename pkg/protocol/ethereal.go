@@ -41,9 +41,9 @@ func (ethereal) NewTopic(name string) (*Topic, error) {
 	}
 	enc := func(event string) []byte {
 		b := []byte(`{"event":"` + event + `","data":{"type":`)
-		b = appendString(b, typ)
+		b = AppendJSONString(b, typ)
 		b = append(b, `,"`+field+`":`...)
-		b = appendString(b, id)
+		b = AppendJSONString(b, id)
 		return append(b, "}}"...)
 	}
 	return &Topic{Name: name, Key: name, Sequenced: typ == "L2Book", sub: enc("subscribe"), unsub: enc("unsubscribe")}, nil

@@ -72,7 +72,7 @@ func (etherealServer) AppendReconnectNotice(dst []byte) []byte                  
 func (etherealServer) AppendNotification(dst []byte, topic, _ string, data []byte) []byte {
 	typ, _, _ := strings.Cut(topic, ":")
 	dst = append(dst, `{"e":`...)
-	dst = appendString(dst, typ)
+	dst = AppendJSONString(dst, typ)
 	dst = append(dst, `,"t":`...)
 	dst = strconv.AppendInt(dst, time.Now().UnixMilli(), 10)
 	dst = append(dst, `,"data":`...)

@@ -43,7 +43,7 @@ func (ethereum) NewTopic(name string) (*Topic, error) {
 		}
 		t.sub = buf.Bytes()
 	default:
-		t.sub = append(appendString([]byte{'['}, name), ']')
+		t.sub = append(AppendJSONString([]byte{'['}, name), ']')
 	}
 	return t, nil
 }
@@ -58,7 +58,7 @@ func (ethereum) Subscribe(b *Batch, topics []*Topic, nextID func() uint64, chunk
 
 func (ethereum) Unsubscribe(b *Batch, topics []*Topic, keys []string, nextID func() uint64, chunk int) {
 	encodeEthBatch(b, topics, nextID, chunk, "eth_unsubscribe", func(_ *Topic, i int) []byte {
-		return append(appendString([]byte{'['}, keys[i]), ']')
+		return append(AppendJSONString([]byte{'['}, keys[i]), ']')
 	})
 }
 

@@ -63,7 +63,7 @@ func (s *ethereumServer) AppendSubscribed(dst []byte, keys []string) []byte {
 	if len(keys) == 0 {
 		return append(dst, "null"...)
 	}
-	return appendString(dst, keys[0])
+	return AppendJSONString(dst, keys[0])
 }
 
 // AppendUnsubscribed appends whether a subscription was removed.

@@ -12,7 +12,7 @@ func appendRPC(dst []byte, id uint64, method string, params []byte, emptyParams 
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = strconv.AppendUint(dst, id, 10)
 	dst = append(dst, `,"method":`...)
-	dst = appendString(dst, method)
+	dst = AppendJSONString(dst, method)
 	dst = append(dst, `,"params":`...)
 	if len(params) == 0 {
 		dst = append(dst, emptyParams...)

@@ -37,7 +37,7 @@ type notification struct{ head, mid, tail string }
 
 func (n *notification) appendTo(dst []byte, key string, data []byte) []byte {
 	dst = append(dst, n.head...)
-	dst = appendString(dst, key)
+	dst = AppendJSONString(dst, key)
 	dst = append(dst, n.mid...)
 	dst = append(dst, data...)
 	return append(dst, n.tail...)
@@ -45,7 +45,7 @@ func (n *notification) appendTo(dst []byte, key string, data []byte) []byte {
 
 func (n *notification) envelope(key string) (prefix, suffix []byte) {
 	prefix = make([]byte, 0, len(n.head)+len(key)+2+len(n.mid))
-	prefix = append(appendString(append(prefix, n.head...), key), n.mid...)
+	prefix = append(AppendJSONString(append(prefix, n.head...), key), n.mid...)
 	return prefix, []byte(n.tail)
 }
 
@@ -74,7 +74,7 @@ func (s *rpcServer) AppendError(dst, id []byte, code int, message string, data [
 	dst = append(dst, `,"error":{"code":`...)
 	dst = strconv.AppendInt(dst, int64(code), 10)
 	dst = append(dst, `,"message":`...)
-	dst = appendString(dst, message)
+	dst = AppendJSONString(dst, message)
 	if len(data) > 0 {
 		dst = append(dst, `,"data":`...)
 		dst = append(dst, data...)
