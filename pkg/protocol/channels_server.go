@@ -65,6 +65,15 @@ func channelOp(req *Incoming) {
 	req.Topics = p.Channels
 }
 
+// The notifications of Thalex and Deribit up to their channel, and between
+// the channel and the payload.
+const (
+	thalexNotificationHead  = `{"channel_name":`
+	thalexNotificationMid   = `,"notification":`
+	deribitNotificationHead = `{"jsonrpc":"2.0","method":"subscription","params":{"channel":`
+	deribitNotificationMid  = `,"data":`
+)
+
 // thalexServer writes responses without "jsonrpc" and notifications
 // {"channel_name":T,"notification":DATA}, and takes batch arrays.
 type thalexServer struct{ channelServer }
@@ -74,7 +83,7 @@ var thalexWire = &thalexServer{channelServer{
 		name:    "thalex",
 		head:    `{"id":`,
 		batches: true,
-		note:    notification{head: `{"channel_name":`, mid: `,"notification":`, tail: `}`},
+		note:    notification{head: thalexNotificationHead, mid: thalexNotificationMid, tail: `}`},
 	},
 	private: thalexPrivate,
 }}
@@ -100,7 +109,7 @@ var deribitWire = &deribitServer{channelServer{
 	rpcServer: rpcServer{
 		name: "deribit",
 		head: rpcHead,
-		note: notification{head: `{"jsonrpc":"2.0","method":"subscription","params":{"channel":`, mid: `,"data":`, tail: `}}`},
+		note: notification{head: deribitNotificationHead, mid: deribitNotificationMid, tail: `}}`},
 	},
 	private: deribitPrivate,
 }}

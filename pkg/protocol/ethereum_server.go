@@ -17,8 +17,15 @@ var ethereumWire = &ethereumServer{rpcServer{
 	name:    "ethereum",
 	head:    rpcHead,
 	batches: true,
-	note:    notification{head: `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":`, mid: `,"result":`, tail: `}}`},
+	note:    notification{head: ethereumNotificationHead, mid: ethereumNotificationMid, tail: `}}`},
 }}
+
+// An Ethereum notification up to its subscription id, and between the id
+// and the payload.
+const (
+	ethereumNotificationHead = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":`
+	ethereumNotificationMid  = `,"result":`
+)
 
 // EthereumServer returns the server half of the Ethereum node dialect.
 func EthereumServer() Server { return ethereumWire }
