@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // demoUpstream is the simulated exchange -demo runs the sidecar against:
@@ -29,16 +30,23 @@ func (d *demoUpstream) url() string { return d.srv.URL() }
 
 func (d *demoUpstream) close() { d.srv.Close() }
 
-// subscribeFrame is what a program sends the sidecar to subscribe topic.
+// subscribeFrame is what a program sends the sidecar to subscribe topic,
+// encoded by the dialect's client half.
 func subscribeFrame(dialect exchangetest.Dialect, topic string) string {
-	switch dialect {
-	case exchangetest.Ethereum:
-		return `{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["` + topic + `"]}`
-	case exchangetest.Ethereal:
-		typ, sym, _ := strings.Cut(topic, ":")
-		return `{"event":"subscribe","data":{"type":"` + typ + `","symbol":"` + sym + `"}}`
+	p, err := protocol.ByName(string(dialect))
+	if err != nil {
+		return ""
 	}
-	return `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["` + topic + `"]}}`
+	t, err := p.NewTopic(topic)
+	if err != nil {
+		return ""
+	}
+	var b protocol.Batch
+	p.Subscribe(&b, []*protocol.Topic{t}, func() uint64 { return 1 }, 0)
+	if len(b.Messages) == 0 {
+		return ""
+	}
+	return string(b.Messages[0])
 }
 
 // printHelp tells a new user what to try next.

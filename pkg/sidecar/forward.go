@@ -3,7 +3,6 @@ package sidecar
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 )
 
 // forward makes a call upstream with the client's method and params and
@@ -12,8 +11,8 @@ import (
 // clients never collide. It waits for the upstream to be connected, but
 // never retries a call that may have been sent. ctx ends when the client's
 // reader does.
-func (c *wsConn) forward(ctx context.Context, id json.RawMessage, method string, params json.RawMessage) []byte {
-	d := c.cfg.dialect
+func (c *wsConn) forward(ctx context.Context, id []byte, method string, params []byte) []byte {
+	w := c.cfg.wire
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
 	if p := bytes.TrimSpace(params); bytes.Equal(p, []byte("null")) {
@@ -21,10 +20,10 @@ func (c *wsConn) forward(ctx context.Context, id json.RawMessage, method string,
 	}
 	res, err := c.cfg.call(ctx, method, params)
 	if err == nil {
-		return d.appendResult(nil, id, res)
+		return w.AppendResult(nil, id, res)
 	}
 	if len(id) == 0 {
 		return nil
 	}
-	return errorResponse(d, id, err)
+	return errorResponse(w, id, err)
 }

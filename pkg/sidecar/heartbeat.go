@@ -1,34 +1,25 @@
 package sidecar
 
 import (
-	"encoding/json"
 	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// heartbeatMethod answers Deribit's heartbeat methods locally: the
-// upstream heartbeat belongs to the sidecar's own connection.
-func (c *wsConn) heartbeatMethod(req *request) ([]byte, bool) {
-	d := c.cfg.dialect
-	switch req.Method {
-	case "public/set_heartbeat":
-		var p struct {
-			Interval float64 `json:"interval"`
-		}
-		if json.Unmarshal(req.Params, &p) != nil || p.Interval <= 0 {
-			return d.appendError(nil, req.ID, codeInvalidParams, "invalid params: want {\"interval\":N}", nil), true
-		}
-		c.startHeartbeat(time.Duration(p.Interval * float64(time.Second)))
-		return d.appendResult(nil, req.ID, []byte(`"ok"`)), true
-	case "public/disable_heartbeat":
-		c.stopHeartbeat()
-		return d.appendResult(nil, req.ID, []byte(`"ok"`)), true
-	case "public/test":
-		return d.appendResult(nil, req.ID, []byte(`{"version":"wsfan-sidecar"}`)), true
+// heartbeat answers Deribit's heartbeat requests locally: the upstream
+// heartbeat belongs to the sidecar's own connection.
+func (c *wsConn) heartbeat(req *protocol.Incoming) []byte {
+	w := c.cfg.wire
+	if req.Op == protocol.OpHeartbeatReply {
+		return w.AppendResult(nil, req.ID, []byte(`{"version":"wsfan-sidecar"}`))
 	}
-	return nil, false
+	if req.Interval > 0 {
+		c.startHeartbeat(req.Interval)
+	} else {
+		c.stopHeartbeat()
+	}
+	return w.AppendResult(nil, req.ID, []byte(`"ok"`))
 }
-
-var testRequest = []byte(`{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"test_request"}}`)
 
 // startHeartbeat sends Deribit test requests every d, like the exchange.
 func (c *wsConn) startHeartbeat(d time.Duration) {
@@ -44,7 +35,7 @@ func (c *wsConn) startHeartbeat(d time.Duration) {
 		if c.hb == nil {
 			return
 		}
-		c.s.reply(textFrame(testRequest))
+		c.s.reply(textFrame(c.cfg.wire.AppendHeartbeat(nil)))
 		c.hb = time.AfterFunc(d, tick)
 	}
 	c.hb = time.AfterFunc(d, tick)

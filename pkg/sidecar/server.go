@@ -80,11 +80,15 @@ func New(cfg Config) (*Server, error) {
 		client.WithRequestTimeout(cfg.RequestTimeout),
 	}
 	s.up = newUpstream(cfg.Upstream, append(opts, cfg.UpstreamOptions...), &s.stats, s.log)
-	d := dialectOf(proto.Name())
+	wire, err := protocol.ServerByName(proto.Name())
+	if err != nil {
+		s.cancel()
+		return nil, err
+	}
 	s.hub = newHub(s.ctx, &s.cfg, proto, s.up.subscribe,
-		topicConfig{dialect: d, cache: cfg.LastMessageCache, stats: &s.stats}, s.log)
+		topicConfig{wire: wire, cache: cfg.LastMessageCache, stats: &s.stats}, s.log)
 	s.clients = newRegistry(cfg.MaxClients, &s.stats)
-	s.wsCfg = wsConfig{Config: &s.cfg, dialect: d, stats: &s.stats, hub: s.hub,
+	s.wsCfg = wsConfig{Config: &s.cfg, wire: wire, subIDs: wire.SubscriptionID() != "", stats: &s.stats, hub: s.hub,
 		ctx: s.ctx, call: s.up.call, clients: s.clients, log: s.log}
 	s.coll = newCollector(&s.stats, s.hub, s.clients, s.up.state)
 	if err := s.reg.Register(s.coll); err != nil {

@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // topicConfig is what every topic is built from; the hub holds one.
 type topicConfig struct {
-	dialect dialect // the local notification frame
-	cache   bool    // Config.LastMessageCache
-	stats   *stats  // the Server's resume counters
+	wire  protocol.Server // the local notification frame
+	cache bool            // Config.LastMessageCache
+	stats *stats          // the Server's resume counters
 }
 
 // topic is one upstream subscription shared by every local subscriber of
@@ -56,10 +57,8 @@ type topic struct {
 
 func newTopic(name string, cfg topicConfig) *topic {
 	t := &topic{name: name, cfg: cfg, ready: make(chan struct{}), done: make(chan struct{})}
-	if cfg.dialect == dialectEthereum {
-		t.localID = newLocalID()
-	}
-	t.prefix, t.suffix = cfg.dialect.notification(name, t.localID)
+	t.localID = cfg.wire.SubscriptionID()
+	t.prefix, t.suffix = cfg.wire.Envelope(name, t.localID)
 	t.ssePrefix = append(append([]byte("event: "), sseSafe(name)...), "\ndata: "...)
 	return t
 }
@@ -178,7 +177,7 @@ func (t *topic) sseEvent(data []byte, resumed bool) []byte {
 	n := len(t.ssePrefix) + len(data) + 2
 	var pre []byte
 	if resumed {
-		pre = appendJSONString([]byte("event: wsfan.reconnected\ndata: {\"topic\":"), t.name)
+		pre = protocol.AppendJSONString([]byte("event: wsfan.reconnected\ndata: {\"topic\":"), t.name)
 		pre = append(pre, "}\n\n"...)
 		n += len(pre)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // attachTo attaches sessions to t as session.attach does.
@@ -35,7 +36,7 @@ func takeAll(t *testing.T, s *session) [][]byte {
 func TestTopicPublishEncodesOnce(t *testing.T) {
 	var st stats
 	cfg := testConfig(t, nil)
-	tp := newTopic("ticker.BTC-PERPETUAL.raw", topicConfig{dialect: dialectThalex, stats: &st})
+	tp := newTopic("ticker.BTC-PERPETUAL.raw", topicConfig{wire: thalexWire, stats: &st})
 	ws1, _ := newTestSession(cfg, &st, nil, kindWS)
 	ws2, _ := newTestSession(cfg, &st, nil, kindWS)
 	sse, _ := newTestSession(cfg, &st, nil, kindSSE)
@@ -58,7 +59,7 @@ func TestTopicPublishEncodesOnce(t *testing.T) {
 // and SSE subscribers see a wsfan.reconnected event before it.
 func TestTopicResume(t *testing.T) {
 	var st stats
-	tp := newTopic("a.b", topicConfig{dialect: dialectDeribit, stats: &st})
+	tp := newTopic("a.b", topicConfig{wire: deribitWire, stats: &st})
 	sse, _ := newTestSession(testConfig(t, nil), &st, nil, kindSSE)
 	attachTo(tp, sse)
 
@@ -77,7 +78,7 @@ func TestTopicLastMessageCache(t *testing.T) {
 	for _, cache := range []bool{false, true} {
 		var st stats
 		cfg := testConfig(t, nil)
-		tp := newTopic("a.b", topicConfig{dialect: dialectThalex, stats: &st, cache: cache})
+		tp := newTopic("a.b", topicConfig{wire: thalexWire, stats: &st, cache: cache})
 		tp.publish(client.Message{Data: []byte(`1`)})
 		tp.publish(client.Message{Data: []byte(`2`)})
 		late, _ := newTestSession(cfg, &st, nil, kindWS)
@@ -96,7 +97,7 @@ func TestTopicLastMessageCache(t *testing.T) {
 func TestTopicDetach(t *testing.T) {
 	var st stats
 	cfg := testConfig(t, nil)
-	tp := newTopic("a.b", topicConfig{dialect: dialectThalex, stats: &st})
+	tp := newTopic("a.b", topicConfig{wire: thalexWire, stats: &st})
 	a, _ := newTestSession(cfg, &st, nil, kindWS)
 	b, _ := newTestSession(cfg, &st, nil, kindSSE)
 	attachTo(tp, a, b)
@@ -109,3 +110,9 @@ func TestTopicDetach(t *testing.T) {
 	assert.Empty(t, takeAll(t, b))
 	assert.Equal(t, []*session{a}, tp.subscribers())
 }
+
+// The server halves of the dialects the unit tests speak locally.
+var (
+	thalexWire, _  = protocol.ServerByName("thalex")
+	deribitWire, _ = protocol.ServerByName("deribit")
+)

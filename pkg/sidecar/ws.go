@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"go.uber.org/zap"
 )
 
@@ -47,8 +48,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 // wsConfig is what every WebSocket session is built from; New makes the
 // one they share.
 type wsConfig struct {
-	*Config // read only: the limits and timeouts, the session's too
-	dialect dialect
+	*Config                 // read only: the limits and timeouts, the session's too
+	wire    protocol.Server // the dialect spoken to local clients
+	subIDs  bool            // the dialect acknowledges a subscription with an id (Ethereum)
 	stats   *stats
 	hub     *hub
 	// ctx is the parent of forwarded calls and subscribe waits; it ends
