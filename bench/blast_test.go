@@ -3,6 +3,7 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/rpc"
@@ -26,7 +27,8 @@ import (
 func BenchmarkNotifyBlast(b *testing.B) {
 	for _, srv := range nodeServers {
 		b.Run("server="+srv.name, func(b *testing.B) {
-			base := srv.start(b)
+			node := srv.start(b)
+			base := node.base
 			b.Run("impl=wsfan", func(b *testing.B) {
 				c, err := client.Dial(setupCtx(b), blastURL(base, b.N), client.WithProtocol(protocol.Ethereum()))
 				if err != nil {
@@ -34,6 +36,7 @@ func BenchmarkNotifyBlast(b *testing.B) {
 				}
 				b.Cleanup(func() { _ = c.Close() })
 				b.ReportAllocs()
+				self, server := startUsage(os.Getpid(), ""), node.probe()
 				b.ResetTimer()
 				sub := subscribeHeads(b, c)
 				received := 0
@@ -44,6 +47,8 @@ func BenchmarkNotifyBlast(b *testing.B) {
 					received++
 				}
 				b.StopTimer()
+				self.report(b, b.N)
+				server.report(b, b.N)
 				ReportRate(b, b.N, "msg/s")
 				b.ReportMetric(float64(b.N-received)/float64(b.N), "dropped/op")
 			})
@@ -55,6 +60,7 @@ func BenchmarkNotifyBlast(b *testing.B) {
 				b.Cleanup(c.Close)
 				ch := make(chan json.RawMessage, 1024)
 				b.ReportAllocs()
+				self, server := startUsage(os.Getpid(), ""), node.probe()
 				b.ResetTimer()
 				sub, err := c.EthSubscribe(setupCtx(b), ch, "newHeads")
 				if err != nil {
@@ -68,6 +74,8 @@ func BenchmarkNotifyBlast(b *testing.B) {
 					}
 				}
 				b.StopTimer()
+				self.report(b, b.N)
+				server.report(b, b.N)
 				ReportRate(b, b.N, "msg/s")
 			})
 			b.Run("impl=gorilla", func(b *testing.B) {
@@ -77,6 +85,7 @@ func BenchmarkNotifyBlast(b *testing.B) {
 				}
 				b.Cleanup(func() { _ = ws.Close() })
 				b.ReportAllocs()
+				self, server := startUsage(os.Getpid(), ""), node.probe()
 				b.ResetTimer()
 				if _, err := gorillaCall(ws, ethRequest(1, "eth_subscribe", `["newHeads"]`)); err != nil {
 					b.Fatal(err)
@@ -87,6 +96,8 @@ func BenchmarkNotifyBlast(b *testing.B) {
 					}
 				}
 				b.StopTimer()
+				self.report(b, b.N)
+				server.report(b, b.N)
 				ReportRate(b, b.N, "msg/s")
 			})
 		})

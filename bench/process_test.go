@@ -66,8 +66,23 @@ func serveChild(stdin io.Reader, ready io.Writer) error {
 
 // nodeServer is where the node server of a benchmark runs.
 type nodeServer struct {
-	name  string                    // the server= key of the benchmark name
-	start func(b *testing.B) string // starts it for b's lifetime; returns its ws:// base URL
+	name  string                     // the server= key of the benchmark name
+	start func(b *testing.B) nodeURL // starts it for b's lifetime
+}
+
+// nodeURL is a running node server.
+type nodeURL struct {
+	base string // ws://127.0.0.1:port
+	pid  int    // its process when it runs in a child, else 0
+}
+
+// probe starts measuring the server's own usage when it runs in a child
+// (metrics server-cpu-µs/op, server-ctxsw/op), or returns nil.
+func (n nodeURL) probe() *usageProbe {
+	if n.pid == 0 {
+		return nil
+	}
+	return startUsage(n.pid, "server-")
 }
 
 // nodeServers are the two modes every echo and blast benchmark runs in:
@@ -81,17 +96,17 @@ var nodeServers = []nodeServer{
 }
 
 // startInProcess serves nodeHandler from this process until b ends.
-func startInProcess(b *testing.B) string {
+func startInProcess(b *testing.B) nodeURL {
 	srv := httptest.NewServer(nodeHandler())
 	b.Cleanup(srv.Close)
-	return "ws" + strings.TrimPrefix(srv.URL, "http")
+	return nodeURL{base: "ws" + strings.TrimPrefix(srv.URL, "http")}
 }
 
 // startProcess runs nodeHandler in a child process (this test binary,
 // re-executed with serverEnv set) and waits for it to listen. The child is
 // killed and reaped when b ends; if this process dies first, the child
 // sees its stdin close and exits.
-func startProcess(b *testing.B) string {
+func startProcess(b *testing.B) nodeURL {
 	exe, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
@@ -130,9 +145,9 @@ func startProcess(b *testing.B) string {
 		if !ok {
 			b.Fatalf("node server process: want %q..., got %q", readyPrefix, line)
 		}
-		return "ws://" + a
+		return nodeURL{base: "ws://" + a, pid: cmd.Process.Pid}
 	case <-time.After(setupTimeout):
 		b.Fatalf("node server process not listening within %v", setupTimeout)
-		return ""
+		return nodeURL{}
 	}
 }
