@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"testing"
 
 	"github.com/gorilla/websocket"
 
@@ -159,5 +162,68 @@ func serveBlast(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+	}
+}
+
+// TestNodeServer checks, in both modes, that the node server answers
+// calls, refuses unknown methods and blasts exactly the notifications
+// asked for after the subscription's answer.
+func TestNodeServer(t *testing.T) {
+	for _, srv := range nodeServers {
+		t.Run("server="+srv.name, func(t *testing.T) {
+			node := srv.start(t)
+			ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+			defer cancel()
+
+			echo, _, err := websocket.DefaultDialer.DialContext(ctx, node.base+"/echo", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer echo.Close()
+			for _, c := range []struct{ req, want string }{
+				{`{"jsonrpc":"2.0","id":7,"method":"bench_payload","params":["small"]}`, `{"jsonrpc":"2.0","id":7,"result":` + string(echoResult) + `}`},
+				{`{"jsonrpc":"2.0","id":"a","method":"nope","params":["x"]}`, `{"jsonrpc":"2.0","id":"a","error":{"code":-32601,"message":"unknown method nope"}}`},
+				{`{"jsonrpc":"2.0","id":8,"method":"bench_payload","params":{}}`, `{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"want [string, ...] params"}}`},
+			} {
+				got, err := gorillaCall(echo, []byte(c.req))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(got) != c.want {
+					t.Errorf("%s:\n got %s\nwant %s", c.req, got, c.want)
+				}
+			}
+
+			const n = 3*blastBurst + 5
+			blast, _, err := websocket.DefaultDialer.DialContext(ctx, blastURL(node.base, n), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer blast.Close()
+			ack, err := gorillaCall(blast, ethRequest(1, "eth_subscribe", `["newHeads"]`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `{"jsonrpc":"2.0","id":1,"result":"` + blastSubscription + `"}`; string(ack) != want {
+				t.Fatalf("subscribe answer %s, want %s", ack, want)
+			}
+			for i := range n {
+				_, msg, err := blast.ReadMessage()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(msg, blastFrame) {
+					t.Fatalf("notification %d is %.80s...", i, msg)
+				}
+			}
+			// The blast is over: the next frame answers the next request.
+			got, err := gorillaCall(blast, ethRequest(2, "eth_unsubscribe", `["`+blastSubscription+`"]`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `{"jsonrpc":"2.0","id":2,"result":true}`; string(got) != want {
+				t.Errorf("unsubscribe answer %s, want %s", got, want)
+			}
+		})
 	}
 }

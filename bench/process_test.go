@@ -67,7 +67,7 @@ func serveChild(stdin io.Reader, ready io.Writer) error {
 // nodeServer is where the node server of a benchmark runs.
 type nodeServer struct {
 	name  string                     // the server= key of the benchmark name
-	start func(b *testing.B) nodeURL // starts it for b's lifetime
+	start func(tb testing.TB) nodeURL // starts it for tb's lifetime
 }
 
 // nodeURL is a running node server.
@@ -95,37 +95,37 @@ var nodeServers = []nodeServer{
 	{"process", startProcess},
 }
 
-// startInProcess serves nodeHandler from this process until b ends.
-func startInProcess(b *testing.B) nodeURL {
+// startInProcess serves nodeHandler from this process until tb ends.
+func startInProcess(tb testing.TB) nodeURL {
 	srv := httptest.NewServer(nodeHandler())
-	b.Cleanup(srv.Close)
+	tb.Cleanup(srv.Close)
 	return nodeURL{base: "ws" + strings.TrimPrefix(srv.URL, "http")}
 }
 
 // startProcess runs nodeHandler in a child process (this test binary,
 // re-executed with serverEnv set) and waits for it to listen. The child is
-// killed and reaped when b ends; if this process dies first, the child
+// killed and reaped when tb ends; if this process dies first, the child
 // sees its stdin close and exits.
-func startProcess(b *testing.B) nodeURL {
+func startProcess(tb testing.TB) nodeURL {
 	exe, err := os.Executable()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), serverEnv+"=1")
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() {
+	tb.Cleanup(func() {
 		_ = stdin.Close()
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
@@ -143,11 +143,11 @@ func startProcess(b *testing.B) nodeURL {
 	case line := <-addr:
 		a, ok := strings.CutPrefix(strings.TrimSpace(line), readyPrefix)
 		if !ok {
-			b.Fatalf("node server process: want %q..., got %q", readyPrefix, line)
+			tb.Fatalf("node server process: want %q..., got %q", readyPrefix, line)
 		}
 		return nodeURL{base: "ws://" + a, pid: cmd.Process.Pid}
 	case <-time.After(setupTimeout):
-		b.Fatalf("node server process not listening within %v", setupTimeout)
+		tb.Fatalf("node server process not listening within %v", setupTimeout)
 		return nodeURL{}
 	}
 }
