@@ -66,7 +66,7 @@ func serveChild(stdin io.Reader, ready io.Writer) error {
 
 // nodeServer is where the node server of a benchmark runs.
 type nodeServer struct {
-	name  string                     // the server= key of the benchmark name
+	name  string                      // the server= key of the benchmark name
 	start func(tb testing.TB) nodeURL // starts it for tb's lifetime
 }
 
