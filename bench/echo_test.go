@@ -1,120 +1,99 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"strings"
+	"os"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/rpc"
 	"github.com/gorilla/websocket"
 
-	"github.com/wsfan/wsfan/internal/jsonscan"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// echoServer is the leanest JSON-RPC server gorilla allows: its read loop
-// slices the request's id and writes a prebuilt small result at once,
-// from the same goroutine. It takes the server out of the measurement as
-// far as loopback allows, so the clients' own costs show (REFERENCE.md's
-// "raw gorilla: echo round trip, 100 B": ~65,000 req/s).
-func echoServer(b *testing.B) string {
-	result := Payload(PayloadSizes[0].Size)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.Close()
-		var out []byte
-		for {
-			_, req, err := ws.ReadMessage()
-			if err != nil {
-				return
-			}
-			id, ok := requestID(req)
-			if !ok {
-				return
-			}
-			out = append(out[:0], `{"jsonrpc":"2.0","id":`...)
-			out = append(out, id...)
-			out = append(out, `,"result":`...)
-			out = append(out, result...)
-			out = append(out, '}')
-			if ws.WriteMessage(websocket.TextMessage, out) != nil {
-				return
-			}
-		}
-	}))
-	b.Cleanup(srv.Close)
-	return "ws" + strings.TrimPrefix(srv.URL, "http")
-}
-
-// requestID slices the "id" member of a request.
-func requestID(req []byte) ([]byte, bool) {
-	m := jsonscan.Object(req, 0)
-	for {
-		key, start, ok := m.Next()
-		if !ok {
-			return nil, false
-		}
-		end := m.Skip()
-		if bytes.Equal(key, []byte("id")) {
-			return req[start:end], true
-		}
-	}
-}
-
-// BenchmarkCallEcho is sequential and concurrent calls against echoServer,
-// the same server for every implementation: the client's own overhead per
-// call, which the exchangetest-based BenchmarkCall hides behind the
-// server's.
+// BenchmarkCallEcho is sequential and concurrent small calls against the
+// node server's /echo (nodeHandler: one goroutine per connection that
+// decodes each request with encoding/json and writes its answer), the
+// same server for every implementation, run in this process
+// (server=inproc) and in a child process (server=process). The
+// exchangetest-based BenchmarkCall has a heavier server; here the
+// clients' own costs show, and server=process shows them as deployed,
+// without the server competing for this process's scheduler; there the
+// server's own CPU time and context switches per call are reported too
+// (server-cpu-µs/op, server-ctxsw/op).
+//
+// impl=gorilla is the floor on a raw connection, with no reader
+// goroutine: with one caller it writes a pre-encoded request and reads
+// its own response; with 100 it keeps 100 requests in flight (a goroutine
+// writes one whenever a response has freed a slot, the benchmark
+// goroutine reads the responses, which the server sends in order), which
+// is as fast as this server answers one connection.
 func BenchmarkCallEcho(b *testing.B) {
-	for _, callers := range []int{1, 100} {
-		b.Run(fmt.Sprintf("callers=%d/impl=wsfan", callers), func(b *testing.B) {
-			c, err := client.Dial(setupCtx(b), echoServer(b), client.WithProtocol(protocol.Ethereum()))
-			if err != nil {
-				b.Fatal(err)
+	for _, srv := range nodeServers {
+		b.Run("server="+srv.name, func(b *testing.B) {
+			node := srv.start(b)
+			for _, callers := range []int{1, 100} {
+				benchCallEcho(b, node, callers)
 			}
-			b.Cleanup(func() { _ = c.Close() })
-			ctx := context.Background()
-			run(b, callers, func() error {
-				var res json.RawMessage
-				return c.Call(ctx, "bench_payload", json.RawMessage(`["small"]`), &res)
-			})
 		})
-		b.Run(fmt.Sprintf("callers=%d/impl=geth", callers), func(b *testing.B) {
-			c, err := rpc.DialContext(setupCtx(b), echoServer(b))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(c.Close)
-			ctx := context.Background()
-			run(b, callers, func() error {
-				var res json.RawMessage
-				return c.CallContext(ctx, &res, "bench_payload", "small")
-			})
-		})
-		if callers == 1 {
-			b.Run("callers=1/impl=gorilla", func(b *testing.B) {
-				ws, _, err := websocket.DefaultDialer.DialContext(setupCtx(b), echoServer(b), nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { _ = ws.Close() })
-				req := ethRequest(1, "bench_payload", `["small"]`)
-				runSequential(b, func() error {
-					_, err := gorillaCall(ws, req)
-					return err
-				})
-			})
-		}
 	}
+}
+
+// benchCallEcho runs the impl= sub-benchmarks of callers callers against
+// node's /echo.
+func benchCallEcho(b *testing.B, node nodeURL, callers int) {
+	url := node.base + "/echo"
+	b.Run(fmt.Sprintf("callers=%d/impl=wsfan", callers), func(b *testing.B) {
+		c, err := client.Dial(setupCtx(b), url, client.WithProtocol(protocol.Ethereum()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = c.Close() })
+		ctx := context.Background()
+		server := node.probe()
+		run(b, callers, func() error {
+			var res json.RawMessage
+			return c.Call(ctx, "bench_payload", json.RawMessage(`["small"]`), &res)
+		})
+		server.report(b, b.N)
+	})
+	b.Run(fmt.Sprintf("callers=%d/impl=geth", callers), func(b *testing.B) {
+		c, err := rpc.DialContext(setupCtx(b), url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(c.Close)
+		ctx := context.Background()
+		server := node.probe()
+		run(b, callers, func() error {
+			var res json.RawMessage
+			return c.CallContext(ctx, &res, "bench_payload", "small")
+		})
+		server.report(b, b.N)
+	})
+	b.Run(fmt.Sprintf("callers=%d/impl=gorilla", callers), func(b *testing.B) {
+		ws, _, err := websocket.DefaultDialer.DialContext(setupCtx(b), url, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = ws.Close() })
+		req := ethRequest(1, "bench_payload", `["small"]`)
+		server := node.probe()
+		if callers == 1 {
+			runSequential(b, func() error {
+				_, err := gorillaCall(ws, req)
+				return err
+			})
+		} else {
+			runPipelined(b, ws, req, callers)
+		}
+		server.report(b, b.N)
+	})
 }
 
 // run is runSequential for one caller and runConcurrent for more.
@@ -124,4 +103,54 @@ func run(b *testing.B, callers int, call func() error) {
 		return
 	}
 	runConcurrent(b, callers, call)
+}
+
+// runPipelined times b.N requests on ws with window of them in flight:
+// a goroutine writes req whenever a slot is free, the benchmark goroutine
+// reads the responses, which a server answering in order returns in
+// order. It reports what runSequential reports; a request's latency runs
+// from its write to its response.
+func runPipelined(b *testing.B, ws *websocket.Conn, req []byte, window int) {
+	var (
+		slots = make(chan struct{}, window)
+		epoch = time.Now()
+		sent  = make([]atomic.Int64, window) // since epoch, by request number mod window
+		lat   = NewLatencies(b.N)
+		stop  = make(chan struct{}) // closed when reading fails
+		wrote = make(chan error, 1)
+	)
+	b.ReportAllocs()
+	self := startUsage(os.Getpid(), "")
+	b.ResetTimer()
+	go func() {
+		for i := range b.N {
+			select {
+			case slots <- struct{}{}:
+			case <-stop:
+				wrote <- nil
+				return
+			}
+			sent[i%window].Store(int64(time.Since(epoch)))
+			if err := ws.WriteMessage(websocket.TextMessage, req); err != nil {
+				wrote <- err
+				return
+			}
+		}
+		wrote <- nil
+	}()
+	for i := range b.N {
+		if _, _, err := ws.ReadMessage(); err != nil {
+			close(stop) // the writer ends now or when b's cleanup closes ws
+			b.Fatal(err)
+		}
+		lat.Add(time.Since(epoch) - time.Duration(sent[i%window].Load()))
+		<-slots
+	}
+	b.StopTimer()
+	if err := <-wrote; err != nil {
+		b.Fatal(err)
+	}
+	self.report(b, b.N)
+	ReportRate(b, b.N, "req/s")
+	lat.Report(b)
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -114,10 +115,12 @@ func ethRequest(id uint64, method, params string) []byte {
 }
 
 // runSequential times b.N calls of call one after another and reports
-// req/s and latency percentiles.
+// req/s, latency percentiles and this process's CPU time and context
+// switches per call (see usageProbe).
 func runSequential(b *testing.B, call func() error) {
 	lat := NewLatencies(b.N)
 	b.ReportAllocs()
+	self := startUsage(os.Getpid(), "")
 	b.ResetTimer()
 	for range b.N {
 		start := time.Now()
@@ -127,12 +130,13 @@ func runSequential(b *testing.B, call func() error) {
 		lat.Add(time.Since(start))
 	}
 	b.StopTimer()
+	self.report(b, b.N)
 	ReportRate(b, b.N, "req/s")
 	lat.Report(b)
 }
 
 // runConcurrent times b.N calls of call made by callers goroutines sharing
-// one client, and reports req/s and latency percentiles.
+// one client, and reports what runSequential reports.
 func runConcurrent(b *testing.B, callers int, call func() error) {
 	var (
 		next   atomic.Int64
@@ -142,6 +146,7 @@ func runConcurrent(b *testing.B, callers int, call func() error) {
 		failed atomic.Pointer[error]
 	)
 	b.ReportAllocs()
+	self := startUsage(os.Getpid(), "")
 	b.ResetTimer()
 	for range callers {
 		wg.Add(1)
@@ -166,6 +171,7 @@ func runConcurrent(b *testing.B, callers int, call func() error) {
 	if err := failed.Load(); err != nil {
 		b.Fatal(*err)
 	}
+	self.report(b, b.N)
 	ReportRate(b, b.N, "req/s")
 	all.Report(b)
 }

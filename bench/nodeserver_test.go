@@ -1,0 +1,229 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/wsfan/wsfan/internal/batchconn"
+)
+
+// The node server is the peer of the echo and blast benchmarks: one
+// handler that the benchmarks run either in their own process or in a
+// child process (server=inproc, server=process), so the two modes differ
+// only in where the server runs.
+//
+//	/echo        answers bench_payload ["small"] with Payload(100)
+//	/blast?n=N   answers eth_subscribe ["newHeads"], then writes N
+//	             newHeads notifications as fast as the socket takes them
+//
+// Every request is decoded with encoding/json and every answer encoded
+// with it, as a node does (go-ethereum's server decodes the envelope, then
+// the params into typed arguments), so the server costs what a real one
+// costs per call rather than only slicing the id. Each connection is
+// served by one goroutine that reads a request and writes its answer.
+func nodeHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/echo", serveEcho)
+	mux.HandleFunc("/blast", serveBlast)
+	return mux
+}
+
+// nodeRequest is a JSON-RPC request as a node decodes it.
+type nodeRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// nodeResponse is a node's answer: a result or an error.
+type nodeResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *nodeError      `json:"error,omitempty"`
+}
+
+type nodeError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// blastSubscription is the subscription id the blast server hands out.
+const blastSubscription = "0xcd0c3e8af590364c09d0fa6a1210faf5"
+
+var (
+	// echoResult is bench_payload's answer.
+	echoResult = json.RawMessage(Payload(PayloadSizes[0].Size))
+	// blastFrame is one notification of the blast, built once.
+	blastFrame = []byte(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"` +
+		blastSubscription + `","result":` + string(NewHeads) + `}}`)
+)
+
+// blastBurst is how many notifications the blast server writes per
+// write(2).
+const blastBurst = 64
+
+// answer decodes one request and encodes the answer to it: bench_payload
+// ["small"] gets echoResult, eth_subscribe ["newHeads"] the blast
+// subscription id, eth_unsubscribe true, anything else an error.
+func answer(req []byte) ([]byte, string) {
+	var m nodeRequest
+	if err := json.Unmarshal(req, &m); err != nil {
+		return nil, ""
+	}
+	res := nodeResponse{JSONRPC: "2.0", ID: m.ID}
+	var args []string
+	if err := json.Unmarshal(m.Params, &args); err != nil || len(args) == 0 {
+		res.Error = &nodeError{Code: -32602, Message: "want [string, ...] params"}
+	} else {
+		switch {
+		case m.Method == "bench_payload" && args[0] == "small":
+			res.Result = echoResult
+		case m.Method == "eth_subscribe" && args[0] == "newHeads":
+			res.Result = json.RawMessage(`"` + blastSubscription + `"`)
+		case m.Method == "eth_unsubscribe":
+			res.Result = json.RawMessage(`true`)
+		default:
+			res.Error = &nodeError{Code: -32601, Message: "unknown method " + m.Method}
+		}
+	}
+	out, err := json.Marshal(&res)
+	if err != nil {
+		return nil, ""
+	}
+	return out, m.Method
+}
+
+// serveEcho answers every request of the connection in order.
+func serveEcho(w http.ResponseWriter, r *http.Request) {
+	ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer ws.Close()
+	for {
+		_, req, err := ws.ReadMessage()
+		if err != nil {
+			return
+		}
+		out, _ := answer(req)
+		if out == nil || ws.WriteMessage(websocket.TextMessage, out) != nil {
+			return
+		}
+	}
+}
+
+// serveBlast answers requests like serveEcho; after the answer to the
+// first eth_subscribe it writes n notifications (the query's n) in bursts
+// of blastBurst frames per write(2), then goes on answering.
+func serveBlast(w http.ResponseWriter, r *http.Request) {
+	n, err := strconv.Atoi(r.URL.Query().Get("n"))
+	if err != nil || n < 0 {
+		http.Error(w, "want /blast?n=N", http.StatusBadRequest)
+		return
+	}
+	hj := &batchconn.Hijacker{ResponseWriter: w}
+	ws, err := (&websocket.Upgrader{}).Upgrade(hj, r, nil)
+	if err != nil {
+		return
+	}
+	defer ws.Close()
+	fc := hj.Hijacked()
+	blasted := false
+	for {
+		_, req, err := ws.ReadMessage()
+		if err != nil {
+			return
+		}
+		out, method := answer(req)
+		if out == nil || ws.WriteMessage(websocket.TextMessage, out) != nil {
+			return
+		}
+		if method != "eth_subscribe" || blasted {
+			continue
+		}
+		blasted = true
+		for sent := 0; sent < n; {
+			fc.Cork()
+			for end := min(n, sent+blastBurst); sent < end; sent++ {
+				if ws.WriteMessage(websocket.TextMessage, blastFrame) != nil {
+					_ = fc.Flush()
+					return
+				}
+			}
+			if fc.Flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+// TestNodeServer checks, in both modes, that the node server answers
+// calls, refuses unknown methods and blasts exactly the notifications
+// asked for after the subscription's answer.
+func TestNodeServer(t *testing.T) {
+	for _, srv := range nodeServers {
+		t.Run("server="+srv.name, func(t *testing.T) {
+			node := srv.start(t)
+			ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+			defer cancel()
+
+			echo, _, err := websocket.DefaultDialer.DialContext(ctx, node.base+"/echo", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer echo.Close()
+			for _, c := range []struct{ req, want string }{
+				{`{"jsonrpc":"2.0","id":7,"method":"bench_payload","params":["small"]}`, `{"jsonrpc":"2.0","id":7,"result":` + string(echoResult) + `}`},
+				{`{"jsonrpc":"2.0","id":"a","method":"nope","params":["x"]}`, `{"jsonrpc":"2.0","id":"a","error":{"code":-32601,"message":"unknown method nope"}}`},
+				{`{"jsonrpc":"2.0","id":8,"method":"bench_payload","params":{}}`, `{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"want [string, ...] params"}}`},
+			} {
+				got, err := gorillaCall(echo, []byte(c.req))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(got) != c.want {
+					t.Errorf("%s:\n got %s\nwant %s", c.req, got, c.want)
+				}
+			}
+
+			const n = 3*blastBurst + 5
+			blast, _, err := websocket.DefaultDialer.DialContext(ctx, blastURL(node.base, n), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer blast.Close()
+			ack, err := gorillaCall(blast, ethRequest(1, "eth_subscribe", `["newHeads"]`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `{"jsonrpc":"2.0","id":1,"result":"` + blastSubscription + `"}`; string(ack) != want {
+				t.Fatalf("subscribe answer %s, want %s", ack, want)
+			}
+			for i := range n {
+				_, msg, err := blast.ReadMessage()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(msg, blastFrame) {
+					t.Fatalf("notification %d is %.80s...", i, msg)
+				}
+			}
+			// The blast is over: the next frame answers the next request.
+			got, err := gorillaCall(blast, ethRequest(2, "eth_unsubscribe", `["`+blastSubscription+`"]`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := `{"jsonrpc":"2.0","id":2,"result":true}`; string(got) != want {
+				t.Errorf("unsubscribe answer %s, want %s", got, want)
+			}
+		})
+	}
+}
