@@ -8,7 +8,7 @@
 //
 //	c, err := client.Dial(ctx, "wss://thalex.com/ws/api/v2", client.WithProtocol(protocol.Thalex()))
 //	defer c.Close()
-//	sub, err := c.Subscribe(ctx, "ticker.BTC-PERPETUAL.raw")
+//	sub, err := c.Subscribe(ctx, []string{"ticker.BTC-PERPETUAL.raw"})
 //	for m := range sub.C() { ... m.Data ... }
 //
 // # Goroutines

@@ -22,9 +22,9 @@ func TestStalledConsumerDoesNotDelayOthers(t *testing.T) {
 			srv := newServer(t, exchangetest.Thalex)
 			c := dial(t, srv, dialects[0].proto(), client.WithBufferSize(buffer), client.WithOverflow(policy))
 			ctx := testCtx(t)
-			stalled, err := c.Subscribe(ctx, "ticker.STALLED.raw")
+			stalled, err := c.Subscribe(ctx, []string{"ticker.STALLED.raw"})
 			require.NoError(t, err)
-			live, err := c.Subscribe(ctx, "ticker.LIVE.raw")
+			live, err := c.Subscribe(ctx, []string{"ticker.LIVE.raw"})
 			require.NoError(t, err)
 
 			// Interleave the two topics, reading the live one in lockstep:
@@ -73,7 +73,7 @@ func TestBlockPolicyDeliversEverything(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	c := dial(t, srv, dialects[0].proto(), client.WithBufferSize(2), client.WithOverflow(client.Block))
 	ctx := testCtx(t)
-	sub, err := c.Subscribe(ctx, "ticker.A.raw")
+	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"})
 	require.NoError(t, err)
 	for i := 1; i <= 50; i++ {
 		srv.Publish("ticker.A.raw", fmt.Appendf(nil, `{"n":%d}`, i))
@@ -90,7 +90,7 @@ func TestBlockPolicyDeliversEverything(t *testing.T) {
 	require.Eventually(t, func() bool { return len(sub.C()) == 2 }, 5*time.Second, time.Millisecond)
 	require.NoError(t, sub.Unsubscribe(ctx))
 	// The reader is free again: calls are answered.
-	other, err := c.Subscribe(ctx, "ticker.B.raw")
+	other, err := c.Subscribe(ctx, []string{"ticker.B.raw"})
 	require.NoError(t, err)
 	require.NoError(t, other.Unsubscribe(ctx))
 }

@@ -13,8 +13,10 @@ import (
 // returns once the frames are queued). New topics go out in one batched
 // request; topics another subscription already holds are shared, and each
 // subscription gets every message. A refused topic fails the whole call
-// with a *RefusedError naming it.
-func (c *Client) Subscribe(ctx context.Context, topics ...string) (*Subscription, error) {
+// with a *RefusedError naming it. opts set this subscription's buffer,
+// overflow policy and pending-byte limit (Buffer, Overflow, PendingBytes);
+// without them it takes the client's defaults.
+func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...SubscribeOption) (*Subscription, error) {
 	names, parsed, err := c.parseTopics(topics)
 	if err != nil {
 		return nil, err
@@ -25,7 +27,7 @@ func (c *Client) Subscribe(ctx context.Context, topics ...string) (*Subscription
 	if err != nil {
 		return nil, fmt.Errorf("wsfan: failed to subscribe %s: %w", quoteList(names), err)
 	}
-	s := newSubscription(c, names)
+	s := newSubscription(c, names, c.subscribeConfig(opts))
 
 	c.mu.Lock()
 	if c.closed() {

@@ -2,13 +2,15 @@ package client
 
 import (
 	"context"
+	"runtime"
 	"sync"
+	"time"
 	"sync/atomic"
 )
 
 // Subscription is a stream of messages for one or more topics. Read them
-// from C; when the subscription ends, C is closed and Err yields the
-// reason (nothing, for Unsubscribe and Close).
+// from C (or range over All); when the subscription ends, C is closed and
+// Err yields the reason (nothing, for Unsubscribe and Close).
 type Subscription struct {
 	c      *Client
 	topics []string
@@ -23,6 +25,9 @@ type Subscription struct {
 	mu    sync.Mutex
 	seq   uint64 // frames received, delivered or dropped
 	ended bool
+	// Owned by the reader goroutine, under mu.
+	slow    bool         // in a slow-consumer episode: a drop since the last delivery with room
+	pending pendingBytes // bytes of data in ch; limit 0 when unbounded
 
 	quit    chan struct{} // closed first when ending: releases a Block-policy send
 	endOnce sync.Once
@@ -32,14 +37,15 @@ type Subscription struct {
 	states []*topicState
 }
 
-func newSubscription(c *Client, topics []string) *Subscription {
+func newSubscription(c *Client, topics []string, sc subConfig) *Subscription {
 	return &Subscription{
-		c:      c,
-		topics: topics,
-		ch:     make(chan Message, c.cfg.bufferSize),
-		errc:   make(chan error, 1),
-		policy: c.cfg.overflow,
-		quit:   make(chan struct{}),
+		c:       c,
+		topics:  topics,
+		ch:      make(chan Message, sc.buffer),
+		errc:    make(chan error, 1),
+		policy:  sc.overflow,
+		pending: newPendingBytes(sc.buffer, sc.pendingBytes),
+		quit:    make(chan struct{}),
 	}
 }
 
@@ -66,8 +72,17 @@ func (s *Subscription) Unsubscribe(ctx context.Context) error {
 	return s.c.unsubscribe(ctx, s, nil)
 }
 
-// deliver sends m to the subscription under its overflow policy and
-// reports whether it was delivered. Runs on the reader goroutine.
+// yieldTries is how many times the reader yields the processor to a
+// runnable consumer while a subscription's buffer is full, before the
+// overflow policy applies. A consumer that keeps up drains the buffer
+// within these; one that is really slower than the feed still loses
+// messages (BenchmarkNotifyDelivery measures both).
+const yieldTries = 16
+
+// deliver sends m to the subscription and reports whether it was
+// delivered. When the buffer is full it first lets a runnable consumer
+// catch up, then applies the overflow policy. Runs on the reader
+// goroutine.
 func (s *Subscription) deliver(m Message) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -76,44 +91,86 @@ func (s *Subscription) deliver(m Message) bool {
 	}
 	s.seq++
 	m.Seq = s.seq
-	select {
-	case s.ch <- m:
+	if s.offer(m) {
+		s.slow = false
 		return true
-	default:
+	}
+	for range yieldTries {
+		runtime.Gosched()
+		if s.offer(m) {
+			s.slow = false
+			return true
+		}
 	}
 	switch s.policy {
 	case DropNewest:
-		s.dropped.Add(1)
-		s.c.stats.dropped[dropOverflow].Add(1)
+		s.drop(m.Topic)
 		return false
 	case Block:
-		select {
-		case s.ch <- m:
-			return true
-		case <-s.quit:
-			return false
-		}
+		return s.wait(m)
 	case CloseSubscription:
-		s.dropped.Add(1)
-		s.c.stats.dropped[dropOverflow].Add(1)
+		s.drop(m.Topic)
 		s.endLocked(ErrSlowConsumer)
 		s.c.detachAsync(s)
 		return false
 	default: // DropOldest
-		select {
-		case <-s.ch:
-			s.dropped.Add(1)
-			s.c.stats.dropped[dropOverflow].Add(1)
-		default:
+		// Drop the oldest until m fits; an empty channel always has room
+		// (the reader is its only sender).
+		for {
+			if s.offer(m) {
+				return true
+			}
+			select {
+			case <-s.ch:
+				s.drop(m.Topic)
+			default:
+			}
 		}
+	}
+}
+
+// offer sends m if the buffer has room for it, without waiting.
+func (s *Subscription) offer(m Message) bool {
+	if !s.pending.fits(len(s.ch), len(m.Data)) {
+		return false
+	}
+	select {
+	case s.ch <- m:
+		s.pending.push(len(m.Data))
+		return true
+	default:
+		return false
+	}
+}
+
+// wait sends m under the Block policy: it waits for the consumer to make
+// room, or for the subscription to end. Room in bytes has no signal, so
+// it is polled.
+func (s *Subscription) wait(m Message) bool {
+	for !s.pending.fits(len(s.ch), len(m.Data)) {
 		select {
-		case s.ch <- m:
-			return true
-		default: // the consumer cannot have filled it again; stay safe
-			s.dropped.Add(1)
-			s.c.stats.dropped[dropOverflow].Add(1)
+		case <-s.quit:
 			return false
+		case <-time.After(100 * time.Microsecond):
 		}
+	}
+	select {
+	case s.ch <- m:
+		s.pending.push(len(m.Data))
+		return true
+	case <-s.quit:
+		return false
+	}
+}
+
+// drop counts one dropped message; the first drop of an episode raises a
+// SlowConsumer event naming topic.
+func (s *Subscription) drop(topic string) {
+	n := s.dropped.Add(1)
+	s.c.stats.dropped[dropOverflow].Add(1)
+	if !s.slow {
+		s.slow = true
+		s.c.emit(Event{Kind: SlowConsumer, Topic: topic, Dropped: n})
 	}
 }
 
