@@ -4,8 +4,8 @@ import (
 	"context"
 	"runtime"
 	"sync"
-	"time"
 	"sync/atomic"
+	"time"
 )
 
 // Subscription is a stream of messages for one or more topics. Read them
@@ -27,6 +27,7 @@ type Subscription struct {
 	ended bool
 	// Owned by the reader goroutine, under mu.
 	slow    bool         // in a slow-consumer episode: a drop since the last delivery with room
+	waited  bool         // the grace wait was spent; see graceWait
 	pending pendingBytes // bytes of data in ch; limit 0 when unbounded
 
 	quit    chan struct{} // closed first when ending: releases a Block-policy send
@@ -72,12 +73,19 @@ func (s *Subscription) Unsubscribe(ctx context.Context) error {
 	return s.c.unsubscribe(ctx, s, nil)
 }
 
-// yieldTries is how many times the reader yields the processor to a
-// runnable consumer while a subscription's buffer is full, before the
-// overflow policy applies. A consumer that keeps up drains the buffer
-// within these; one that is really slower than the feed still loses
-// messages (BenchmarkNotifyDelivery measures both).
-const yieldTries = 16
+// Before a full buffer makes the reader drop, a consumer that is runnable
+// but not running gets its chance: the reader yields the processor
+// yieldTries times (enough when the consumer waits on the same
+// processor), then waits up to graceWait for room (when it waits on a
+// loaded machine's other processor). The wait is spent once, and earned
+// again only when the buffer was seen at most half full, so a consumer
+// really slower than the feed costs the reader one graceWait per episode,
+// not one per message. Nothing of this runs while there is room.
+// BenchmarkNotifyDelivery measures the choice.
+const (
+	yieldTries = 16
+	graceWait  = 2 * time.Millisecond
+)
 
 // deliver sends m to the subscription and reports whether it was
 // delivered. When the buffer is full it first lets a runnable consumer
@@ -92,13 +100,23 @@ func (s *Subscription) deliver(m Message) bool {
 	s.seq++
 	m.Seq = s.seq
 	if s.offer(m) {
-		s.slow = false
 		return true
 	}
 	for range yieldTries {
 		runtime.Gosched()
 		if s.offer(m) {
-			s.slow = false
+			return true
+		}
+	}
+	if s.policy == Block {
+		return s.await(m, nil)
+	}
+	if !s.waited {
+		s.waited = true
+		t := time.NewTimer(graceWait)
+		ok := s.await(m, t.C)
+		t.Stop()
+		if ok {
 			return true
 		}
 	}
@@ -106,8 +124,6 @@ func (s *Subscription) deliver(m Message) bool {
 	case DropNewest:
 		s.drop(m.Topic)
 		return false
-	case Block:
-		return s.wait(m)
 	case CloseSubscription:
 		s.drop(m.Topic)
 		s.endLocked(ErrSlowConsumer)
@@ -129,36 +145,48 @@ func (s *Subscription) deliver(m Message) bool {
 	}
 }
 
-// offer sends m if the buffer has room for it, without waiting.
+// offer sends m if the buffer has room for it, without waiting. A
+// delivery into a buffer at most half full ends a slow-consumer episode
+// and earns the grace wait again.
 func (s *Subscription) offer(m Message) bool {
-	if !s.pending.fits(len(s.ch), len(m.Data)) {
+	n := len(s.ch)
+	if !s.pending.fits(n, len(m.Data)) {
 		return false
 	}
 	select {
 	case s.ch <- m:
 		s.pending.push(len(m.Data))
-		return true
 	default:
 		return false
 	}
+	s.slow = false
+	if n <= cap(s.ch)/2 {
+		s.waited = false
+	}
+	return true
 }
 
-// wait sends m under the Block policy: it waits for the consumer to make
-// room, or for the subscription to end. Room in bytes has no signal, so
-// it is polled.
-func (s *Subscription) wait(m Message) bool {
+// await sends m once the consumer has made room for it, and reports
+// false if the subscription ended or deadline fired first (nil: never).
+// Room in bytes has no signal, so it is polled.
+func (s *Subscription) await(m Message, deadline <-chan time.Time) bool {
 	for !s.pending.fits(len(s.ch), len(m.Data)) {
 		select {
 		case <-s.quit:
 			return false
-		case <-time.After(100 * time.Microsecond):
+		case <-deadline:
+			return false
+		case <-time.After(50 * time.Microsecond):
 		}
 	}
 	select {
 	case s.ch <- m:
 		s.pending.push(len(m.Data))
+		s.slow = false
 		return true
 	case <-s.quit:
+		return false
+	case <-deadline:
 		return false
 	}
 }
