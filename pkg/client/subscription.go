@@ -99,12 +99,12 @@ func (s *Subscription) deliver(m Message) bool {
 	}
 	s.seq++
 	m.Seq = s.seq
-	if s.offer(m) {
+	if s.offer(m, true) {
 		return true
 	}
 	for range yieldTries {
 		runtime.Gosched()
-		if s.offer(m) {
+		if s.offer(m, true) {
 			return true
 		}
 	}
@@ -133,7 +133,7 @@ func (s *Subscription) deliver(m Message) bool {
 		// Drop the oldest until m fits; an empty channel always has room
 		// (the reader is its only sender).
 		for {
-			if s.offer(m) {
+			if s.offer(m, false) {
 				return true
 			}
 			select {
@@ -145,10 +145,11 @@ func (s *Subscription) deliver(m Message) bool {
 	}
 }
 
-// offer sends m if the buffer has room for it, without waiting. A
-// delivery into a buffer at most half full ends a slow-consumer episode
-// and earns the grace wait again.
-func (s *Subscription) offer(m Message) bool {
+// offer sends m if the buffer has room for it, without waiting. When the
+// room is the consumer's doing (fair), the delivery ends a slow-consumer
+// episode, and into a buffer at most half full it earns the grace wait
+// again.
+func (s *Subscription) offer(m Message, fair bool) bool {
 	n := len(s.ch)
 	if !s.pending.fits(n, len(m.Data)) {
 		return false
@@ -158,6 +159,9 @@ func (s *Subscription) offer(m Message) bool {
 		s.pending.push(len(m.Data))
 	default:
 		return false
+	}
+	if !fair {
+		return true
 	}
 	s.slow = false
 	if n <= cap(s.ch)/2 {
