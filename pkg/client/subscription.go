@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"iter"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -59,6 +60,27 @@ func (s *Subscription) C() <-chan Message { return s.ch }
 // not be restored) and is then closed; it is closed without a value after
 // Unsubscribe or Close.
 func (s *Subscription) Err() <-chan error { return s.errc }
+
+// All iterates over the subscription's messages until it ends; when it
+// ended with an error, that error is the last value yielded, with a zero
+// Message. Breaking out of the loop leaves the subscription running.
+//
+//	for m, err := range sub.All() {
+//		if err != nil { return err }
+//		...
+//	}
+func (s *Subscription) All() iter.Seq2[Message, error] {
+	return func(yield func(Message, error) bool) {
+		for m := range s.ch {
+			if !yield(m, nil) {
+				return
+			}
+		}
+		if err := <-s.errc; err != nil {
+			yield(Message{}, err)
+		}
+	}
+}
 
 // Dropped returns how many messages the overflow policy dropped.
 func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
