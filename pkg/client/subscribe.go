@@ -23,11 +23,14 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 	}
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
+	s := newSubscription(c, names, c.subscribeConfig(opts))
 	cn, err := c.activeConn(ctx)
 	if err != nil {
+		if c.cfg.retryFirst && c.queue(s, parsed) {
+			return s, nil
+		}
 		return nil, fmt.Errorf("wsfan: failed to subscribe %s: %w", quoteList(names), err)
 	}
-	s := newSubscription(c, names, c.subscribeConfig(opts))
 
 	c.mu.Lock()
 	if c.closed() {
@@ -105,6 +108,34 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 	}
 	_ = c.unsubscribe(context.WithoutCancel(ctx), s, nil)
 	return nil, err
+}
+
+// queue registers s before the first connection (WithRetryOnFailedConnect):
+// its new topics are marked queued, and the first connection's restore
+// subscribes them on the server. It reports false once a connection was
+// handed out, when Subscribe must use it instead.
+func (c *Client) queue(s *Subscription, parsed []*protocol.Topic) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.up || c.closed() {
+		return false
+	}
+	for i, name := range s.topics {
+		ts := c.topics.get(name)
+		if ts == nil {
+			ts = newTopicState(parsed[i])
+			ts.queued = true
+			close(ts.ready)
+			c.topics.add(ts)
+			if ts.key != "" {
+				c.routes.Store(ts.key, ts)
+			}
+		}
+		ts.attach(s)
+		s.states = append(s.states, ts)
+	}
+	c.subs[s] = struct{}{}
+	return true
 }
 
 // parseTopics drops duplicates and encodes each topic once.
@@ -202,7 +233,9 @@ func (c *Client) settleLocked(cn *conn, ops []*subscribeOp) (refused []*topicSta
 			case op.err == nil && key != "":
 				ts.key = key
 				ts.confirmed = true
+				ts.queued = false
 			case op.err == nil || refusedAll:
+				ts.queued = false
 				re := &RefusedError{Topics: []string{ts.name}}
 				if rpcErr != nil {
 					re.Cause = rpcErr
