@@ -15,7 +15,8 @@ import (
 )
 
 // OverflowPolicy says what happens when a subscription's buffer is full.
-// The reader never waits for a consumer unless the policy is Block.
+// The reader waits briefly for a consumer before applying it (see
+// Subscription), and for as long as it takes under Block.
 type OverflowPolicy uint8
 
 const (
