@@ -30,7 +30,7 @@ func BenchmarkIncoming(b *testing.B) {
 			b.Cleanup(srv.Close)
 			c := dialWsfan(b, srv, client.WithBufferSize(8192))
 			topics := topicNames(protocol.Thalex(), n)
-			sub, err := c.Subscribe(setupCtx(b), topics...)
+			sub, err := c.Subscribe(setupCtx(b), topics)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -57,7 +57,7 @@ func BenchmarkIncoming(b *testing.B) {
 		srv := exchangetest.NewServer(exchangetest.Thalex)
 		b.Cleanup(srv.Close)
 		c := dialWsfan(b, srv)
-		sub, err := c.Subscribe(setupCtx(b), "ticker.ETH-PERPETUAL.raw")
+		sub, err := c.Subscribe(setupCtx(b), []string{"ticker.ETH-PERPETUAL.raw"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -23,7 +23,7 @@ func BenchmarkReconnect(b *testing.B) {
 			srv := exchangetest.NewServer(exchangetest.Thalex)
 			b.Cleanup(srv.Close)
 			c := dialWsfan(b, srv, client.WithBackoff(func() backoff.BackOff { return &backoff.ZeroBackOff{} }))
-			sub, err := c.Subscribe(setupCtx(b), topicNames(protocol.Thalex(), n)...)
+			sub, err := c.Subscribe(setupCtx(b), topicNames(protocol.Thalex(), n))
 			if err != nil {
 				b.Fatal(err)
 			}

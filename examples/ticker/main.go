@@ -70,7 +70,7 @@ func run(ctx context.Context, url, dialect, topicList string, count int) error {
 		return err
 	}
 	defer c.Close()
-	sub, err := c.Subscribe(ctx, topics...)
+	sub, err := c.Subscribe(ctx, topics)
 	if err != nil {
 		return err
 	}

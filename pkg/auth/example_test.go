@@ -47,7 +47,7 @@ func ExampleThalex() {
 		panic(err)
 	}
 	defer c.Close()
-	sub, err := c.Subscribe(ctx, "account.orders") // a private channel
+	sub, err := c.Subscribe(ctx, []string{"account.orders"}) // a private channel
 	fmt.Println(sub.Topics(), err)
 	// Output:
 	// ThalexKey(demo-key)
@@ -78,7 +78,7 @@ func ExampleDeribit() {
 		panic(err)
 	}
 	defer c.Close()
-	sub, err := c.Subscribe(ctx, "user.orders.BTC-PERPETUAL.raw")
+	sub, err := c.Subscribe(ctx, []string{"user.orders.BTC-PERPETUAL.raw"})
 	fmt.Println(sub.Topics(), err)
 	// Output: [user.orders.BTC-PERPETUAL.raw] <nil>
 }
@@ -102,7 +102,7 @@ func ExampleBearer() {
 		panic(err)
 	}
 	defer c.Close()
-	sub, err := c.Subscribe(ctx, "newHeads")
+	sub, err := c.Subscribe(ctx, []string{"newHeads"})
 	fmt.Println(sub.Topics(), err)
 
 	_, err = client.Dial(ctx, url, client.WithProtocol(protocol.Ethereum()))

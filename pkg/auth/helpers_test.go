@@ -94,7 +94,7 @@ func privateTopic(srv *exchangetest.Server) string {
 // accepts a private channel on it.
 func requireLoggedIn(t *testing.T, c *client.Client, srv *exchangetest.Server) {
 	t.Helper()
-	sub, err := c.Subscribe(testCtx(t), privateTopic(srv))
+	sub, err := c.Subscribe(testCtx(t), []string{privateTopic(srv)})
 	require.NoError(t, err, "a private channel needs a login")
 	require.NoError(t, sub.Unsubscribe(testCtx(t)))
 }

@@ -83,7 +83,7 @@ func TestLoginHookRestoresPrivateChannels(t *testing.T) {
 			srv := tc.server(t)
 			c := dial(t, srv, tc.proto, fastBackoff(), client.WithOnConnect(tc.hook))
 			ctx := testCtx(t)
-			sub, err := c.Subscribe(ctx, tc.private, tc.public)
+			sub, err := c.Subscribe(ctx, []string{tc.private, tc.public})
 			require.NoError(t, err)
 			drainEvents(c)
 
@@ -145,7 +145,7 @@ func TestLoginHookFailingIsRetried(t *testing.T) {
 	}
 	c := dial(t, srv, protocol.Thalex(), fastBackoff(), client.WithOnConnect(hook))
 	ctx := testCtx(t)
-	sub, err := c.Subscribe(ctx, "account.orders")
+	sub, err := c.Subscribe(ctx, []string{"account.orders"})
 	require.NoError(t, err)
 	drainEvents(c)
 	require.NoError(t, srv.WaitConnections(ctx, 1))
@@ -196,13 +196,13 @@ func TestCallsWaitForTheHookOnReconnect(t *testing.T) {
 	reconnecting.Store(true)
 	srv.DropConnections()
 	<-inHook
-	_, err := c.Subscribe(ctx, "account.orders")
+	_, err := c.Subscribe(ctx, []string{"account.orders"})
 	require.ErrorIs(t, err, client.ErrConnectionLost)
 	assert.False(t, errors.Is(err, client.ErrRefused))
 	close(release)
 
 	waitEvent(t, c, client.Resubscribed) // Connected was queued by Dial already
-	sub, err := c.Subscribe(ctx, "account.orders")
+	sub, err := c.Subscribe(ctx, []string{"account.orders"})
 	require.NoError(t, err)
 	require.NoError(t, sub.Unsubscribe(ctx))
 }

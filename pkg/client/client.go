@@ -44,6 +44,7 @@ type Client struct {
 	mu     sync.Mutex
 	topics topicTable
 	subs   map[*Subscription]struct{}
+	up     bool // a connection was handed out once; conn is set under mu
 
 	// restoreRound is the reused memory of every restore; whoever connects
 	// owns it (Dial's goroutine, then the supervisor), one restore at a
@@ -104,6 +105,13 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	c.state.Store(int32(StateConnecting))
 
 	cn, err := c.connect(ctx, false)
+	if err != nil && cfg.retryFirst && ctx.Err() == nil {
+		c.log.Warn("first connect failed; retrying", zap.Error(err))
+		c.setState(StateReconnecting)
+		c.wg.Add(1)
+		go c.supervise(nil, err)
+		return c, nil
+	}
 	if err != nil {
 		c.cancel()
 		if c.metrics != nil {
@@ -112,7 +120,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	c.wg.Add(1)
-	go c.supervise(cn)
+	go c.supervise(cn, nil)
 	return c, nil
 }
 

@@ -23,7 +23,7 @@ func TestSubscribeReceivesInOrderOnEveryDialect(t *testing.T) {
 			c := dial(t, srv, d.proto())
 			ctx := testCtx(t)
 
-			sub, err := c.Subscribe(ctx, d.topics[0], d.topics[1])
+			sub, err := c.Subscribe(ctx, []string{d.topics[0], d.topics[1]})
 			require.NoError(t, err)
 			require.NoError(t, srv.WaitSubscribers(ctx, d.topics[0], 1))
 			require.NoError(t, srv.WaitSubscribers(ctx, d.topics[1], 1))
@@ -85,7 +85,7 @@ func TestSubscribeBatchesNewTopicsIntoOneFrame(t *testing.T) {
 					topics[i] = fmt.Sprintf(`["logs",{"address":"0x%x"}]`, i)
 				}
 			}
-			_, err := c.Subscribe(testCtx(t), topics...)
+			_, err := c.Subscribe(testCtx(t), topics)
 			require.NoError(t, err)
 			method := "public/subscribe"
 			if d.name == "ethereum" {
@@ -107,7 +107,7 @@ func TestRefusedTopicIsNamed(t *testing.T) {
 			c := dial(t, srv, d.proto())
 			ctx := testCtx(t)
 
-			sub, err := c.Subscribe(ctx, d.topics[0], d.topics[1])
+			sub, err := c.Subscribe(ctx, []string{d.topics[0], d.topics[1]})
 			require.Nil(t, sub)
 			var refused *client.RefusedError
 			require.ErrorAs(t, err, &refused)
@@ -117,7 +117,7 @@ func TestRefusedTopicIsNamed(t *testing.T) {
 
 			// The accepted topic was released again; the table is clean.
 			require.NoError(t, srv.WaitSubscribers(ctx, d.topics[0], 0))
-			sub, err = c.Subscribe(ctx, d.topics[0])
+			sub, err = c.Subscribe(ctx, []string{d.topics[0]})
 			require.NoError(t, err)
 			require.NoError(t, sub.Unsubscribe(ctx))
 		})
@@ -173,10 +173,10 @@ func TestTwoSubscriptionsOfOneTopicEachGetEveryMessage(t *testing.T) {
 	ctx := testCtx(t)
 	topic := dialects[0].topics[0]
 
-	a, err := c.Subscribe(ctx, topic)
+	a, err := c.Subscribe(ctx, []string{topic})
 	require.NoError(t, err)
 	srv.ResetReceived()
-	b, err := c.Subscribe(ctx, topic)
+	b, err := c.Subscribe(ctx, []string{topic})
 	require.NoError(t, err)
 	assert.Equal(t, 0, srv.CountReceived("public/subscribe"), "a shared topic is subscribed upstream once")
 
@@ -201,7 +201,7 @@ func TestCloseFailsPendingCallsAndClosesSubscriptions(t *testing.T) {
 	srv.Handle("slow", func(json.RawMessage) (any, *exchangetest.RPCError) { return "late", nil })
 	c := dial(t, srv, dialects[0].proto())
 	ctx := testCtx(t)
-	sub, err := c.Subscribe(ctx, dialects[0].topics[0])
+	sub, err := c.Subscribe(ctx, []string{dialects[0].topics[0]})
 	require.NoError(t, err)
 
 	srv.SetResponseDelay(time.Hour)
@@ -217,14 +217,14 @@ func TestCloseFailsPendingCallsAndClosesSubscriptions(t *testing.T) {
 	assert.False(t, open, "Err closes without a value on Close")
 	assert.Equal(t, client.StateClosed, c.State())
 	assert.ErrorIs(t, c.Call(ctx, "slow", nil, nil), client.ErrClosed)
-	_, err = c.Subscribe(ctx, "x")
+	_, err = c.Subscribe(ctx, []string{"x"})
 	assert.True(t, errors.Is(err, client.ErrClosed))
 }
 
 func TestUnsubscribeReportsAnUnansweredRequest(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	c := dial(t, srv, dialects[0].proto())
-	sub, err := c.Subscribe(testCtx(t), "ticker.A.raw")
+	sub, err := c.Subscribe(testCtx(t), []string{"ticker.A.raw"})
 	require.NoError(t, err)
 
 	srv.SetResponseDelay(2 * time.Second)
@@ -249,7 +249,7 @@ func TestSubscribeTimesOutThenWorks(t *testing.T) {
 			srv.SetResponseDelay(100 * time.Millisecond)
 			ctx, cancel := context.WithTimeout(testCtx(t), 20*time.Millisecond)
 			defer cancel()
-			_, err := c.Subscribe(ctx, d.topics...)
+			_, err := c.Subscribe(ctx, d.topics)
 			assert.ErrorIs(t, err, client.ErrTimeout)
 
 			// The late acknowledgements find no request: each is counted
@@ -258,7 +258,7 @@ func TestSubscribeTimesOutThenWorks(t *testing.T) {
 			require.Eventually(t, func() bool { return metric(t, reg, "wsfan_client_dropped_total", unknown) > 0 },
 				5*time.Second, time.Millisecond)
 			srv.SetResponseDelay(0)
-			sub, err := c.Subscribe(testCtx(t), d.topics...)
+			sub, err := c.Subscribe(testCtx(t), d.topics)
 			require.NoError(t, err)
 			srv.Publish(d.topics[0], json.RawMessage(`{"n":1}`))
 			assert.JSONEq(t, `{"n":1}`, string(receive(t, sub).Data))

@@ -38,7 +38,7 @@ func TestManyGoroutinesCallSubscribeAndUnsubscribe(t *testing.T) {
 					if d.name == "ethereum" {
 						own = fmt.Sprintf(`["logs",{"address":"0x%x"}]`, g)
 					}
-					sub, err := c.Subscribe(ctx, shared, own)
+					sub, err := c.Subscribe(ctx, []string{shared, own})
 					if err != nil {
 						errs <- err
 						return

@@ -8,8 +8,8 @@
 //
 //	c, err := client.Dial(ctx, "wss://thalex.com/ws/api/v2", client.WithProtocol(protocol.Thalex()))
 //	defer c.Close()
-//	sub, err := c.Subscribe(ctx, "ticker.BTC-PERPETUAL.raw")
-//	for m := range sub.C() { ... m.Data ... }
+//	sub, err := c.Subscribe(ctx, []string{"ticker.BTC-PERPETUAL.raw"}, client.Buffer(64))
+//	for m, err := range sub.All() { ... client.Decode[Ticker](m) ... }
 //
 // # Goroutines
 //
@@ -22,8 +22,9 @@
 //
 // # Invariants
 //
-//   - The reader never blocks on a consumer: delivery is a non-blocking
-//     send under the overflow policy (except Block, chosen explicitly).
+//   - The reader never blocks on a consumer for long: a full buffer gets
+//     a few yields and one bounded wait per slow-consumer episode, then
+//     the overflow policy (except Block, chosen explicitly).
 //   - Only the writer goroutine writes messages to the socket; frames
 //     queued together go out in one write(2).
 //   - A request id is registered before its request is queued; exactly
@@ -35,5 +36,6 @@
 //   - A topic is restored on reconnect once the server acknowledged it;
 //     a topic refused on restore ends its subscriptions with an error.
 //   - Message.Data is never written after delivery: it is carved from a
-//     read slab that is never reused.
+//     read slab that is never reused. Message.Decode copies strings, so
+//     decoded values never keep a slab alive.
 package client

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/bytedance/sonic"
 )
 
 // Sentinel errors. Every error the client returns wraps one of these or is
@@ -52,7 +50,7 @@ func (e *RPCError) Error() string {
 // *RPCError carrying the raw text.
 func parseRPCError(raw []byte) *RPCError {
 	e := new(RPCError)
-	if err := sonic.Unmarshal(raw, e); err != nil || (e.Code == 0 && e.Message == "") {
+	if err := copying.Unmarshal(raw, e); err != nil || (e.Code == 0 && e.Message == "") {
 		return &RPCError{Code: 0, Message: "malformed error object: " + truncate(raw, 200)}
 	}
 	return e

@@ -53,6 +53,11 @@ const (
 	// ServerNotice: the server announced it will close the connection
 	// soon; the client reconnects at once.
 	ServerNotice
+	// SlowConsumer: a subscription of Topic dropped a message by its
+	// overflow policy; Dropped is its drop count so far. Raised once per
+	// episode: the next is raised only after a message was delivered with
+	// room again.
+	SlowConsumer
 )
 
 func (k EventKind) String() string {
@@ -69,6 +74,8 @@ func (k EventKind) String() string {
 		return "gap"
 	case ServerNotice:
 		return "server-notice"
+	case SlowConsumer:
+		return "slow-consumer"
 	}
 	return fmt.Sprintf("EventKind(%d)", k)
 }
@@ -80,8 +87,9 @@ type Event struct {
 	Err     error         // Disconnected, Reconnecting: the cause
 	Attempt int           // Reconnecting
 	Wait    time.Duration // Reconnecting: the backoff before the next dial
-	Topic   string        // Gap
+	Topic   string        // Gap, SlowConsumer
 	Topics  int           // Resubscribed
+	Dropped uint64        // SlowConsumer: the subscription's drops so far
 }
 
 func (e Event) String() string {
@@ -94,6 +102,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("resubscribed %d topics", e.Topics)
 	case Gap:
 		return fmt.Sprintf("gap on %s", e.Topic)
+	case SlowConsumer:
+		return fmt.Sprintf("slow consumer on %s: %d dropped", e.Topic, e.Dropped)
 	}
 	return e.Kind.String()
 }

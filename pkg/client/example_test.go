@@ -24,7 +24,7 @@ func Example() {
 	}
 	defer c.Close()
 
-	sub, err := c.Subscribe(ctx, "ticker.BTC-PERPETUAL.raw")
+	sub, err := c.Subscribe(ctx, []string{"ticker.BTC-PERPETUAL.raw"})
 	if err != nil {
 		panic(err)
 	}
@@ -59,7 +59,7 @@ func ExampleWithOnConnect() {
 		panic(err)
 	}
 	defer c.Close()
-	sub, err := c.Subscribe(ctx, "user.orders.BTC-PERPETUAL.raw")
+	sub, err := c.Subscribe(ctx, []string{"user.orders.BTC-PERPETUAL.raw"})
 	fmt.Println(err == nil, sub.Topics())
 	// Output: true [user.orders.BTC-PERPETUAL.raw]
 }

@@ -38,7 +38,7 @@ func (c *Client) subscribeLocal(topics ...string) *Subscription {
 	if err != nil {
 		panic(err)
 	}
-	s := newSubscription(c, names)
+	s := newSubscription(c, names, c.subscribeConfig(nil))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, name := range names {

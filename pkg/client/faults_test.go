@@ -92,7 +92,7 @@ func TestBadInputIsDroppedAndCounted(t *testing.T) {
 			c := dial(t, srv, d.proto(), client.WithMetrics(reg, "x"))
 			ctx := testCtx(t)
 			topic := d.topics[0]
-			sub, err := c.Subscribe(ctx, topic)
+			sub, err := c.Subscribe(ctx, []string{topic})
 			require.NoError(t, err)
 			require.NoError(t, srv.WaitSubscribers(ctx, topic, 1))
 			drainEvents(c)
@@ -160,7 +160,7 @@ func TestOversizedFrameIsDropped(t *testing.T) {
 			c := dial(t, srv, d.proto(), client.WithMetrics(reg, "x"), client.WithReadLimit(limit))
 			ctx := testCtx(t)
 			topic := d.topics[0]
-			sub, err := c.Subscribe(ctx, topic)
+			sub, err := c.Subscribe(ctx, []string{topic})
 			require.NoError(t, err)
 			require.NoError(t, srv.WaitSubscribers(ctx, topic, 1))
 			drainEvents(c)

@@ -56,7 +56,7 @@ func TestDeadPeerDetectedByPing(t *testing.T) {
 			srv := newServer(t, d.server)
 			c := dial(t, srv, d.proto(), fastBackoff(), client.WithPing(interval, timeout))
 			ctx := testCtx(t)
-			sub, err := c.Subscribe(ctx, d.topics[0])
+			sub, err := c.Subscribe(ctx, []string{d.topics[0]})
 			require.NoError(t, err)
 			// While pongs come back the connection stays up over several
 			// pong windows.
@@ -87,7 +87,7 @@ func TestIdleWatchdog(t *testing.T) {
 	srv := newServer(t, d.server)
 	c := dial(t, srv, d.proto(), fastBackoff(), client.WithPing(0, 0), client.WithIdleTimeout(idle))
 	ctx := testCtx(t)
-	sub, err := c.Subscribe(ctx, d.topics[0])
+	sub, err := c.Subscribe(ctx, []string{d.topics[0]})
 	require.NoError(t, err)
 	drainEvents(c)
 
@@ -118,7 +118,7 @@ func TestThalexSystemReconnect(t *testing.T) {
 	srv := newServer(t, d.server)
 	c := dial(t, srv, d.proto(), constantBackoff(time.Hour))
 	ctx := testCtx(t)
-	sub, err := c.Subscribe(ctx, d.topics[0])
+	sub, err := c.Subscribe(ctx, []string{d.topics[0]})
 	require.NoError(t, err)
 	drainEvents(c)
 	require.NoError(t, srv.WaitConnections(ctx, 1))
@@ -149,7 +149,7 @@ func TestDeribitHeartbeat(t *testing.T) {
 	srv := newServer(t, exchangetest.Deribit)
 	c := dial(t, srv, protocol.Deribit(protocol.WithHeartbeat(hb)), fastBackoff())
 	ctx := testCtx(t)
-	_, err := c.Subscribe(ctx, "ticker.BTC-PERPETUAL.100ms")
+	_, err := c.Subscribe(ctx, []string{"ticker.BTC-PERPETUAL.100ms"})
 	require.NoError(t, err)
 	drainEvents(c)
 	assert.Equal(t, 1, srv.CountReceived("public/set_heartbeat"))

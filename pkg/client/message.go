@@ -1,10 +1,6 @@
 package client
 
-import (
-	"time"
-
-	"github.com/bytedance/sonic"
-)
+import "time"
 
 // Flags mark messages a consumer may need to act on.
 type Flags uint8
@@ -26,7 +22,10 @@ type Message struct {
 	// Data is the notification payload: Thalex "notification", Deribit
 	// "params.data", Ethereum "params.result", Ethereal the whole frame.
 	// It is sliced from the received frame without a copy and belongs to
-	// the receiver; the client never touches it again.
+	// the receiver; the client never touches it again. It shares its
+	// 64 KiB read slab with the frames around it, so holding Data (or
+	// anything sliced from it) keeps the whole slab alive: copy what you
+	// keep, or use Decode, which copies.
 	Data []byte
 	// Seq counts the frames this subscription received, delivered or
 	// dropped, from 1: a jump shows messages dropped by the overflow policy.
@@ -36,9 +35,6 @@ type Message struct {
 	// RecvTime is when the frame was read from the connection.
 	RecvTime time.Time
 }
-
-// Decode unmarshals Data into v with sonic.
-func (m Message) Decode(v any) error { return sonic.Unmarshal(m.Data, v) }
 
 // Reconnected reports whether FlagReconnected is set.
 func (m Message) Reconnected() bool { return m.Flags&FlagReconnected != 0 }

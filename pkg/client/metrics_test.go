@@ -36,9 +36,9 @@ func TestMetricsReadBack(t *testing.T) {
 	assert.Zero(t, get("wsfan_client_reconnects_total"))
 	assert.Equal(t, 6, count(t, reg, "wsfan_client_dropped_total")) // one per reason, 0 included
 
-	a, err := c.Subscribe(ctx, d.topics[0], d.topics[1])
+	a, err := c.Subscribe(ctx, []string{d.topics[0], d.topics[1]})
 	require.NoError(t, err)
-	b, err := c.Subscribe(ctx, d.topics[1], d.topics[2])
+	b, err := c.Subscribe(ctx, []string{d.topics[1], d.topics[2]})
 	require.NoError(t, err)
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP wsfan_client_subscriptions Open subscriptions.
@@ -143,7 +143,7 @@ func TestLogsStateChangesNotFrames(t *testing.T) {
 	core, logs := observer.New(zap.DebugLevel)
 	c := dial(t, srv, d.proto(), fastBackoff(), client.WithLogger(zap.New(core)))
 	ctx := testCtx(t)
-	sub, err := c.Subscribe(ctx, d.topics[0])
+	sub, err := c.Subscribe(ctx, []string{d.topics[0]})
 	require.NoError(t, err)
 	require.NoError(t, srv.WaitConnections(ctx, 1))
 

@@ -15,7 +15,8 @@ import (
 )
 
 // OverflowPolicy says what happens when a subscription's buffer is full.
-// The reader never waits for a consumer unless the policy is Block.
+// The reader waits briefly for a consumer before applying it (see
+// Subscription), and for as long as it takes under Block.
 type OverflowPolicy uint8
 
 const (
@@ -66,6 +67,8 @@ type config struct {
 	healthyAfter     time.Duration
 	bufferSize       int
 	overflow         OverflowPolicy
+	pendingBytes     int
+	retryFirst       bool
 	readLimit        int64
 	pingInterval     time.Duration
 	pongTimeout      time.Duration
@@ -89,6 +92,7 @@ func defaultConfig() config {
 		healthyAfter:   30 * time.Second,
 		bufferSize:     1024,
 		overflow:       DropOldest,
+		pendingBytes:   64 << 20,
 		readLimit:      32 << 20,
 		pingInterval:   15 * time.Second,
 		pongTimeout:    10 * time.Second,
@@ -145,12 +149,27 @@ func WithBackoff(f func() backoff.BackOff) Option { return func(c *config) { c.b
 // backoff starts again from its first interval. Default: 30s.
 func WithHealthyAfter(d time.Duration) Option { return func(c *config) { c.healthyAfter = d } }
 
-// WithBufferSize sets each subscription's channel capacity. Default: 1024.
+// WithBufferSize sets the default channel capacity of a subscription
+// (Buffer overrides it per subscription). Default: 1024.
 func WithBufferSize(n int) Option { return func(c *config) { c.bufferSize = n } }
 
-// WithOverflow sets what happens when a subscription's buffer is full.
-// Default: DropOldest.
+// WithOverflow sets the default of what happens when a subscription's
+// buffer is full (Overflow overrides it per subscription). Default:
+// DropOldest.
 func WithOverflow(p OverflowPolicy) Option { return func(c *config) { c.overflow = p } }
+
+// WithPendingBytes sets the default bound on the bytes of message data
+// waiting in a subscription's buffer (PendingBytes overrides it per
+// subscription); n <= 0 bounds only the message count. Default: 64 MiB.
+func WithPendingBytes(n int) Option { return func(c *config) { c.pendingBytes = n } }
+
+// WithRetryOnFailedConnect makes Dial return at once even when the
+// first connection cannot be made: the client keeps dialing with the
+// reconnect backoff, and Subscribe queues its topics until the first
+// connection restores them (a topic refused then ends its subscription
+// with a *RefusedError on Err). Calls fail with ErrConnectionLost until
+// connected. Default: off, Dial fails if the first dial does.
+func WithRetryOnFailedConnect() Option { return func(c *config) { c.retryFirst = true } }
 
 // WithReadLimit sets the largest frame accepted; a larger one is discarded,
 // counted and logged, and the connection stays up. Default: 32 MiB.

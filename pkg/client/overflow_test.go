@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,9 +23,9 @@ func TestStalledConsumerDoesNotDelayOthers(t *testing.T) {
 			srv := newServer(t, exchangetest.Thalex)
 			c := dial(t, srv, dialects[0].proto(), client.WithBufferSize(buffer), client.WithOverflow(policy))
 			ctx := testCtx(t)
-			stalled, err := c.Subscribe(ctx, "ticker.STALLED.raw")
+			stalled, err := c.Subscribe(ctx, []string{"ticker.STALLED.raw"})
 			require.NoError(t, err)
-			live, err := c.Subscribe(ctx, "ticker.LIVE.raw")
+			live, err := c.Subscribe(ctx, []string{"ticker.LIVE.raw"})
 			require.NoError(t, err)
 
 			// Interleave the two topics, reading the live one in lockstep:
@@ -73,7 +74,7 @@ func TestBlockPolicyDeliversEverything(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	c := dial(t, srv, dialects[0].proto(), client.WithBufferSize(2), client.WithOverflow(client.Block))
 	ctx := testCtx(t)
-	sub, err := c.Subscribe(ctx, "ticker.A.raw")
+	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"})
 	require.NoError(t, err)
 	for i := 1; i <= 50; i++ {
 		srv.Publish("ticker.A.raw", fmt.Appendf(nil, `{"n":%d}`, i))
@@ -90,7 +91,94 @@ func TestBlockPolicyDeliversEverything(t *testing.T) {
 	require.Eventually(t, func() bool { return len(sub.C()) == 2 }, 5*time.Second, time.Millisecond)
 	require.NoError(t, sub.Unsubscribe(ctx))
 	// The reader is free again: calls are answered.
-	other, err := c.Subscribe(ctx, "ticker.B.raw")
+	other, err := c.Subscribe(ctx, []string{"ticker.B.raw"})
 	require.NoError(t, err)
 	require.NoError(t, other.Unsubscribe(ctx))
+}
+
+// TestPerSubscriptionPolicies: on one connection a Block subscription
+// loses nothing while a DropOldest one keeps the freshest, each by its
+// own options; drops are counted exactly and each slow-consumer episode
+// raises exactly one SlowConsumer event.
+func TestPerSubscriptionPolicies(t *testing.T) {
+	const sent, buffer = 100, 4
+	srv := newServer(t, exchangetest.Thalex)
+	c := dial(t, srv, dialects[0].proto(), client.WithEventBuffer(1024))
+	ctx := testCtx(t)
+	book, err := c.Subscribe(ctx, []string{"book.A.none.10.100ms"}, client.Buffer(buffer), client.Overflow(client.Block))
+	require.NoError(t, err)
+	ticker, err := c.Subscribe(ctx, []string{"ticker.A.raw"}, client.Buffer(buffer), client.Overflow(client.DropOldest))
+	require.NoError(t, err)
+
+	// Episode 1: the ticker is not read.
+	for i := 1; i <= sent; i++ {
+		srv.Publish("ticker.A.raw", fmt.Appendf(nil, `{"n":%d}`, i))
+	}
+	require.Eventually(t, func() bool { return ticker.Dropped() == sent-buffer }, 5*time.Second, time.Millisecond)
+	assert.Len(t, ticker.C(), buffer, "buffered + dropped == sent")
+	for i := sent - buffer + 1; i <= sent; i++ {
+		assert.Equal(t, uint64(i), receive(t, ticker).Seq, "the freshest survive")
+	}
+
+	// The book loses nothing while its consumer lags behind.
+	go func() {
+		for i := 1; i <= sent; i++ {
+			srv.Publish("book.A.none.10.100ms", fmt.Appendf(nil, `{"n":%d}`, i))
+		}
+	}()
+	for i := 1; i <= sent; i++ {
+		require.Equal(t, uint64(i), receive(t, book).Seq)
+	}
+	assert.Zero(t, book.Dropped())
+
+	// A message delivered with room ends the episode; the next overflow
+	// starts episode 2.
+	srv.Publish("ticker.A.raw", []byte(`{"n":0}`))
+	receive(t, ticker)
+	for range buffer + 3 {
+		srv.Publish("ticker.A.raw", []byte(`{"n":0}`))
+	}
+	require.Eventually(t, func() bool { return ticker.Dropped() == sent-buffer+3 }, 5*time.Second, time.Millisecond)
+
+	var slow []client.Event
+	for len(c.Events()) > 0 {
+		if ev := <-c.Events(); ev.Kind == client.SlowConsumer {
+			slow = append(slow, ev)
+		}
+	}
+	require.Len(t, slow, 2, "one event per episode")
+	assert.Equal(t, "ticker.A.raw", slow[0].Topic)
+	assert.Equal(t, uint64(1), slow[0].Dropped)
+	assert.Equal(t, uint64(sent-buffer+1), slow[1].Dropped)
+}
+
+// TestPendingBytesLimit: a subscription holds no more bytes of data than
+// its limit, beside its message count; a message larger than the limit
+// still goes through when nothing is pending.
+func TestPendingBytesLimit(t *testing.T) {
+	const limit, size, sent = 1000, 100, 20
+	srv := newServer(t, exchangetest.Thalex)
+	c := dial(t, srv, dialects[0].proto())
+	ctx := testCtx(t)
+	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"},
+		client.Buffer(100), client.PendingBytes(limit), client.Overflow(client.DropNewest))
+	require.NoError(t, err)
+
+	payload := fmt.Appendf(nil, `{"pad":"%s"}`, strings.Repeat("x", size-10))
+	require.Len(t, payload, size)
+	for range sent {
+		srv.Publish("ticker.A.raw", payload)
+	}
+	require.Eventually(t, func() bool { return sub.Dropped() == sent-limit/size }, 5*time.Second, time.Millisecond)
+	held := 0
+	for range limit / size {
+		held += len(receive(t, sub).Data)
+	}
+	assert.Equal(t, limit, held)
+	assert.Empty(t, sub.C())
+
+	big := fmt.Appendf(nil, `{"pad":"%s"}`, strings.Repeat("x", 2*limit))
+	srv.Publish("ticker.A.raw", big)
+	assert.Equal(t, big, receive(t, sub).Data)
+	assert.Equal(t, uint64(sent-limit/size), sub.Dropped())
 }

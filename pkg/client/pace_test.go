@@ -72,7 +72,7 @@ func TestRateLimitChargesTheRestore(t *testing.T) {
 	c := dial(t, srv, protocol.Thalex(), fastBackoff(),
 		client.WithRateLimit(client.RateLimit{Rate: 1, Burst: 3}), client.WithPaceClock(clk))
 	ctx := testCtx(t)
-	_, err := c.Subscribe(ctx, "ticker.BTC-PERPETUAL.raw", "ticker.ETH-PERPETUAL.raw")
+	_, err := c.Subscribe(ctx, []string{"ticker.BTC-PERPETUAL.raw", "ticker.ETH-PERPETUAL.raw"})
 	require.NoError(t, err)
 	drainEvents(c)
 

@@ -20,7 +20,8 @@ const slabSize = 64 << 10
 var errOversized = errors.New("frame over the read limit")
 
 // readLoop is the reader goroutine: it reads every frame and routes it.
-// It never blocks on a consumer (unless the overflow policy is Block).
+// It waits for a consumer only briefly before its overflow policy applies
+// (subscription.go), or for as long as it takes under Block.
 func (cn *conn) readLoop() {
 	defer cn.wg.Done()
 	c := cn.c

@@ -43,11 +43,25 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 			return abort(fmt.Errorf("wsfan: on-connect hook: %w", err))
 		}
 	}
-	restored, err := c.restore(ctx, cn)
-	if err != nil {
-		return abort(err)
+	// Topics queued by Subscribe before the first connection while this
+	// restore ran go out in one more round; the connection is handed out
+	// under mu once none is left, so none is missed.
+	restored := 0
+	for {
+		n, err := c.restore(ctx, cn)
+		if err != nil {
+			return abort(err)
+		}
+		restored += n
+		c.mu.Lock()
+		if !c.queuedLocked() {
+			c.up = true
+			c.conn.Store(cn)
+			c.mu.Unlock()
+			break
+		}
+		c.mu.Unlock()
 	}
-	c.conn.Store(cn)
 	c.setState(StateConnected)
 	c.log.Info("connected", zap.Int("topics", restored))
 	c.emit(Event{Kind: Connected})
@@ -110,7 +124,7 @@ func (c *Client) queueRestore(cn *conn) ([]*topicState, []*subscribeOp, error) {
 	r := &c.restoreRound
 	states := r.states[:0]
 	for _, ts := range c.topics.all() {
-		if ts.confirmed {
+		if ts.confirmed || ts.queued {
 			states = append(states, ts)
 		}
 	}
@@ -129,34 +143,27 @@ func (c *Client) queueRestore(cn *conn) ([]*topicState, []*subscribeOp, error) {
 }
 
 // supervise is the supervisor goroutine: it waits for the connection to
-// fail and replaces it, with backoff, until Close.
-func (c *Client) supervise(cn *conn) {
+// fail and replaces it, with backoff, until Close. With cn nil the first
+// connection failed with cause (WithRetryOnFailedConnect) and is dialed
+// again first.
+func (c *Client) supervise(cn *conn, cause error) {
 	defer c.wg.Done()
-	reason := c.superviseLoop(cn)
+	reason := c.superviseLoop(cn, cause)
 	c.finish(reason)
 }
 
-func (c *Client) superviseLoop(cn *conn) error {
+func (c *Client) superviseLoop(cn *conn, cause error) error {
 	var bo backoff.BackOff
+	connectedAt := time.Now()
 	for {
-		connectedAt := time.Now()
-		select {
-		case <-cn.done:
-		case <-c.ctx.Done():
-			cn.fail(ErrClosed)
+		if cn != nil {
+			connectedAt = time.Now()
+			var stop bool
+			if cause, stop = c.awaitLoss(cn); stop {
+				return nil
+			}
 		}
-		cn.wait()
-		c.conn.CompareAndSwap(cn, nil)
-		if c.closed() {
-			return nil
-		}
-		cause := cn.cause
-		c.stats.reconnects.Add(1)
-		c.setState(StateReconnecting)
-		c.log.Warn("connection lost", zap.Error(cause))
-		c.emit(Event{Kind: Disconnected, Err: cause})
-		c.prepareRestore()
-
+		restoring := cn != nil
 		if bo == nil || time.Since(connectedAt) >= c.cfg.healthyAfter {
 			bo = c.cfg.backoff()
 		}
@@ -174,7 +181,7 @@ func (c *Client) superviseLoop(cn *conn) error {
 				return nil
 			}
 			c.setState(StateConnecting)
-			next, err := c.connect(c.ctx, true)
+			next, err := c.connect(c.ctx, restoring)
 			if err == nil {
 				cn = next
 				break
@@ -187,6 +194,39 @@ func (c *Client) superviseLoop(cn *conn) error {
 			c.log.Warn("reconnect failed", zap.Int("attempt", attempt), zap.Error(err))
 		}
 	}
+}
+
+// awaitLoss waits for cn to fail and prepares the restore; stop means
+// Close was called.
+func (c *Client) awaitLoss(cn *conn) (cause error, stop bool) {
+	select {
+	case <-cn.done:
+	case <-c.ctx.Done():
+		cn.fail(ErrClosed)
+	}
+	cn.wait()
+	c.conn.CompareAndSwap(cn, nil)
+	if c.closed() {
+		return nil, true
+	}
+	cause = cn.cause
+	c.stats.reconnects.Add(1)
+	c.setState(StateReconnecting)
+	c.log.Warn("connection lost", zap.Error(cause))
+	c.emit(Event{Kind: Disconnected, Err: cause})
+	c.prepareRestore()
+	return cause, false
+}
+
+// queuedLocked reports whether a topic queued before the first
+// connection is still waiting to be sent. Called with c.mu held.
+func (c *Client) queuedLocked() bool {
+	for _, ts := range c.topics.all() {
+		if ts.queued {
+			return true
+		}
+	}
+	return false
 }
 
 // prepareRestore resets per-connection topic state while no reader runs:

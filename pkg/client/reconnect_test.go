@@ -31,7 +31,7 @@ func TestServerKilledFailsPendingCallsAtOnce(t *testing.T) {
 				// keeps the reconnect away while the call's delay is reset.
 				c := dial(t, srv, d.proto(), constantBackoff(50*time.Millisecond))
 				ctx := testCtx(t)
-				sub, err := c.Subscribe(ctx, d.topics[0])
+				sub, err := c.Subscribe(ctx, []string{d.topics[0]})
 				require.NoError(t, err)
 
 				srv.SetResponseDelay(time.Hour)
@@ -91,9 +91,9 @@ func TestRestartRestoresEveryTopicInOneFrame(t *testing.T) {
 			srv := newServer(t, d.server)
 			c := dial(t, srv, d.proto(), fastBackoff())
 			ctx := testCtx(t)
-			a, err := c.Subscribe(ctx, d.topics[0], d.topics[1])
+			a, err := c.Subscribe(ctx, []string{d.topics[0], d.topics[1]})
 			require.NoError(t, err)
-			b, err := c.Subscribe(ctx, d.topics[2])
+			b, err := c.Subscribe(ctx, []string{d.topics[2]})
 			require.NoError(t, err)
 			for _, topic := range d.topics {
 				require.NoError(t, srv.WaitSubscribers(ctx, topic, 1))
@@ -209,7 +209,7 @@ func TestThousandTopicsRestored(t *testing.T) {
 					go func() {
 						defer wg.Done()
 						for i := w; i < n; i += 8 {
-							sub, err := c.Subscribe(ctx, topics[i])
+							sub, err := c.Subscribe(ctx, []string{topics[i]})
 							if err != nil {
 								errs <- err
 								return
@@ -224,7 +224,7 @@ func TestThousandTopicsRestored(t *testing.T) {
 				close(errs)
 				require.NoError(t, <-errs)
 			} else {
-				sub, err := c.Subscribe(ctx, topics...)
+				sub, err := c.Subscribe(ctx, topics)
 				require.NoError(t, err)
 				for _, topic := range topics {
 					subs[topic] = sub
@@ -268,7 +268,7 @@ func TestFlappingServer(t *testing.T) {
 	srv := newServer(t, d.server)
 	c := dial(t, srv, d.proto(), fastBackoff())
 	ctx := testCtx(t)
-	sub, err := c.Subscribe(ctx, d.topics...)
+	sub, err := c.Subscribe(ctx, d.topics)
 	require.NoError(t, err)
 	drainEvents(c)
 	base := runtime.NumGoroutine()
@@ -317,7 +317,7 @@ func TestFlappingServer(t *testing.T) {
 func TestCloseWhileWaitingInBackoff(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	c := dial(t, srv, dialects[0].proto(), constantBackoff(time.Hour))
-	sub, err := c.Subscribe(testCtx(t), dialects[0].topics[0])
+	sub, err := c.Subscribe(testCtx(t), []string{dialects[0].topics[0]})
 	require.NoError(t, err)
 	srv.Stop()
 	ev := waitEvent(t, c, client.Reconnecting)
@@ -335,7 +335,7 @@ func TestCloseWhileWaitingInBackoff(t *testing.T) {
 func TestCloseWhileDialing(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	c := dial(t, srv, dialects[0].proto(), fastBackoff(), client.WithDialTimeout(10*time.Second))
-	sub, err := c.Subscribe(testCtx(t), dialects[0].topics[0])
+	sub, err := c.Subscribe(testCtx(t), []string{dialects[0].topics[0]})
 	require.NoError(t, err)
 	addr := srv.Addr()
 	srv.Stop()
@@ -399,7 +399,7 @@ func TestGivingUpEndsSubscriptions(t *testing.T) {
 	c := dial(t, srv, dialects[0].proto(), client.WithBackoff(func() backoff.BackOff {
 		return backoff.WithMaxRetries(backoff.NewConstantBackOff(time.Millisecond), 3)
 	}))
-	sub, err := c.Subscribe(testCtx(t), dialects[0].topics[0])
+	sub, err := c.Subscribe(testCtx(t), []string{dialects[0].topics[0]})
 	require.NoError(t, err)
 	srv.Stop()
 
@@ -438,7 +438,7 @@ func TestBackoffResetsAfterHealthyConnection(t *testing.T) {
 				}))
 			// A subscription makes Resubscribed imply that the server
 			// registered the new connection.
-			_, err := c.Subscribe(testCtx(t), dialects[0].topics[0])
+			_, err := c.Subscribe(testCtx(t), []string{dialects[0].topics[0]})
 			require.NoError(t, err)
 			drainEvents(c)
 			for range 3 {
@@ -460,11 +460,11 @@ func TestTopicRefusedOnRestoreEndsItsSubscription(t *testing.T) {
 			srv := newServer(t, d.server)
 			c := dial(t, srv, d.proto(), fastBackoff())
 			ctx := testCtx(t)
-			doomed, err := c.Subscribe(ctx, d.topics[0], d.topics[1])
+			doomed, err := c.Subscribe(ctx, []string{d.topics[0], d.topics[1]})
 			require.NoError(t, err)
-			alsoDoomed, err := c.Subscribe(ctx, d.topics[0])
+			alsoDoomed, err := c.Subscribe(ctx, []string{d.topics[0]})
 			require.NoError(t, err)
-			kept, err := c.Subscribe(ctx, d.topics[2])
+			kept, err := c.Subscribe(ctx, []string{d.topics[2]})
 			require.NoError(t, err)
 
 			srv.Stop()
@@ -502,9 +502,9 @@ func TestEthereumIDsRemappedAfterRestart(t *testing.T) {
 	srv := newServer(t, d.server)
 	c := dial(t, srv, d.proto(), fastBackoff())
 	ctx := testCtx(t)
-	heads, err := c.Subscribe(ctx, "newHeads")
+	heads, err := c.Subscribe(ctx, []string{"newHeads"})
 	require.NoError(t, err)
-	logs, err := c.Subscribe(ctx, d.topics[2], "newPendingTransactions")
+	logs, err := c.Subscribe(ctx, []string{d.topics[2], "newPendingTransactions"})
 	require.NoError(t, err)
 	require.NoError(t, srv.WaitSubscribers(ctx, "newHeads", 1))
 	srv.Publish("newHeads", []byte(`{"number":"0x1"}`))

@@ -91,7 +91,7 @@ func BenchmarkResubscribeOnLoopback(b *testing.B) {
 			for i := range topics {
 				topics[i] = d.topic(i)
 			}
-			if _, err := c.Subscribe(ctx, topics...); err != nil {
+			if _, err := c.Subscribe(ctx, topics); err != nil {
 				b.Fatal(err)
 			}
 			wait := func(kind EventKind) Event {

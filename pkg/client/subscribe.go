@@ -13,19 +13,24 @@ import (
 // returns once the frames are queued). New topics go out in one batched
 // request; topics another subscription already holds are shared, and each
 // subscription gets every message. A refused topic fails the whole call
-// with a *RefusedError naming it.
-func (c *Client) Subscribe(ctx context.Context, topics ...string) (*Subscription, error) {
+// with a *RefusedError naming it. opts set this subscription's buffer,
+// overflow policy and pending-byte limit (Buffer, Overflow, PendingBytes);
+// without them it takes the client's defaults.
+func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...SubscribeOption) (*Subscription, error) {
 	names, parsed, err := c.parseTopics(topics)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
+	s := newSubscription(c, names, c.subscribeConfig(opts))
 	cn, err := c.activeConn(ctx)
 	if err != nil {
+		if c.cfg.retryFirst && c.queue(s, parsed) {
+			return s, nil
+		}
 		return nil, fmt.Errorf("wsfan: failed to subscribe %s: %w", quoteList(names), err)
 	}
-	s := newSubscription(c, names)
 
 	c.mu.Lock()
 	if c.closed() {
@@ -103,6 +108,34 @@ func (c *Client) Subscribe(ctx context.Context, topics ...string) (*Subscription
 	}
 	_ = c.unsubscribe(context.WithoutCancel(ctx), s, nil)
 	return nil, err
+}
+
+// queue registers s before the first connection (WithRetryOnFailedConnect):
+// its new topics are marked queued, and the first connection's restore
+// subscribes them on the server. It reports false once a connection was
+// handed out, when Subscribe must use it instead.
+func (c *Client) queue(s *Subscription, parsed []*protocol.Topic) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.up || c.closed() {
+		return false
+	}
+	for i, name := range s.topics {
+		ts := c.topics.get(name)
+		if ts == nil {
+			ts = newTopicState(parsed[i])
+			ts.queued = true
+			close(ts.ready)
+			c.topics.add(ts)
+			if ts.key != "" {
+				c.routes.Store(ts.key, ts)
+			}
+		}
+		ts.attach(s)
+		s.states = append(s.states, ts)
+	}
+	c.subs[s] = struct{}{}
+	return true
 }
 
 // parseTopics drops duplicates and encodes each topic once.
@@ -200,7 +233,9 @@ func (c *Client) settleLocked(cn *conn, ops []*subscribeOp) (refused []*topicSta
 			case op.err == nil && key != "":
 				ts.key = key
 				ts.confirmed = true
+				ts.queued = false
 			case op.err == nil || refusedAll:
+				ts.queued = false
 				re := &RefusedError{Topics: []string{ts.name}}
 				if rpcErr != nil {
 					re.Cause = rpcErr

@@ -26,6 +26,7 @@ type topicState struct {
 	// Client.mu protects the following.
 	key       string        // routing key on the current connection
 	confirmed bool          // acknowledged once: restored on reconnect
+	queued    bool          // subscribed before the first connection: sent by its restore
 	removed   bool          // no longer in Client.topics
 	index     int           // position in Client.topics.list
 	ready     chan struct{} // closed once the first subscribe is answered

@@ -111,10 +111,10 @@ func playClient(t *testing.T, c *client.Client, actions []string) {
 		switch verb {
 		case "subscribe":
 			var err error
-			sub, err = c.Subscribe(ctx, strings.Fields(rest)...)
+			sub, err = c.Subscribe(ctx, strings.Fields(rest))
 			require.NoError(t, err, a)
 		case "refused":
-			_, err := c.Subscribe(ctx, strings.Fields(rest)...)
+			_, err := c.Subscribe(ctx, strings.Fields(rest))
 			var refused *client.RefusedError
 			require.ErrorAs(t, err, &refused, a)
 		case "expect":

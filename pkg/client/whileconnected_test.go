@@ -86,7 +86,7 @@ func TestWhileConnectedTaskFailureDropsTheConnection(t *testing.T) {
 		})
 	}
 	c := dial(t, srv, protocol.Thalex(), fastBackoff(), client.WithOnConnect(hook))
-	_, err := c.Subscribe(testCtx(t), "ticker.BTC-PERPETUAL.raw")
+	_, err := c.Subscribe(testCtx(t), []string{"ticker.BTC-PERPETUAL.raw"})
 	require.NoError(t, err)
 	drainEvents(c)
 

@@ -62,7 +62,7 @@ type clientUpstream struct{ c *client.Client }
 // Subscribe reports a topic the dialect cannot express as refused: no
 // retry can make it valid.
 func (u clientUpstream) Subscribe(ctx context.Context, topic string) (Feed, error) {
-	s, err := u.c.Subscribe(ctx, topic)
+	s, err := u.c.Subscribe(ctx, []string{topic})
 	switch {
 	case errors.Is(err, protocol.ErrInvalidTopic):
 		return nil, &client.RefusedError{Topics: []string{topic}, Cause: err}

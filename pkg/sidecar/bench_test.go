@@ -271,7 +271,7 @@ func benchNaive(b *testing.B, n int) {
 	c, err := client.Dial(context.Background(), up.URL(), client.WithProtocol(protocol.Thalex()), client.WithBufferSize(8192))
 	must(b, err)
 	defer c.Close()
-	sub, err := c.Subscribe(context.Background(), benchTopic)
+	sub, err := c.Subscribe(context.Background(), []string{benchTopic})
 	must(b, err)
 	rd := dialReaders(b, "ws"+strings.TrimPrefix(hs.URL, "http"), n, "", false)
 	defer rd.close()

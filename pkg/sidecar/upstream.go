@@ -177,7 +177,7 @@ func (u *upstream) subscribe(ctx context.Context, topic string) (feed, error) {
 		if err != nil {
 			return nil, err
 		}
-		sub, err := c.Subscribe(ctx, topic)
+		sub, err := c.Subscribe(ctx, []string{topic})
 		if err == nil {
 			return sub, nil
 		}

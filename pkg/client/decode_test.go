@@ -1,0 +1,104 @@
+package client_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+)
+
+type heldValue struct {
+	ID  string `json:"id"`
+	Pad string `json:"-"`
+}
+
+// TestDecodedValuesPinNothing holds 20,000 values decoded from ~1 KiB
+// frames: with Decode the heap stays within 2x of the same values decoded
+// by encoding/json (no read slab pinned), while DecodeZeroCopy pins the
+// slabs.
+func TestDecodedValuesPinNothing(t *testing.T) {
+	const n = 20_000
+	srv := newServer(t, exchangetest.Thalex)
+	c := dial(t, srv, dialects[0].proto(), client.WithOverflow(client.Block))
+	sub, err := c.Subscribe(testCtx(t), []string{"ticker.A.raw"})
+	require.NoError(t, err)
+	pad := strings.Repeat("x", 1000)
+
+	// held decodes n fresh messages with decode and returns the heap
+	// the decoded values keep alive: the heap while they are held less
+	// the heap once they are dropped.
+	held := func(decode func(client.Message, *heldValue) error) uint64 {
+		go func() {
+			for i := range n {
+				srv.Publish("ticker.A.raw", fmt.Appendf(nil, `{"id":"v%06d","pad":"%s"}`, i, pad))
+			}
+		}()
+		values := make([]heldValue, n)
+		for i := range values {
+			require.NoError(t, decode(receive(t, sub), &values[i]))
+		}
+		holding := heapInUse()
+		assert.Equal(t, fmt.Sprintf("v%06d", n-1), values[n-1].ID)
+		runtime.KeepAlive(values)
+		dropped := heapInUse()
+		return holding - min(dropped, holding)
+	}
+	std := held(func(m client.Message, v *heldValue) error { return json.Unmarshal(m.Data, v) })
+	copied := held(func(m client.Message, v *heldValue) error { return m.Decode(v) })
+	pinned := held(func(m client.Message, v *heldValue) error { return m.DecodeZeroCopy(v) })
+	t.Logf("heap held: encoding/json %d B, Decode %d B, DecodeZeroCopy %d B", std, copied, pinned)
+	assert.LessOrEqual(t, copied, 2*std, "Decode keeps read slabs alive")
+	assert.Greater(t, pinned, 2*std, "the test cannot tell a pinned slab")
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestDecodeGeneric: Decode[T] and Warm.
+func TestDecodeGeneric(t *testing.T) {
+	require.NoError(t, client.Warm(heldValue{}, (*[]heldValue)(nil)))
+	require.Error(t, client.Warm(nil))
+	v, err := client.Decode[heldValue](client.Message{Data: []byte(`{"id":"a"}`)})
+	require.NoError(t, err)
+	assert.Equal(t, "a", v.ID)
+	_, err = client.Decode[heldValue](client.Message{Data: []byte(`{"id":1}`)})
+	assert.Error(t, err)
+}
+
+// TestAllEndsWithError: ranging over All yields every message, then the
+// error the subscription ended with.
+func TestAllEndsWithError(t *testing.T) {
+	srv := newServer(t, exchangetest.Thalex)
+	c := dial(t, srv, dialects[0].proto())
+	sub, err := c.Subscribe(testCtx(t), []string{"ticker.A.raw"}, client.Buffer(2), client.Overflow(client.CloseSubscription))
+	require.NoError(t, err)
+	srv.Publish("ticker.A.raw", []byte(`{}`))
+	srv.Publish("ticker.A.raw", []byte(`{}`))
+	require.Eventually(t, func() bool { return len(sub.C()) == 2 }, 5*time.Second, time.Millisecond)
+	srv.Publish("ticker.A.raw", []byte(`{}`)) // overflows: the subscription ends slow
+	require.Eventually(t, func() bool { return sub.Dropped() == 1 }, 5*time.Second, time.Millisecond)
+	var msgs int
+	var last error
+	for m, err := range sub.All() {
+		if err != nil {
+			last = err
+			continue
+		}
+		msgs++
+		assert.Equal(t, uint64(msgs), m.Seq)
+	}
+	assert.Equal(t, 2, msgs)
+	assert.ErrorIs(t, last, client.ErrSlowConsumer)
+}

@@ -1,0 +1,41 @@
+package client
+
+// SubscribeOption configures one subscription; pass it to Subscribe after
+// the topics. Without one, a subscription takes the client-wide defaults
+// (WithBufferSize, WithOverflow, WithPendingBytes).
+type SubscribeOption func(*subConfig)
+
+// subConfig is one subscription's delivery settings.
+type subConfig struct {
+	buffer       int
+	overflow     OverflowPolicy
+	pendingBytes int
+}
+
+// Buffer sets the subscription's channel capacity: how many messages may
+// wait for the consumer. The channel is allocated up front, about 80
+// bytes per message. Default: WithBufferSize's, 1024.
+func Buffer(n int) SubscribeOption { return func(s *subConfig) { s.buffer = n } }
+
+// Overflow sets what happens when the subscription's buffer is full, or
+// its pending bytes are over the limit, after the consumer had its chance
+// to catch up. Default: WithOverflow's, DropOldest.
+func Overflow(p OverflowPolicy) SubscribeOption { return func(s *subConfig) { s.overflow = p } }
+
+// PendingBytes bounds the bytes of message data waiting in the
+// subscription's buffer, beside the message count of Buffer; n <= 0
+// leaves only the count. A message larger than the limit is still
+// delivered when nothing else is pending. Default: WithPendingBytes's,
+// 64 MiB.
+func PendingBytes(n int) SubscribeOption { return func(s *subConfig) { s.pendingBytes = n } }
+
+// subscribeConfig is the client's defaults with opts applied.
+func (c *Client) subscribeConfig(opts []SubscribeOption) subConfig {
+	sc := subConfig{buffer: c.cfg.bufferSize, overflow: c.cfg.overflow, pendingBytes: c.cfg.pendingBytes}
+	for _, o := range opts {
+		o(&sc)
+	}
+	sc.buffer = max(sc.buffer, 1)
+	sc.pendingBytes = max(sc.pendingBytes, 0)
+	return sc
+}
