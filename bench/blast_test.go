@@ -110,7 +110,7 @@ func blastURL(base string, n int) string { return fmt.Sprintf("%s/blast?n=%d", b
 // subscribeHeads subscribes c to newHeads with the subscription's default
 // options.
 func subscribeHeads(b *testing.B, c *client.Client) *client.Subscription {
-	sub, err := c.Subscribe(setupCtx(b), "newHeads")
+	sub, err := c.Subscribe(setupCtx(b), []string{"newHeads"})
 	if err != nil {
 		b.Fatal(err)
 	}
