@@ -137,8 +137,7 @@ func (d *channelDialect) Handshake() []Call { return nil }
 func (d *channelDialect) Sequence([]byte) (uint64, uint64, bool) { return 0, 0, false }
 
 // classifyResponseMember handles the members every JSON-RPC response
-// shares; it reports whether key was one of them. outer is the number of
-// braces that close the frame after a top-level value.
+// shares; it reports whether key was one of them.
 func classifyResponseMember(m *jsonscan.Members, frame []byte, key []byte, start int, f *Frame) (bool, error) {
 	switch string(key) {
 	case "id":

@@ -150,11 +150,3 @@ func ethereumKind(method []byte, f *Frame) error {
 func (ethereum) HeartbeatReply(dst []byte, _ uint64) []byte { return dst }
 func (ethereum) Handshake() []Call                          { return nil }
 func (ethereum) Sequence([]byte) (uint64, uint64, bool)     { return 0, 0, false }
-
-// EachElement calls fn with each element of a KindBatch frame.
-func EachElement(batch []byte, fn func(elem []byte) bool) error {
-	if err := jsonscan.Elements(batch, 0, fn); err != nil {
-		return ErrMalformed
-	}
-	return nil
-}

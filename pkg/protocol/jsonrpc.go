@@ -118,3 +118,12 @@ func scanParams(frame []byte, start int, f *Frame, layout *rpcLayout) (end int, 
 	}
 	return end, false, nil
 }
+
+// EachElement calls fn with each element of a JSON-RPC batch array (a
+// KindBatch frame).
+func EachElement(batch []byte, fn func(elem []byte) bool) error {
+	if err := jsonscan.Elements(batch, 0, fn); err != nil {
+		return ErrMalformed
+	}
+	return nil
+}
