@@ -43,16 +43,16 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 			return abort(fmt.Errorf("wsfan: on-connect hook: %w", err))
 		}
 	}
-	// Topics queued by Subscribe before the first connection while this
-	// restore ran go out in one more round; the connection is handed out
-	// under mu once none is left, so none is missed.
-	restored := 0
+	restored, err := c.restore(ctx, cn, &c.restoreRound, false)
+	if err != nil {
+		return abort(err)
+	}
+	// Topics queued by Subscribe before the first connection while the
+	// restore ran go out in rounds of their own (only they: the others
+	// are subscribed on cn already, and a second Ethereum subscription
+	// would deliver every notification twice); the connection is handed
+	// out under mu once none is left, so none is missed.
 	for {
-		n, err := c.restore(ctx, cn)
-		if err != nil {
-			return abort(err)
-		}
-		restored += n
 		c.mu.Lock()
 		if !c.queuedLocked() {
 			c.up = true
@@ -61,6 +61,11 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 			break
 		}
 		c.mu.Unlock()
+		n, err := c.restore(ctx, cn, new(opRound), true)
+		if err != nil {
+			return abort(err)
+		}
+		restored += n
 	}
 	c.setState(StateConnected)
 	c.log.Info("connected", zap.Int("topics", restored))
@@ -71,14 +76,16 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 	return cn, nil
 }
 
-// restore resubscribes every confirmed topic from its cached payload, in
-// one batch (chunked by WithResubscribeChunk). A topic the server now
-// refuses ends the subscriptions holding it with a *RefusedError.
-func (c *Client) restore(ctx context.Context, cn *conn) (int, error) {
+// restore resubscribes every confirmed topic from its cached payload,
+// with the topics queued before the first connection, in one batch
+// (chunked by WithResubscribeChunk); queuedOnly restores the queued ones
+// alone. It works in r (see queueRestore). A topic the server now refuses
+// ends the subscriptions holding it with a *RefusedError.
+func (c *Client) restore(ctx context.Context, cn *conn, r *opRound, queuedOnly bool) (int, error) {
 	// Every return below comes after the ops are answered (or were never
 	// registered).
-	defer c.restoreRound.release()
-	states, ops, err := c.queueRestore(cn)
+	defer r.release()
+	states, ops, err := c.queueRestore(cn, r, queuedOnly)
 	if err != nil || len(states) == 0 {
 		return 0, err
 	}
@@ -113,18 +120,19 @@ func (c *Client) restore(ctx context.Context, cn *conn) (int, error) {
 	return len(states) - len(refused), nil
 }
 
-// queueRestore is the in-memory half of restore: it collects the confirmed
-// topics and queues their cached subscribe payloads as one batch. It
-// works in c.restoreRound: the previous restore's connection has failed
-// and been waited for (conn.wait) before another restore starts, so
-// nothing touches that round any more.
-func (c *Client) queueRestore(cn *conn) ([]*topicState, []*subscribeOp, error) {
+// queueRestore is the in-memory half of restore: it collects the topics
+// to restore and queues their cached subscribe payloads as one batch, in
+// r. A connection's first restore works in c.restoreRound: the previous
+// restore's connection has failed and been waited for (conn.wait) before
+// another restore starts, so nothing touches that round any more. Later
+// rounds on the same connection take fresh memory, as the writer may
+// still hold the first round's frames (Ethereal acknowledges nothing).
+func (c *Client) queueRestore(cn *conn, r *opRound, queuedOnly bool) ([]*topicState, []*subscribeOp, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r := &c.restoreRound
 	states := r.states[:0]
 	for _, ts := range c.topics.all() {
-		if ts.confirmed || ts.queued {
+		if ts.queued || (ts.confirmed && !queuedOnly) {
 			states = append(states, ts)
 		}
 	}

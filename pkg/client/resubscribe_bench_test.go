@@ -50,7 +50,7 @@ func BenchmarkResubscribe(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				for b.Loop() {
-					states, ops, err := c.queueRestore(cn)
+					states, ops, err := c.queueRestore(cn, &c.restoreRound, false)
 					if err != nil || len(states) != n {
 						b.Fatalf("queueRestore: %d topics, %v", len(states), err)
 					}

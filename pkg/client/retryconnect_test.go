@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,4 +51,47 @@ func TestDialFailsWithoutRetry(t *testing.T) {
 	srv.Stop()
 	_, err := client.Dial(testCtx(t), srv.URL(), client.WithProtocol(dialects[0].proto()))
 	require.Error(t, err)
+}
+
+// TestRetryOnFailedConnectLateSubscribe: a Subscribe made while the first
+// connection's restore waits for its acknowledgement is queued after the
+// restore collected its topics. It goes out in a round of its own before
+// the connection is handed out, and the restored topics are not
+// subscribed twice (for Ethereum a second server subscription would
+// deliver every notification twice).
+func TestRetryOnFailedConnectLateSubscribe(t *testing.T) {
+	for _, d := range dialects[:3] { // Ethereal acknowledges nothing: no wait to land in
+		t.Run(d.name, func(t *testing.T) {
+			srv := newServer(t, d.server)
+			srv.Stop()
+			ctx := testCtx(t)
+			c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(d.proto()),
+				client.WithRetryOnFailedConnect(), fastBackoff())
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = c.Close() })
+			early, err := c.Subscribe(ctx, []string{d.topics[0]})
+			require.NoError(t, err)
+
+			srv.SetResponseDelay(100 * time.Millisecond)
+			require.NoError(t, srv.Start())
+			method := "public/subscribe"
+			if d.name == "ethereum" {
+				method = "eth_subscribe"
+			}
+			require.NoError(t, srv.WaitReceived(ctx, method, 1))
+			late, err := c.Subscribe(ctx, []string{d.topics[1]})
+			require.NoError(t, err)
+			assert.NotEqual(t, client.StateConnected, c.State(), "queued while the restore waited")
+
+			waitEvent(t, c, client.Connected)
+			srv.SetResponseDelay(0)
+			require.NoError(t, srv.WaitSubscribers(ctx, d.topics[1], 1))
+			srv.Publish(d.topics[0], payload(d.name, d.topics[0], 1))
+			srv.Publish(d.topics[1], payload(d.name, d.topics[1], 1))
+			assert.Equal(t, d.topics[1], receive(t, late).Topic)
+			// Every frame before late's has been routed by now.
+			assert.Len(t, early.C(), 1, "one publish, one message")
+			assert.Equal(t, uint64(1), receive(t, early).Seq)
+		})
+	}
 }
