@@ -53,10 +53,11 @@ const (
 	// ServerNotice: the server announced it will close the connection
 	// soon; the client reconnects at once.
 	ServerNotice
-	// SlowConsumer: a subscription of Topic dropped a message by its
+	// SlowConsumer: Subscription dropped a message of Topic by its
 	// overflow policy; Dropped is its drop count so far. Raised once per
-	// episode: the next is raised only after a message was delivered with
-	// room again.
+	// episode, however many messages it drops: the next is raised only
+	// after the consumer caught up (a message was delivered into a buffer
+	// at most half full).
 	SlowConsumer
 )
 
@@ -90,6 +91,9 @@ type Event struct {
 	Topic   string        // Gap, SlowConsumer
 	Topics  int           // Resubscribed
 	Dropped uint64        // SlowConsumer: the subscription's drops so far
+
+	// Subscription is the subscription that dropped (SlowConsumer).
+	Subscription *Subscription
 }
 
 func (e Event) String() string {

@@ -152,6 +152,61 @@ func TestPerSubscriptionPolicies(t *testing.T) {
 	assert.Equal(t, uint64(sent-buffer+1), slow[1].Dropped)
 }
 
+// TestSlowConsumerEventsDoNotFlap: a consumer slower than the feed takes
+// one message for every three sent. Each message it takes makes room for
+// one more, but it never catches up: one episode, one SlowConsumer event,
+// however many drops. Once it drains its buffer the episode is over, and
+// the next overflow raises the next event.
+func TestSlowConsumerEventsDoNotFlap(t *testing.T) {
+	srv := newServer(t, exchangetest.Thalex)
+	c := dial(t, srv, dialects[0].proto(), client.WithEventBuffer(1024))
+	ctx := testCtx(t)
+	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"}, client.Buffer(4))
+	require.NoError(t, err)
+	// Receiving from mark proves every frame published before was routed.
+	mark, err := c.Subscribe(ctx, []string{"ticker.MARK.raw"})
+	require.NoError(t, err)
+	routed := func() {
+		srv.Publish("ticker.MARK.raw", []byte(`{}`))
+		receive(t, mark)
+	}
+	for range 20 {
+		for range 3 {
+			srv.Publish("ticker.A.raw", []byte(`{}`))
+		}
+		routed()
+		receive(t, sub)
+	}
+	slow := slowConsumerEvents(c)
+	require.Len(t, slow, 1, "%d drops", sub.Dropped())
+	assert.Same(t, sub, slow[0].Subscription)
+	assert.Equal(t, uint64(1), slow[0].Dropped)
+	dropped := sub.Dropped()
+	assert.Equal(t, uint64(60-20-len(sub.C())), dropped, "received + buffered + dropped == sent")
+
+	for len(sub.C()) > 0 {
+		receive(t, sub)
+	}
+	for range 10 {
+		srv.Publish("ticker.A.raw", []byte(`{}`))
+	}
+	routed()
+	slow = slowConsumerEvents(c)
+	require.Len(t, slow, 1, "caught up, then a new episode")
+	assert.Equal(t, dropped+1, slow[0].Dropped)
+}
+
+// slowConsumerEvents returns the SlowConsumer events queued on c.
+func slowConsumerEvents(c *client.Client) []client.Event {
+	var out []client.Event
+	for len(c.Events()) > 0 {
+		if ev := <-c.Events(); ev.Kind == client.SlowConsumer {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 // TestPendingBytesLimit: a subscription holds no more bytes of data than
 // its limit, beside its message count; a message larger than the limit
 // still goes through when nothing is pending.

@@ -36,6 +36,12 @@ func (p *pendingBytes) fits(n, size int) bool {
 	return p.limit == 0 || n == 0 || p.bytes(n)+uint64(size) <= uint64(p.limit)
 }
 
+// atMostHalf reports whether the n messages now in the channel hold at
+// most half the limit.
+func (p *pendingBytes) atMostHalf(n int) bool {
+	return p.limit == 0 || p.bytes(n) <= uint64(p.limit)/2
+}
+
 // push records a message of size bytes sent into the channel.
 func (p *pendingBytes) push(size int) {
 	if p.limit == 0 {

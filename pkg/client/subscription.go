@@ -27,8 +27,8 @@ type Subscription struct {
 	seq   uint64 // frames received, delivered or dropped
 	ended bool
 	// Owned by the reader goroutine, under mu.
-	slow    bool         // in a slow-consumer episode: a drop since the last delivery with room
-	waited  bool         // the grace wait was spent; see graceWait
+	slow    bool         // in a slow-consumer episode: a drop since the consumer last caught up
+	waited  bool         // the grace wait was spent since the consumer last caught up; see graceWait
 	pending pendingBytes // bytes of data in ch; limit 0 when unbounded
 
 	quit    chan struct{} // closed first when ending: releases a Block-policy send
@@ -100,10 +100,12 @@ func (s *Subscription) Unsubscribe(ctx context.Context) error {
 // yieldTries times (enough when the consumer waits on the same
 // processor), then waits up to graceWait for room (when it waits on a
 // loaded machine's other processor). The wait is spent once, and earned
-// again only when the buffer was seen at most half full, so a consumer
-// really slower than the feed costs the reader one graceWait per episode,
-// not one per message. Nothing of this runs while there is room.
-// BenchmarkNotifyDelivery measures the choice.
+// again only when the consumer catches up (a delivery finds the buffer
+// at most half full, in messages and in bytes), so a consumer really
+// slower than the feed costs the reader one graceWait per episode, not
+// one per message. Catching up also ends the episode: taking one message
+// out of a full buffer does not. Nothing of this runs while there is
+// room. BenchmarkNotifyDelivery measures the choice.
 const (
 	yieldTries = 16
 	graceWait  = 2 * time.Millisecond
@@ -159,8 +161,8 @@ func (s *Subscription) deliver(m Message) bool {
 				return true
 			}
 			select {
-			case <-s.ch:
-				s.drop(m.Topic)
+			case old := <-s.ch:
+				s.drop(old.Topic)
 			default:
 			}
 		}
@@ -168,25 +170,23 @@ func (s *Subscription) deliver(m Message) bool {
 }
 
 // offer sends m if the buffer has room for it, without waiting. When the
-// room is the consumer's doing (fair), the delivery ends a slow-consumer
-// episode, and into a buffer at most half full it earns the grace wait
-// again.
+// room is the consumer's doing (fair) and the buffer was at most half
+// full, the consumer has caught up: its slow-consumer episode ends and it
+// earns the grace wait again.
 func (s *Subscription) offer(m Message, fair bool) bool {
 	n := len(s.ch)
 	if !s.pending.fits(n, len(m.Data)) {
 		return false
 	}
+	caughtUp := fair && n <= cap(s.ch)/2 && s.pending.atMostHalf(n)
 	select {
 	case s.ch <- m:
 		s.pending.push(len(m.Data))
 	default:
 		return false
 	}
-	if !fair {
-		return true
-	}
-	s.slow = false
-	if n <= cap(s.ch)/2 {
+	if caughtUp {
+		s.slow = false
 		s.waited = false
 	}
 	return true
@@ -208,7 +208,6 @@ func (s *Subscription) await(m Message, deadline <-chan time.Time) bool {
 	select {
 	case s.ch <- m:
 		s.pending.push(len(m.Data))
-		s.slow = false
 		return true
 	case <-s.quit:
 		return false
@@ -217,14 +216,14 @@ func (s *Subscription) await(m Message, deadline <-chan time.Time) bool {
 	}
 }
 
-// drop counts one dropped message; the first drop of an episode raises a
-// SlowConsumer event naming topic.
+// drop counts one dropped message, of topic; the first drop of an
+// episode raises a SlowConsumer event.
 func (s *Subscription) drop(topic string) {
 	n := s.dropped.Add(1)
 	s.c.stats.dropped[dropOverflow].Add(1)
 	if !s.slow {
 		s.slow = true
-		s.c.emit(Event{Kind: SlowConsumer, Topic: topic, Dropped: n})
+		s.c.emit(Event{Kind: SlowConsumer, Topic: topic, Dropped: n, Subscription: s})
 	}
 }
 
