@@ -102,3 +102,46 @@ func TestAllEndsWithError(t *testing.T) {
 	assert.Equal(t, 2, msgs)
 	assert.ErrorIs(t, last, client.ErrSlowConsumer)
 }
+
+// TestAllEndsWithErrorAfterErrWasRead: a consumer that took the reason
+// from Err still gets it from All; a clean end yields no error, and
+// breaking out of the loop leaves the subscription running.
+func TestAllEndsWithErrorAfterErrWasRead(t *testing.T) {
+	srv := newServer(t, exchangetest.Thalex)
+	c := dial(t, srv, dialects[0].proto())
+	ctx := testCtx(t)
+	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"}, client.Buffer(1), client.Overflow(client.CloseSubscription))
+	require.NoError(t, err)
+	srv.Publish("ticker.A.raw", []byte(`{}`))
+	srv.Publish("ticker.A.raw", []byte(`{}`))
+	require.ErrorIs(t, <-sub.Err(), client.ErrSlowConsumer)
+	var seqs []uint64
+	var last error
+	for m, err := range sub.All() {
+		if err != nil {
+			last = err
+			continue
+		}
+		seqs = append(seqs, m.Seq)
+	}
+	assert.Equal(t, []uint64{1}, seqs)
+	assert.ErrorIs(t, last, client.ErrSlowConsumer)
+
+	clean, err := c.Subscribe(ctx, []string{"ticker.B.raw"})
+	require.NoError(t, err)
+	srv.Publish("ticker.B.raw", []byte(`{}`))
+	for _, err := range clean.All() {
+		require.NoError(t, err)
+		break
+	}
+	requireOpen(t, clean)
+	srv.Publish("ticker.B.raw", []byte(`{}`))
+	require.Eventually(t, func() bool { return len(clean.C()) == 1 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, clean.Unsubscribe(ctx))
+	seqs = nil
+	for m, err := range clean.All() {
+		require.NoError(t, err, "a clean end yields no error")
+		seqs = append(seqs, m.Seq)
+	}
+	assert.Equal(t, []uint64{2}, seqs)
+}

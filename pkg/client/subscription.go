@@ -26,6 +26,7 @@ type Subscription struct {
 	mu    sync.Mutex
 	seq   uint64 // frames received, delivered or dropped
 	ended bool
+	err   error // why it ended; written before ch and errc close
 	// Owned by the reader goroutine, under mu.
 	slow    bool         // in a slow-consumer episode: a drop since the consumer last caught up
 	waited  bool         // the grace wait was spent since the consumer last caught up; see graceWait
@@ -63,7 +64,8 @@ func (s *Subscription) Err() <-chan error { return s.errc }
 
 // All iterates over the subscription's messages until it ends; when it
 // ended with an error, that error is the last value yielded, with a zero
-// Message. Breaking out of the loop leaves the subscription running.
+// Message, whether or not Err was read. Breaking out of the loop leaves
+// the subscription running. All reads C: use one or the other.
 //
 //	for m, err := range sub.All() {
 //		if err != nil { return err }
@@ -76,8 +78,8 @@ func (s *Subscription) All() iter.Seq2[Message, error] {
 				return
 			}
 		}
-		if err := <-s.errc; err != nil {
-			yield(Message{}, err)
+		if s.err != nil { // written before ch was closed
+			yield(Message{}, s.err)
 		}
 	}
 }
@@ -243,6 +245,7 @@ func (s *Subscription) endLocked(err error) {
 	}
 	s.endOnce.Do(func() { close(s.quit) })
 	s.ended = true
+	s.err = err
 	if err != nil {
 		s.errc <- err
 	}
