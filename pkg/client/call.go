@@ -13,8 +13,10 @@ import (
 // Call invokes method with params and decodes the result into result.
 // params may be nil, a json.RawMessage or []byte (sent as is), or any
 // value sonic can encode; result may be nil (the result is discarded), a
-// *json.RawMessage, or a pointer sonic can decode into. An error object
-// from the server is returned as *RPCError.
+// *json.RawMessage (which shares the read buffer, as Message.Data does),
+// or a pointer sonic can decode into (strings are copied, as by
+// Message.Decode, so the value keeps no read buffer alive). An error
+// object from the server is returned as *RPCError.
 func (c *Client) Call(ctx context.Context, method string, params any, result any) error {
 	var raw []byte
 	switch p := params.(type) {
@@ -37,7 +39,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, result any
 		*rm = res
 		return nil
 	}
-	if err := sonic.Unmarshal(res, result); err != nil {
+	if err := decodeInPlace(copying, res, result); err != nil {
 		return fmt.Errorf("wsfan: failed to decode result of %s: %w", method, err)
 	}
 	return nil

@@ -50,7 +50,7 @@ func (e *RPCError) Error() string {
 // *RPCError carrying the raw text.
 func parseRPCError(raw []byte) *RPCError {
 	e := new(RPCError)
-	if err := copying.Unmarshal(raw, e); err != nil || (e.Code == 0 && e.Message == "") {
+	if err := decodeInPlace(copying, raw, e); err != nil || (e.Code == 0 && e.Message == "") {
 		return &RPCError{Code: 0, Message: "malformed error object: " + truncate(raw, 200)}
 	}
 	return e
