@@ -180,7 +180,7 @@ func (s *Subscription) offer(m Message, fair bool) bool {
 	if !s.pending.fits(n, len(m.Data)) {
 		return false
 	}
-	caughtUp := fair && n <= cap(s.ch)/2 && s.pending.atMostHalf(n)
+	caughtUp := fair && (s.slow || s.waited) && n <= cap(s.ch)/2 && s.pending.atMostHalf(n)
 	select {
 	case s.ch <- m:
 		s.pending.push(len(m.Data))
