@@ -25,10 +25,14 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 	defer cancel()
 	s := newSubscription(c, names, c.subscribeConfig(opts))
 	cn, err := c.activeConn(ctx)
-	if err != nil {
-		if c.cfg.retryFirst && c.queue(s, parsed) {
+	if err != nil && c.cfg.retryFirst {
+		if c.queue(s, parsed) {
 			return s, nil
 		}
+		// The first connection may have been handed out meanwhile.
+		cn, err = c.activeConn(ctx)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("wsfan: failed to subscribe %s: %w", quoteList(names), err)
 	}
 
