@@ -28,9 +28,9 @@ type Subscription struct {
 	ended bool
 	err   error // why it ended; written before ch and errc close
 	// Owned by the reader goroutine, under mu.
-	slow    bool         // in a slow-consumer episode: a drop since the consumer last caught up
-	waited  bool         // the grace wait was spent since the consumer last caught up; see graceWait
-	pending pendingBytes // bytes of data in ch; limit 0 when unbounded
+	slow    bool          // in a slow-consumer episode: a drop since the consumer last caught up
+	waited  time.Duration // grace spent waiting for room since the consumer last caught up; see graceBudget
+	pending pendingBytes  // bytes of data in ch; limit 0 when unbounded
 
 	quit    chan struct{} // closed first when ending: releases a Block-policy send
 	endOnce sync.Once
@@ -100,17 +100,18 @@ func (s *Subscription) Unsubscribe(ctx context.Context) error {
 // Before a full buffer makes the reader drop, a consumer that is runnable
 // but not running gets its chance: the reader yields the processor
 // yieldTries times (enough when the consumer waits on the same
-// processor), then waits up to graceWait for room (when it waits on a
-// loaded machine's other processor). The wait is spent once, and earned
-// again only when the consumer catches up (a delivery finds the buffer
-// at most half full, in messages and in bytes), so a consumer really
-// slower than the feed costs the reader one graceWait per episode, not
-// one per message. Catching up also ends the episode: taking one message
+// processor), then waits for room (when it waits on a loaded machine's
+// other processor, or was preempted), out of a budget of graceBudget per
+// episode. The budget is earned again only when the consumer catches up
+// (a delivery finds the buffer at most half full, in messages and in
+// bytes), so a consumer really slower than the feed holds the reader up
+// for at most graceBudget per episode, not per message, while one that
+// keeps up but lost the processor for a few milliseconds loses nothing. Catching up also ends the episode: taking one message
 // out of a full buffer does not. Nothing of this runs while there is
 // room. BenchmarkNotifyDelivery measures the choice.
 const (
-	yieldTries = 16
-	graceWait  = 2 * time.Millisecond
+	yieldTries  = 16
+	graceBudget = 5 * time.Millisecond
 )
 
 // deliver sends m to the subscription and reports whether it was
@@ -137,11 +138,12 @@ func (s *Subscription) deliver(m Message) bool {
 	if s.policy == Block {
 		return s.await(m, nil)
 	}
-	if !s.waited {
-		s.waited = true
-		t := time.NewTimer(graceWait)
+	if s.waited < graceBudget {
+		start := time.Now()
+		t := time.NewTimer(graceBudget - s.waited)
 		ok := s.await(m, t.C)
 		t.Stop()
+		s.waited += max(time.Since(start), time.Microsecond) // a wait always spends some budget
 		if ok {
 			return true
 		}
@@ -180,7 +182,7 @@ func (s *Subscription) offer(m Message, fair bool) bool {
 	if !s.pending.fits(n, len(m.Data)) {
 		return false
 	}
-	caughtUp := fair && (s.slow || s.waited) && n <= cap(s.ch)/2 && s.pending.atMostHalf(n)
+	caughtUp := fair && (s.slow || s.waited > 0) && n <= cap(s.ch)/2 && s.pending.atMostHalf(n)
 	select {
 	case s.ch <- m:
 		s.pending.push(len(m.Data))
@@ -189,7 +191,7 @@ func (s *Subscription) offer(m Message, fair bool) bool {
 	}
 	if caughtUp {
 		s.slow = false
-		s.waited = false
+		s.waited = 0
 	}
 	return true
 }
