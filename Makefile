@@ -7,6 +7,7 @@ BENCH     ?= .
 RESULTS   := bench/results
 BENCHSTAT := $(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+ERRCHECK    := $(GO) run github.com/kisielk/errcheck@v1.30.0
 # The in-memory steps pkg/client measures itself (handle_incoming rows);
 # `make bench` runs them into the same results file. Empty skips them.
 BENCH_CLIENT ?= RouteTicker|ResolveResponse|EncodeRequest|SubscribeFrame|Resubscribe
@@ -34,11 +35,13 @@ bench-smoke:
 	@for m in $(MODULES); do (cd $$m && $(GO) test -run '^$$' -bench . -benchtime 1x ./...) || exit 1; done
 
 # lint: what CI refuses to land. Untidy go.mod/go.sum in any module,
-# unformatted files, vet findings and staticcheck findings all fail it.
+# unformatted files, vet and staticcheck findings, and unchecked errors in
+# the library's non-test code all fail it.
 lint: vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@for m in $(MODULES); do (cd $$m && $(GO) mod tidy -diff) || { echo "go mod tidy needed in $$m"; exit 1; }; done
 	@for m in $(MODULES); do (cd $$m && $(STATICCHECK) ./...) || exit 1; done
+	$(ERRCHECK) -ignoretests ./...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzClassify -fuzztime 30s ./pkg/protocol

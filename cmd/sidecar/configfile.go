@@ -26,7 +26,7 @@ func (o *options) loadFile(fs *flag.FlagSet, path string) error {
 	if err != nil {
 		return fmt.Errorf("config file: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose
 	var doc yaml.Node
 	if err := yaml.NewDecoder(f).Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {

@@ -60,7 +60,7 @@ func (d *demoUpstream) printHelp(w io.Writer, addr, token string) {
 		ws += "?token=" + url.QueryEscape(token)
 		auth = ` -H 'Authorization: Bearer ` + token + `'`
 	}
-	fmt.Fprintf(w, `
+	_, _ = fmt.Fprintf(w, `
 wsfan sidecar demo: a simulated %[1]s exchange (upstream %[2]s)
 is publishing %[3]s, and the sidecar serves it on %[4]s.
 

@@ -51,7 +51,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	if opts.version {
-		fmt.Fprintln(stdout, versionLine(debug.ReadBuildInfo()))
+		_, _ = fmt.Fprintln(stdout, versionLine(debug.ReadBuildInfo()))
 		return nil
 	}
 	cfg := opts.cfg

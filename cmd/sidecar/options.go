@@ -119,8 +119,8 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintf(w, "usage: sidecar -upstream URL [-protocol thalex] [-listen %s] [flags]\n       sidecar -demo\n\n", sidecar.DefaultListen)
-		fmt.Fprintf(w, "Every flag but -version can also be set as WSFAN_<NAME> (WSFAN_UPSTREAM,\n"+
+		_, _ = fmt.Fprintf(w, "usage: sidecar -upstream URL [-protocol thalex] [-listen %s] [flags]\n       sidecar -demo\n\n", sidecar.DefaultListen)
+		_, _ = fmt.Fprintf(w, "Every flag but -version can also be set as WSFAN_<NAME> (WSFAN_UPSTREAM,\n"+
 			"WSFAN_QUEUE_BYTES) or as <name> in the -config file (queue_bytes);\n"+
 			"a flag wins over its variable, a variable over the file.\n\n")
 		fs.PrintDefaults()

@@ -69,7 +69,7 @@ func run(ctx context.Context, url, dialect, topicList string, count int) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	sub, err := c.Subscribe(ctx, topics)
 	if err != nil {
 		return err

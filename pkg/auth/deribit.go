@@ -31,7 +31,7 @@ func NewDeribitKey(clientID, clientSecret string) *DeribitKey {
 func (k *DeribitKey) ClientID() string { return k.id }
 
 // Format prints the client id, never the secret.
-func (k DeribitKey) Format(f fmt.State, _ rune) { fmt.Fprintf(f, "DeribitKey(%s)", k.id) }
+func (k DeribitKey) Format(f fmt.State, _ rune) { _, _ = fmt.Fprintf(f, "DeribitKey(%s)", k.id) }
 
 // Sign returns Deribit's signature of a request made at timestamp
 // (milliseconds since the epoch) with nonce and data: the hex

@@ -63,7 +63,7 @@ func NewThalexKey(id string, key *rsa.PrivateKey) *ThalexKey {
 func (k *ThalexKey) ID() string { return k.id }
 
 // Format prints the key's id, never the private key.
-func (k ThalexKey) Format(f fmt.State, _ rune) { fmt.Fprintf(f, "ThalexKey(%s)", k.id) }
+func (k ThalexKey) Format(f fmt.State, _ rune) { _, _ = fmt.Fprintf(f, "ThalexKey(%s)", k.id) }
 
 // Token returns a login token issued at now: a JWT signed RS512 with the
 // key, its id as "kid" and now as "iat". Thalex's public/login takes it on

@@ -99,7 +99,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		return nil, fmt.Errorf("wsfan: failed to dial %s: %w", c.url, err)
 	}
 	if resp != nil && resp.Body != nil {
-		resp.Body.Close()
+		_ = resp.Body.Close() // the handshake response has no body worth reading
 	}
 	// The read limit is enforced per frame by readFrame, which discards an
 	// oversized frame and keeps the connection.

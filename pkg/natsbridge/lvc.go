@@ -144,7 +144,8 @@ func (w *lvcWriter) write(ctx context.Context, batch map[string]lvcValue) int {
 		select {
 		case <-s.f.Ok():
 			w.env.stats.lastValues.Add(1)
-		case <-s.f.Err():
+		case err := <-s.f.Err():
+			w.env.log.Debug("natsbridge: last value not stored; retrying", zap.String("subject", s.subject), zap.Error(err))
 			failed = append(failed, s)
 		case <-ctx.Done():
 			return 0

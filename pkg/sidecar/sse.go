@@ -67,7 +67,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprintf(w, ": wsfan sidecar: streaming %s\n\n", strings.Join(topics, ", "))
+	_, _ = fmt.Fprintf(w, ": wsfan sidecar: streaming %s\n\n", strings.Join(topics, ", "))
 	flusher.Flush()
 	ss.attach(nil, fresh)
 

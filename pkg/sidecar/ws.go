@@ -24,7 +24,7 @@ func (s *Server) serveRoot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprintf(w, "wsfan sidecar (%s): WebSocket on / and /ws, SSE on /v1/stream?topic=..., /v1/status, /metrics, /healthz, /readyz\n",
+	_, _ = fmt.Fprintf(w, "wsfan sidecar (%s): WebSocket on / and /ws, SSE on /v1/stream?topic=..., /v1/status, /metrics, /healthz, /readyz\n",
 		s.proto.Name())
 }
 
