@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/wsfan/wsfan/internal/format"
 )
 
 // Sentinel errors. Every error the client returns wraps one of these or is
@@ -64,7 +65,7 @@ type RefusedError struct {
 }
 
 func (e *RefusedError) Error() string {
-	msg := "wsfan: server refused " + quoteList(e.Topics)
+	msg := "wsfan: server refused " + format.QuotedList(e.Topics)
 	if e.Cause != nil {
 		msg += ": " + e.Cause.Error()
 	}
@@ -76,22 +77,6 @@ func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
 
 // Unwrap returns the server's error.
 func (e *RefusedError) Unwrap() error { return e.Cause }
-
-func quoteList(s []string) string {
-	const most = 10
-	var b strings.Builder
-	for i, t := range s {
-		if i == most {
-			fmt.Fprintf(&b, " and %d more", len(s)-most)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%q", t)
-	}
-	return b.String()
-}
 
 func truncate(b []byte, n int) string {
 	if len(b) > n {

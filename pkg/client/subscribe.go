@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wsfan/wsfan/internal/format"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -33,7 +34,7 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 		cn, err = c.activeConn(ctx)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("wsfan: failed to subscribe %s: %w", quoteList(names), err)
+		return nil, fmt.Errorf("wsfan: failed to subscribe %s: %w", format.QuotedList(names), err)
 	}
 
 	c.mu.Lock()
@@ -70,7 +71,7 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 		}
 		c.mu.Unlock()
 		_ = c.unsubscribe(ctx, s, nil)
-		return nil, fmt.Errorf("wsfan: failed to subscribe %s: %w", quoteList(names), err)
+		return nil, fmt.Errorf("wsfan: failed to subscribe %s: %w", format.QuotedList(names), err)
 	}
 	c.mu.Unlock()
 
@@ -106,7 +107,7 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 	case len(refused) > 0:
 		err = refusedError(refused)
 	case failed != nil:
-		err = fmt.Errorf("wsfan: failed to subscribe %s: %w", quoteList(names), failed)
+		err = fmt.Errorf("wsfan: failed to subscribe %s: %w", format.QuotedList(names), failed)
 	default:
 		return s, nil
 	}

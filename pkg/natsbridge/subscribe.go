@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/wsfan/wsfan/internal/format"
 	"go.uber.org/zap"
 )
 
@@ -35,7 +35,7 @@ func (m *Member) Subscribe(ctx context.Context, topics ...string) (*Subscription
 	}
 	if err := m.subscribe(ctx, s); err != nil {
 		s.finish(nil)
-		return nil, fmt.Errorf("natsbridge: failed to subscribe %s: %w", quoteList(names), err)
+		return nil, fmt.Errorf("natsbridge: failed to subscribe %s: %w", format.QuotedList(names), err)
 	}
 	return s, nil
 }
@@ -98,20 +98,4 @@ func uniqueTopics(topics []string) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-func quoteList(s []string) string {
-	const most = 10
-	var b strings.Builder
-	for i, t := range s {
-		if i == most {
-			fmt.Fprintf(&b, " and %d more", len(s)-most)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%q", t)
-	}
-	return b.String()
 }

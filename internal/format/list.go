@@ -1,0 +1,29 @@
+// Package format holds the small text helpers error messages of several
+// packages share.
+package format
+
+import (
+	"fmt"
+	"strings"
+)
+
+// mostListed is how many items QuotedList names before it counts the rest.
+const mostListed = 10
+
+// QuotedList names the items of s quoted and comma-separated, the first
+// ten of them, then how many more there are: an error about 1,000 topics
+// stays readable.
+func QuotedList(s []string) string {
+	var b strings.Builder
+	for i, t := range s {
+		if i == mostListed {
+			_, _ = fmt.Fprintf(&b, " and %d more", len(s)-mostListed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		_, _ = fmt.Fprintf(&b, "%q", t)
+	}
+	return b.String()
+}
