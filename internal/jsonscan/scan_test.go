@@ -85,9 +85,14 @@ func TestUintAndUnquote(t *testing.T) {
 		_, ok := Uint([]byte(bad))
 		assert.False(t, ok, bad)
 	}
-	s, ok := Unquote([]byte(`"abc"`))
+	s, ok := String([]byte(`"abc"`), nil)
 	assert.True(t, ok)
 	assert.Equal(t, "abc", string(s))
-	_, ok = Unquote([]byte(`"a\"b"`))
+	s, ok = String([]byte(`"a\"b\u0042\ud83d\ude00\ud800x\/"`), nil)
+	assert.True(t, ok)
+	assert.Equal(t, "a\"bB\U0001F600\uFFFDx/", string(s))
+	_, ok = String([]byte(`abc`), nil)
 	assert.False(t, ok)
+	assert.True(t, StringIs([]byte(`"ticker\u002e"`), "ticker."))
+	assert.False(t, StringIs([]byte(`"ticker"`), "ticker."))
 }

@@ -47,7 +47,7 @@ func TestClassify(t *testing.T) {
 			frame: `{"channel_name":"system","notification":{"event":"reconnect"}}`,
 			kind:  protocol.KindEvent, key: "system", data: `{"event":"reconnect"}`, event: protocol.EventReconnect},
 		{name: "thalex garbage", proto: protocol.Thalex(), frame: `{"channel_name":`, wantErr: protocol.ErrMalformed},
-		{name: "thalex not an object", proto: protocol.Thalex(), frame: `[1,2]`, wantErr: protocol.ErrMalformed},
+		{name: "thalex not an object", proto: protocol.Thalex(), frame: `[1,2]`, wantErr: protocol.ErrUnrecognized},
 		{name: "thalex unknown shape", proto: protocol.Thalex(), frame: `{"hello":"world"}`, wantErr: protocol.ErrUnrecognized},
 
 		{name: "deribit notification", proto: protocol.Deribit(),
