@@ -496,8 +496,9 @@ func TailValue(b []byte, start, outer int) (end int, ok bool) {
 // trusts the text to be well formed; TailValue's callers check what they
 // rely on.
 func closesAt(b []byte, start, last int, open, close byte) bool {
+	b = b[:last]
 	depth := 0
-	for i := start; i < last; i++ {
+	for i := start; i < len(b); i++ {
 		switch b[i] {
 		case open:
 			depth++
@@ -506,32 +507,14 @@ func closesAt(b []byte, start, last int, open, close byte) bool {
 				return false
 			}
 		case '"':
-			i = quoteEnd(b[:last], i+1)
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
 		}
 	}
 	return depth == 1
-}
-
-// quoteEnd returns the index of the quote that closes the string whose
-// contents start at b[i], or len(b).
-func quoteEnd(b []byte, i int) int {
-	for {
-		for ; i+8 <= len(b); i += 8 {
-			w := binary.LittleEndian.Uint64(b[i:])
-			q := w ^ (ones * '"')
-			s := w ^ (ones * '\\')
-			if m := ((q-ones)&^q | (s-ones)&^s) & tops; m != 0 {
-				i += bits.TrailingZeros64(m) / 8
-				break
-			}
-		}
-		for ; i < len(b) && b[i] != '"' && b[i] != '\\'; i++ {
-		}
-		if i >= len(b) || b[i] == '"' {
-			return i
-		}
-		i += 2 // an escape: its second byte is never the closing quote
-	}
 }
 
 // Uint parses the unsigned decimal integer b; ok is false for
