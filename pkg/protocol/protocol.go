@@ -202,7 +202,17 @@ type Protocol interface {
 	// keys[i] the routing key of req.Topics[i], or "" if it was refused.
 	Ack(req *Request, result []byte, keys []string) error
 
-	// Classify fills f from frame by scanning it.
+	// Classify fills f from frame by scanning it. Every spelling JSON
+	// allows answers the same as encoding/json would decode the frame:
+	// key order, whitespace, escapes in names and values (keys come
+	// decoded), text inside strings that looks like members; a repeated
+	// member counts as its last occurrence. A valid frame of no known shape
+	// is ErrUnrecognized. A payload or result that closes the frame is
+	// sliced from its tail without being parsed, so a fault inside it
+	// reaches whoever decodes it; any other fault is ErrMalformed, and an
+	// Ethereal frame, whose payload is the whole frame, is checked whole.
+	// UTF-8 is not checked. The differential fuzz targets (FuzzRoute*)
+	// hold every dialect to this.
 	Classify(frame []byte, f *Frame) error
 
 	// HeartbeatReply appends the answer to a KindHeartbeat frame.
