@@ -495,8 +495,58 @@ func TailValue(b []byte, start, outer int) (end int, ok bool) {
 // (for well-formed text the other kind cannot change where it closes). It
 // trusts the text to be well formed; TailValue's callers check what they
 // rely on.
+//
+// Payloads nest few containers of their own kind among many bytes, so it
+// hops from bracket to bracket with vectorised searches and tells a
+// bracket inside a string by the parity of the quotes before it; that
+// needs a span without escapes, and gives up to a byte loop past
+// maxHops brackets.
 func closesAt(b []byte, start, last int, open, close byte) bool {
-	b = b[:last]
+	span := b[start+1 : last]
+	if bytes.IndexByte(span, '\\') >= 0 {
+		return closesAtLoop(b[:last], start, open, close)
+	}
+	depth, quotes, at := 1, 0, 0
+	nextOpen, nextClose := bytes.IndexByte(span, open), bytes.IndexByte(span, close)
+	for hops := 0; nextClose >= 0; hops++ {
+		if hops == maxHops {
+			return closesAtLoop(b[:last], start, open, close)
+		}
+		p, delta := nextClose, -1
+		if nextOpen >= 0 && nextOpen < nextClose {
+			p, delta = nextOpen, 1
+		}
+		quotes += bytes.Count(span[at:p], quote)
+		at = p
+		if quotes%2 == 0 {
+			if depth += delta; depth == 0 {
+				return false
+			}
+		}
+		if delta > 0 {
+			nextOpen = nextIndex(span, p, open)
+		} else {
+			nextClose = nextIndex(span, p, close)
+		}
+	}
+	return true
+}
+
+// maxHops bounds closesAt's bracket hops before it switches to a loop.
+const maxHops = 32
+
+var quote = []byte{'"'}
+
+// nextIndex returns the index of the first c in s after s[p], or -1.
+func nextIndex(s []byte, p int, c byte) int {
+	if n := bytes.IndexByte(s[p+1:], c); n >= 0 {
+		return p + 1 + n
+	}
+	return -1
+}
+
+// closesAtLoop is closesAt one byte at a time, honouring escapes.
+func closesAtLoop(b []byte, start int, open, close byte) bool {
 	depth := 0
 	for i := start; i < len(b); i++ {
 		switch b[i] {

@@ -122,10 +122,23 @@ func TestTailValueRefusesMembersAfterThePayload(t *testing.T) {
 		_, ok := TailValue([]byte(frame), 5, 1)
 		assert.False(t, ok, frame)
 	}
-	b := []byte(`{"d":{"a":{"b":"}"},"c":[{}]}}`)
-	end, ok := TailValue(b, 5, 1)
-	require.True(t, ok, "a payload nesting its own kind of container")
-	assert.Equal(t, len(b)-1, end)
+	deep := strings.Repeat(`{"a":`, 40) + "1" + strings.Repeat("}", 40)
+	for _, frame := range []string{
+		`{"d":{"x":"\"}"},"m":{"y":{}}}`,      // an escape: counted byte by byte
+		`{"d":` + deep + `,"m":` + deep + `}`, // past maxHops
+	} {
+		_, ok := TailValue([]byte(frame), 5, 1)
+		assert.False(t, ok, frame)
+	}
+	for _, frame := range []string{
+		`{"d":{"a":{"b":"}"},"c":[{}]}}`, // nesting its own kind, a bracket in a string
+		`{"d":{"x":"\"}","y":{}}}`,       // an escape
+		`{"d":{"x":` + deep + `}}`,       // past maxHops
+	} {
+		end, ok := TailValue([]byte(frame), 5, 1)
+		require.True(t, ok, frame)
+		assert.Equal(t, len(frame)-1, end, frame)
+	}
 }
 
 func TestMembersDecodesEscapedKeys(t *testing.T) {
