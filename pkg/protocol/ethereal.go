@@ -12,10 +12,12 @@ import (
 //	→ {"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}
 //	← {"e":"L2Book","t":1737043200123,"data":{"s":"BTCUSD","t":...,"pt":...,"a":[...],"b":[...]}}
 //
-// A topic is "TYPE:SYMBOL" or "TYPE:SUBACCOUNT_ID". There are no request
-// ids, acknowledgements or batches: subscribes are individual frames
-// written in one flush, and a notification's Data is the whole frame,
-// which is therefore checked to be one complete JSON value.
+// A topic is "TYPE:SYMBOL" or "TYPE:SUBACCOUNT_ID": a notification of a
+// subaccount stream is routed by data.subaccountId, any other by data.s
+// (data.symbol when there is no s). There are no request ids,
+// acknowledgements or batches: subscribes are individual frames written
+// in one flush, and a notification's Data is the whole frame, which is
+// therefore checked to be one complete JSON value.
 type ethereal struct{}
 
 // Ethereal returns the Ethereal dialect. L2Book topics are checked for
