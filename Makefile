@@ -43,8 +43,16 @@ lint: vet
 	@for m in $(MODULES); do (cd $$m && $(STATICCHECK) ./...) || exit 1; done
 	$(ERRCHECK) -ignoretests ./...
 
+# fuzz: every fuzz target of pkg/protocol for FUZZTIME each: FuzzClassify
+# (no panics, slices inside the frame) and the differential targets that
+# check each dialect's key scanner against encoding/json. Their seed
+# corpora (testdata/fuzz) run in every `go test`.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := FuzzClassify FuzzRouteThalex FuzzRouteDeribit FuzzRouteEthereum FuzzRouteEthereal
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzClassify -fuzztime 30s ./pkg/protocol
+	@for t in $(FUZZ_TARGETS); do \
+		$(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) ./pkg/protocol || exit 1; \
+	done
 
 demo:
 	$(GO) run ./cmd/sidecar -demo

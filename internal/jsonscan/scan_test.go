@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,9 +86,81 @@ func TestUintAndUnquote(t *testing.T) {
 		_, ok := Uint([]byte(bad))
 		assert.False(t, ok, bad)
 	}
-	s, ok := Unquote([]byte(`"abc"`))
+	s, ok := String([]byte(`"abc"`), nil)
 	assert.True(t, ok)
 	assert.Equal(t, "abc", string(s))
-	_, ok = Unquote([]byte(`"a\"b"`))
+	s, ok = String([]byte(`"a\"b\u0042\ud83d\ude00\ud800x\/"`), nil)
+	assert.True(t, ok)
+	assert.Equal(t, "a\"bB\U0001F600\uFFFDx/", string(s))
+	_, ok = String([]byte(`abc`), nil)
 	assert.False(t, ok)
+	assert.True(t, StringIs([]byte(`"ticker\u002e"`), "ticker."))
+	assert.False(t, StringIs([]byte(`"ticker"`), "ticker."))
+}
+
+func TestSkipValueChecksWhatItWalks(t *testing.T) {
+	for _, bad := range []string{
+		`{"a":1,}`, `{"a" 1}`, `{"a":1 "b":2}`, `[1 2]`, `[1,]`, `{"a":[1}}`, `[tru]`, `[01]`, `[1.]`,
+		`[-]`, `[1e]`, "[\"a\x01\"]", `["\x"]`, `["\u12G4"]`, `{,}`, `{1:2}`,
+	} {
+		_, err := SkipValue([]byte(bad), 0)
+		assert.ErrorIs(t, err, ErrSyntax, bad)
+	}
+	deep := []byte(strings.Repeat("[", 300) + strings.Repeat("]", 300))
+	end, err := SkipValue(deep, 0)
+	require.NoError(t, err, "nesting past the inline stack")
+	assert.Equal(t, len(deep), end)
+}
+
+func TestTailValueRefusesMembersAfterThePayload(t *testing.T) {
+	for _, frame := range []string{
+		`{"d":{"x":1},"m":{"y":2}}`,     // a member after the payload
+		`{"d":{"x":{}},"m":{"y":{}}}`,   // the same, with nesting inside both
+		`{"d":[{"x":1}],"m":[2]}`,       // arrays
+		`{"d":{"x":"}"},"m":{"y":"{"}}`, // brackets inside strings
+	} {
+		_, ok := TailValue([]byte(frame), 5, 1)
+		assert.False(t, ok, frame)
+	}
+	deep := strings.Repeat(`{"a":`, 40) + "1" + strings.Repeat("}", 40)
+	for _, frame := range []string{
+		`{"d":{"x":"\"}"},"m":{"y":{}}}`,      // an escape: counted byte by byte
+		`{"d":` + deep + `,"m":` + deep + `}`, // past maxHops
+	} {
+		_, ok := TailValue([]byte(frame), 5, 1)
+		assert.False(t, ok, frame)
+	}
+	for _, frame := range []string{
+		`{"d":{"a":{"b":"}"},"c":[{}]}}`, // nesting its own kind, a bracket in a string
+		`{"d":{"x":"\"}","y":{}}}`,       // an escape
+		`{"d":{"x":` + deep + `}}`,       // past maxHops
+	} {
+		end, ok := TailValue([]byte(frame), 5, 1)
+		require.True(t, ok, frame)
+		assert.Equal(t, len(frame)-1, end, frame)
+	}
+}
+
+func TestMembersDecodesEscapedKeys(t *testing.T) {
+	b := []byte(`{"ch\u0061nnel":1,"\ud83d\ude00":2}`)
+	m := Object(b, 0)
+	var keys []string
+	for {
+		k, _, ok := m.Next()
+		if !ok {
+			break
+		}
+		m.Skip()
+		keys = append(keys, string(k))
+	}
+	require.NoError(t, m.Err())
+	assert.Equal(t, []string{"channel", "\U0001F600"}, keys)
+}
+
+func TestPlainLen(t *testing.T) {
+	for in, want := range map[string]int{
+		``: 0, `abc`: 3, `abcdefghijk"`: 11, `abcdefgh\`: 8, "abcdefghij\x1f": 10, `ab"cdefghijkl`: 2, "Ä€😀\"": 9,
+	} {
+		assert.Equal(t, want, PlainLen([]byte(in)), in)
+	}
 }

@@ -113,7 +113,7 @@ func (d *channelDialect) encodeScope(b *Batch, topics []*Topic, nextID func() ui
 func (d *channelDialect) Ack(req *Request, result []byte, keys []string) error {
 	accepted := make(map[string]struct{}, len(req.Topics))
 	err := jsonscan.Elements(result, 0, func(e []byte) bool {
-		if s, ok := jsonscan.Unquote(e); ok {
+		if s, ok := jsonscan.AppendString(nil, e); ok {
 			accepted[string(s)] = struct{}{}
 		}
 		return true
@@ -137,15 +137,12 @@ func (d *channelDialect) Handshake() []Call { return nil }
 func (d *channelDialect) Sequence([]byte) (uint64, uint64, bool) { return 0, 0, false }
 
 // classifyResponseMember handles the members every JSON-RPC response
-// shares; it reports whether key was one of them.
-func classifyResponseMember(m *jsonscan.Members, frame []byte, key []byte, start int, f *Frame) (bool, error) {
+// shares; it reports whether key was one of them. A repeated member
+// counts as its last occurrence.
+func classifyResponseMember(m *jsonscan.Members, frame []byte, key []byte, start int, f *Frame) bool {
 	switch string(key) {
 	case "id":
-		end := m.Skip()
-		if v, ok := jsonscan.Uint(frame[start:end]); ok {
-			f.ID, f.HasID = v, true
-		}
-		f.Kind = KindResponse
+		f.ID, f.HasID = jsonscan.Uint(frame[start:m.Skip()])
 	case "result":
 		end, ok := jsonscan.TailValue(frame, start, 1)
 		if ok {
@@ -154,13 +151,17 @@ func classifyResponseMember(m *jsonscan.Members, frame []byte, key []byte, start
 			end = m.Skip()
 		}
 		f.Result = frame[start:end]
-		f.Kind = KindResponse
 	case "error":
-		end := m.Skip()
-		f.Error = frame[start:end]
-		f.Kind = KindResponse
+		f.Error = frame[start:m.Skip()]
 	default:
-		return false, nil
+		return false
 	}
-	return true, m.Err()
+	f.Kind = KindResponse
+	return true
+}
+
+// clearResponse forgets the response members of a frame that turned out
+// to be something else.
+func (f *Frame) clearResponse() {
+	f.Kind, f.ID, f.HasID, f.Result, f.Error = KindUnknown, 0, false, nil, nil
 }

@@ -63,30 +63,19 @@ func (*deribit) Classify(frame []byte, f *Frame) error {
 		f.Kind = KindNotification
 		return nil
 	}
-	method, err := scanRPC(frame, f, &deribitLayout)
-	if err != nil {
-		return err
+	var r rpcFrame
+	if err := scanRPC(frame, f, &deribitLayout, &r); err != nil || r.method == nil {
+		return err // nil for a response
 	}
-	if method == nil {
-		return nil // a response
-	}
-	return deribitKind(method, f)
-}
-
-// deribitLayout: a notification's params carry "channel" and "data"; a
-// heartbeat's carry "type", kept as its payload.
-var deribitLayout = rpcLayout{key: "channel", payloads: [2]string{"data", "type"}}
-
-func deribitKind(method []byte, f *Frame) error {
-	switch string(method) {
-	case "subscription":
-		if f.Key == nil || f.Data == nil {
+	switch {
+	case jsonscan.StringIs(r.method, "subscription"):
+		if r.payload == nil || !f.decodeKey(r.key) {
 			return ErrUnrecognized
 		}
-		f.Kind = KindNotification
-	case "heartbeat":
-		f.Kind = KindEvent
-		if string(f.Data) == `"test_request"` {
+		f.Kind, f.Data = KindNotification, r.payload
+	case jsonscan.StringIs(r.method, "heartbeat"):
+		f.Kind, f.Data = KindEvent, r.aux
+		if jsonscan.StringIs(r.aux, "test_request") {
 			f.Kind = KindHeartbeat
 		}
 	default:
@@ -94,6 +83,10 @@ func deribitKind(method []byte, f *Frame) error {
 	}
 	return nil
 }
+
+// deribitLayout: a notification's params carry "channel" and "data"; a
+// heartbeat's carry "type", kept as its payload.
+var deribitLayout = rpcLayout{key: "channel", payload: "data", aux: "type"}
 
 // Sequence reads change_id and prev_change_id from a book notification.
 func (*deribit) Sequence(data []byte) (id, prev uint64, ok bool) {

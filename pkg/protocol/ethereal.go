@@ -12,10 +12,12 @@ import (
 //	→ {"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}
 //	← {"e":"L2Book","t":1737043200123,"data":{"s":"BTCUSD","t":...,"pt":...,"a":[...],"b":[...]}}
 //
-// A topic is "TYPE:SYMBOL" or "TYPE:SUBACCOUNT_ID". There are no request
-// ids, acknowledgements or batches: subscribes are individual frames
-// written in one flush, and a notification's Data is the whole frame,
-// which is therefore checked to be one complete JSON value.
+// A topic is "TYPE:SYMBOL" or "TYPE:SUBACCOUNT_ID": a notification of a
+// subaccount stream is routed by data.subaccountId, any other by data.s
+// (data.symbol when there is no s). There are no request ids,
+// acknowledgements or batches: subscribes are individual frames written
+// in one flush, and a notification's Data is the whole frame, which is
+// therefore checked to be one complete JSON value.
 type ethereal struct{}
 
 // Ethereal returns the Ethereal dialect. L2Book topics are checked for
@@ -77,62 +79,90 @@ func (ethereal) Ack(req *Request, _ []byte, keys []string) error {
 
 func (ethereal) Classify(frame []byte, f *Frame) error {
 	f.reset()
-	var typ, id []byte
+	// One pass reads and checks the whole frame, which is the payload:
+	// a truncated book must not reach a consumer as a message. A repeated
+	// member counts as its last occurrence (as encoding/json decodes it).
+	var typ []byte
+	var ids etherealIDs
 	m := jsonscan.Object(frame, 0)
-	for typ == nil || id == nil {
+	for {
 		key, start, ok := m.Next()
 		if !ok {
 			break
 		}
 		switch string(key) {
 		case "e":
-			end := m.Skip()
-			typ, _ = jsonscan.Unquote(frame[start:end])
+			typ = frame[start:m.Skip()]
 		case "data":
-			id = etherealID(frame, start)
-			if typ == nil {
-				m.Skip() // "e" comes later: walk past the payload
+			ids = etherealIDs{}
+			if frame[start] != '{' {
+				m.Skip()
+				continue
 			}
+			end, err := ids.scan(frame, start)
+			if err != nil {
+				return ErrMalformed
+			}
+			m.SkipTo(end)
 		default:
 			m.Skip()
 		}
 	}
-	if m.Err() != nil {
-		return ErrMalformed
+	if m.Err() != nil || !jsonscan.AtEnd(frame, m.End()) {
+		return scanErr(frame)
 	}
-	if typ == nil || id == nil || len(typ)+1+len(id) > len(f.keyBuf) {
+	key, ok := jsonscan.AppendString(f.keyScratch(), typ)
+	if !ok || !ids.object {
 		return ErrUnrecognized
 	}
-	// The payload is the whole frame, so the whole frame must be sound:
-	// a truncated book must not reach a consumer as a message.
-	if end, err := jsonscan.SkipValue(frame, 0); err != nil || jsonscan.SkipSpace(frame, end) != len(frame) {
-		return ErrMalformed
+	id := ids.symbol
+	if etherealSubaccountTypes[string(key)] {
+		id = ids.subaccount
 	}
-	n := copy(f.keyBuf[:], typ)
-	f.keyBuf[n] = ':'
-	n += 1 + copy(f.keyBuf[n+1:], id)
-	f.Key = f.keyBuf[:n]
+	if key, ok = jsonscan.AppendString(append(key, ':'), id); !ok {
+		return ErrUnrecognized
+	}
+	f.keepKey(key)
 	f.Data = frame
 	f.Kind = KindNotification
 	return nil
 }
 
-// etherealID finds the symbol or subaccount a data object belongs to,
-// reading only its leading members.
-func etherealID(frame []byte, start int) []byte {
+// etherealIDs are the members of a data object that name its stream:
+// each a whole value, nil when absent.
+type etherealIDs struct {
+	object     bool   // data is an object
+	symbol     []byte // "s", or "symbol" when there is no "s"
+	subaccount []byte // "subaccountId"
+}
+
+// scan reads the data object at frame[start] and returns its end.
+func (ids *etherealIDs) scan(frame []byte, start int) (int, error) {
+	var s, symbol []byte
 	d := jsonscan.Object(frame, start)
 	for {
 		key, vstart, ok := d.Next()
 		if !ok {
-			return nil
+			break
 		}
 		end := d.Skip()
 		switch string(key) {
-		case "s", "symbol", "subaccountId":
-			s, _ := jsonscan.Unquote(frame[vstart:end])
-			return s
+		case "s":
+			s = frame[vstart:end]
+		case "symbol":
+			symbol = frame[vstart:end]
+		case "subaccountId":
+			ids.subaccount = frame[vstart:end]
 		}
 	}
+	if d.Err() != nil {
+		return 0, d.Err()
+	}
+	ids.object, ids.symbol = true, s
+	if s == nil {
+		ids.symbol = symbol
+	}
+	return d.End(), nil
 }
 
 func (ethereal) HeartbeatReply(dst []byte, _ uint64) []byte { return dst }

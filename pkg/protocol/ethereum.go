@@ -106,7 +106,7 @@ func encodeEthBatch(b *Batch, topics []*Topic, nextID func() uint64, chunk int, 
 
 // Ack takes the subscription id the node assigned.
 func (ethereum) Ack(req *Request, result []byte, keys []string) error {
-	s, ok := jsonscan.Unquote(bytes.TrimSpace(result))
+	s, ok := jsonscan.AppendString(nil, bytes.TrimSpace(result))
 	if !ok || len(s) == 0 {
 		return fmt.Errorf("ethereum: eth_subscribe result is not a subscription id: %.100s", result)
 	}
@@ -126,26 +126,19 @@ func (ethereum) Classify(frame []byte, f *Frame) error {
 		f.Kind = KindNotification
 		return nil
 	}
-	method, err := scanRPC(frame, f, &ethereumLayout)
-	if err != nil {
-		return err
+	var r rpcFrame
+	if err := scanRPC(frame, f, &ethereumLayout, &r); err != nil || r.method == nil {
+		return err // nil for a response
 	}
-	if method == nil {
-		return nil // a response
+	if !jsonscan.StringIs(r.method, "eth_subscription") || r.payload == nil || !f.decodeKey(r.key) {
+		return ErrUnrecognized
 	}
-	return ethereumKind(method, f)
+	f.Kind, f.Data = KindNotification, r.payload
+	return nil
 }
 
 // ethereumLayout: a notification's params carry "subscription" and "result".
-var ethereumLayout = rpcLayout{key: "subscription", payloads: [2]string{"result"}}
-
-func ethereumKind(method []byte, f *Frame) error {
-	if string(method) != "eth_subscription" || f.Key == nil || f.Data == nil {
-		return ErrUnrecognized
-	}
-	f.Kind = KindNotification
-	return nil
-}
+var ethereumLayout = rpcLayout{key: "subscription", payload: "result"}
 
 func (ethereum) HeartbeatReply(dst []byte, _ uint64) []byte { return dst }
 func (ethereum) Handshake() []Call                          { return nil }

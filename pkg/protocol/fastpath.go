@@ -1,26 +1,26 @@
 package protocol
 
 import (
-	"bytes"
-
 	"github.com/wsfan/wsfan/internal/jsonscan"
 )
 
 // Exchanges write notifications in one fixed, compact layout. fastNotify
-// recognises that layout with two prefix compares and a quote search, and
-// slices the payload from the frame's tail, so a ticker is classified
-// without reading its payload. Any other layout (whitespace, reordered
-// keys) returns false and goes through the general scanner.
+// recognises that layout with two prefix compares and a scan of the key,
+// and slices the payload from the frame's tail, so a ticker is classified
+// without parsing its payload. Any other layout (whitespace, reordered
+// keys, escapes in the key) returns false and goes through the general
+// scanner, which answers the same for every spelling of the frame.
 //
 // The frame must read prefix + KEY + `"` + mid + PAYLOAD + closing braces,
-// where closers is how many braces close the frame after the payload.
+// where closers is how many braces close the frame after the payload and
+// KEY holds no byte a JSON string must escape.
 func fastNotify(frame []byte, prefix, mid string, closers int, f *Frame) bool {
 	if len(frame) < len(prefix)+len(mid)+4 || string(frame[:len(prefix)]) != prefix {
 		return false
 	}
 	rest := frame[len(prefix):]
-	q := bytes.IndexByte(rest, '"')
-	if q < 0 || bytes.IndexByte(rest[:q], '\\') >= 0 {
+	q := jsonscan.PlainLen(rest)
+	if q >= len(rest) || rest[q] != '"' {
 		return false
 	}
 	after := rest[q+1:]

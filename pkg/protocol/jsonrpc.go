@@ -26,19 +26,27 @@ func appendRPC(dst []byte, id uint64, method string, params []byte, emptyParams 
 // key and payload inside "params": Deribit {"channel","data"} (and a
 // heartbeat's "type"), Ethereum {"subscription","result"}.
 type rpcLayout struct {
-	key      string
-	payloads [2]string // member names holding the payload; "" for unused
+	key     string
+	payload string
+	aux     string // a second member kept whole (Deribit's heartbeat "type"); "" for none
 }
 
-func (l *rpcLayout) isPayload(name []byte) bool {
-	return string(name) == l.payloads[0] || (l.payloads[1] != "" && string(name) == l.payloads[1])
+// rpcFrame is what scanRPC found besides the response members it writes
+// to the Frame. Each field is a member's whole value, nil when absent; a
+// repeated member counts as its last occurrence, and a repeated "params"
+// replaces everything found in the one before.
+type rpcFrame struct {
+	method  []byte // "method", a request or notification when present
+	key     []byte // params' routing key member
+	payload []byte // params' payload member
+	aux     []byte // params' aux member
 }
 
-// scanRPC fills f from a JSON-RPC frame: a response's id, result and
-// error, or a notification's key and payload found through layout. It
-// returns the frame's "method" (nil for a response); the dialect decides
-// the kind from it.
-func scanRPC(frame []byte, f *Frame, layout *rpcLayout) (method []byte, err error) {
+// scanRPC reads a JSON-RPC frame: a response's id, result and error into
+// f, the method and the params members layout names into r. Every member
+// is read and checked, except a payload or result that closes the frame,
+// which is sliced from the tail (see jsonscan.TailValue).
+func scanRPC(frame []byte, f *Frame, layout *rpcLayout, r *rpcFrame) error {
 	m := jsonscan.Object(frame, 0)
 	for {
 		key, start, ok := m.Next()
@@ -47,40 +55,43 @@ func scanRPC(frame []byte, f *Frame, layout *rpcLayout) (method []byte, err erro
 		}
 		switch string(key) {
 		case "method":
-			end := m.Skip()
-			method, _ = jsonscan.Unquote(frame[start:end])
+			r.method = frame[start:m.Skip()]
 		case "params":
-			end, done, err := scanParams(frame, start, f, layout)
+			r.key, r.payload, r.aux = nil, nil, nil
+			end, err := scanParams(frame, start, layout, r)
 			if err != nil {
-				return nil, err
-			}
-			if done {
-				return method, nil
+				return err
 			}
 			m.SkipTo(end)
 		default:
-			handled, err := classifyResponseMember(&m, frame, key, start, f)
-			if err != nil {
-				return nil, ErrMalformed
-			}
-			if !handled {
+			if !classifyResponseMember(&m, frame, key, start, f) {
 				m.Skip()
 			}
 		}
 	}
-	if m.Err() != nil {
-		return nil, ErrMalformed
+	if m.Err() != nil || !jsonscan.AtEnd(frame, m.End()) {
+		return scanErr(frame)
 	}
-	if method == nil && f.Kind != KindResponse {
-		return nil, ErrUnrecognized
+	if r.method != nil {
+		f.clearResponse()
+		return nil
 	}
-	return method, nil
+	if f.Kind != KindResponse {
+		return ErrUnrecognized
+	}
+	return nil
 }
 
-// scanParams scans a notification's params object for its routing key
-// and payload. done is true when the payload was sliced from the frame's
-// tail, so nothing is left to scan.
-func scanParams(frame []byte, start int, f *Frame, layout *rpcLayout) (end int, done bool, err error) {
+// scanParams reads a params value for the members layout names, and
+// returns its end.
+func scanParams(frame []byte, start int, layout *rpcLayout, r *rpcFrame) (end int, err error) {
+	if frame[start] != '{' {
+		end, err = jsonscan.SkipValue(frame, start)
+		if err != nil {
+			return 0, ErrMalformed
+		}
+		return end, nil
+	}
 	p := jsonscan.Object(frame, start)
 	for {
 		key, vstart, ok := p.Next()
@@ -89,39 +100,33 @@ func scanParams(frame []byte, start int, f *Frame, layout *rpcLayout) (end int, 
 		}
 		switch {
 		case string(key) == layout.key:
-			e := p.Skip()
-			s, ok := jsonscan.Unquote(frame[vstart:e])
-			if !ok {
-				return 0, false, ErrUnrecognized
-			}
-			f.Key = s
-		case layout.isPayload(key):
+			r.key = frame[vstart:p.Skip()]
+		case string(key) == layout.payload:
 			e, tail := jsonscan.TailValue(frame, vstart, 2)
-			if !tail {
+			if tail {
+				p.SkipTo(e)
+			} else {
 				e = p.Skip()
 			}
-			f.Data = frame[vstart:e]
-			if tail && f.Key != nil {
-				return e, true, nil
-			}
-			p.SkipTo(e)
+			r.payload = frame[vstart:e]
+		case layout.aux != "" && string(key) == layout.aux:
+			r.aux = frame[vstart:p.Skip()]
 		default:
 			p.Skip()
 		}
 	}
 	if p.Err() != nil {
-		return 0, false, ErrMalformed
+		return 0, ErrMalformed
 	}
-	end, err = jsonscan.SkipValue(frame, start)
-	if err != nil {
-		return 0, false, ErrMalformed
-	}
-	return end, false, nil
+	return p.End(), nil
 }
 
 // EachElement calls fn with each element of a JSON-RPC batch array (a
 // KindBatch frame).
 func EachElement(batch []byte, fn func(elem []byte) bool) error {
+	if end, err := jsonscan.SkipValue(batch, 0); err != nil || !jsonscan.AtEnd(batch, end) {
+		return ErrMalformed
+	}
 	if err := jsonscan.Elements(batch, 0, fn); err != nil {
 		return ErrMalformed
 	}

@@ -14,8 +14,11 @@
 package protocol
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+
+	"github.com/wsfan/wsfan/internal/jsonscan"
 )
 
 // Kind says what an incoming frame is.
@@ -72,12 +75,50 @@ type Frame struct {
 	Data   []byte // payload of a notification (or event)
 	Event  Event
 
-	keyBuf [96]byte // scratch for keys composed from two fields (Ethereal)
+	// Storage for keys that are not a slice of the frame: composed from
+	// two fields (Ethereal) or decoded from escapes. keyBig is a longer
+	// key's storage, kept for the next one.
+	keyBuf [96]byte
+	keyBig []byte
 }
 
 func (f *Frame) reset() {
 	f.Kind, f.ID, f.HasID, f.Event = KindUnknown, 0, false, EventNone
 	f.Result, f.Error, f.Key, f.Data = nil, nil, nil, nil
+}
+
+// keyScratch returns empty storage for a key that is not a slice of the
+// frame; pass what was built in it to keepKey.
+func (f *Frame) keyScratch() []byte {
+	if f.keyBig != nil {
+		return f.keyBig[:0]
+	}
+	return f.keyBuf[:0]
+}
+
+// keepKey sets the routing key to one built in keyScratch, keeping its
+// storage for the next key when it outgrew the Frame's own.
+func (f *Frame) keepKey(key []byte) {
+	if cap(key) > len(f.keyBuf) && cap(key) > cap(f.keyBig) {
+		f.keyBig = key[:0]
+	}
+	f.Key = key
+}
+
+// decodeKey sets the routing key to the JSON string v, decoded: a slice
+// of the frame when it has no escapes, else built in keyScratch. It
+// reports whether v is a string.
+func (f *Frame) decodeKey(v []byte) bool {
+	if bytes.IndexByte(v, '\\') < 0 {
+		s, ok := jsonscan.String(v, nil)
+		f.Key = s
+		return ok
+	}
+	s, ok := jsonscan.AppendString(f.keyScratch(), v)
+	if ok {
+		f.keepKey(s)
+	}
+	return ok
 }
 
 // Topic is a topic as a dialect sends it, validated and encoded once when
@@ -166,7 +207,17 @@ type Protocol interface {
 	// keys[i] the routing key of req.Topics[i], or "" if it was refused.
 	Ack(req *Request, result []byte, keys []string) error
 
-	// Classify fills f from frame by scanning it.
+	// Classify fills f from frame by scanning it. Every spelling JSON
+	// allows answers the same as encoding/json would decode the frame:
+	// key order, whitespace, escapes in names and values (keys come
+	// decoded), text inside strings that looks like members; a repeated
+	// member counts as its last occurrence. A valid frame of no known shape
+	// is ErrUnrecognized. A payload or result that closes the frame is
+	// sliced from its tail without being parsed, so a fault inside it
+	// reaches whoever decodes it; any other fault is ErrMalformed, and an
+	// Ethereal frame, whose payload is the whole frame, is checked whole.
+	// UTF-8 is not checked. The differential fuzz targets (FuzzRoute*)
+	// hold every dialect to this.
 	Classify(frame []byte, f *Frame) error
 
 	// HeartbeatReply appends the answer to a KindHeartbeat frame.
@@ -199,6 +250,18 @@ var (
 	// ErrInvalidTopic: a topic the dialect cannot express.
 	ErrInvalidTopic = errors.New("protocol: invalid topic")
 )
+
+// scanErr is the error for a frame whose members did not read to the
+// end: unrecognized when it is valid JSON but not an object, else
+// malformed.
+func scanErr(frame []byte) error {
+	if i := jsonscan.SkipSpace(frame, 0); i < len(frame) && frame[i] != '{' {
+		if end, err := jsonscan.SkipValue(frame, i); err == nil && jsonscan.AtEnd(frame, end) {
+			return ErrUnrecognized
+		}
+	}
+	return ErrMalformed
+}
 
 // ByName returns the dialect called name with default options.
 func ByName(name string) (Protocol, error) {

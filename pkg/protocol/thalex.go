@@ -1,8 +1,6 @@
 package protocol
 
 import (
-	"bytes"
-
 	"github.com/wsfan/wsfan/internal/jsonscan"
 )
 
@@ -28,6 +26,9 @@ func (*thalex) Classify(frame []byte, f *Frame) error {
 	if fastNotify(frame, `{"channel_name":"`, `,"notification":`, 1, f) {
 		return thalexNotification(f)
 	}
+	// Every member is read; a repeated one counts once, as its last
+	// occurrence (as encoding/json decodes it).
+	var channel, note []byte
 	m := jsonscan.Object(frame, 0)
 	for {
 		key, start, ok := m.Next()
@@ -36,43 +37,32 @@ func (*thalex) Classify(frame []byte, f *Frame) error {
 		}
 		switch string(key) {
 		case "channel_name":
-			end := m.Skip()
-			s, ok := jsonscan.Unquote(frame[start:end])
-			if !ok {
-				return ErrUnrecognized
-			}
-			f.Key = s
+			channel = frame[start:m.Skip()]
 		case "notification":
-			end, ok := jsonscan.TailValue(frame, start, 1)
-			if !ok {
+			end, tail := jsonscan.TailValue(frame, start, 1)
+			if tail {
+				m.SkipTo(end)
+			} else {
 				end = m.Skip()
 			}
-			f.Data = frame[start:end]
-			if ok && f.Key != nil {
-				return thalexNotification(f)
-			}
-			m.SkipTo(end)
+			note = frame[start:end]
 		default:
-			handled, err := classifyResponseMember(&m, frame, key, start, f)
-			if err != nil {
-				return ErrMalformed
-			}
-			if !handled {
+			if !classifyResponseMember(&m, frame, key, start, f) {
 				m.Skip()
 			}
 		}
 	}
-	if m.Err() != nil {
-		return ErrMalformed
+	if m.Err() != nil || !jsonscan.AtEnd(frame, m.End()) {
+		return scanErr(frame)
 	}
-	if f.Key != nil && f.Data != nil {
+	if note != nil && f.decodeKey(channel) {
+		f.clearResponse()
+		f.Data = note
 		return thalexNotification(f)
 	}
-	if f.Kind == KindResponse && f.HasID {
-		return nil
-	}
+	f.Key = nil
 	if f.Kind == KindResponse {
-		return nil // an error without a usable id: the caller counts it
+		return nil // with or without a usable id: the caller counts the latter
 	}
 	return ErrUnrecognized
 }
@@ -85,8 +75,26 @@ func thalexNotification(f *Frame) error {
 		return nil
 	}
 	f.Kind = KindEvent
-	if bytes.Contains(f.Data, []byte(`"reconnect"`)) {
+	if thalexReconnect(f.Data) {
 		f.Event = EventReconnect
 	}
 	return nil
+}
+
+// thalexReconnect reports whether a system notification is an object
+// whose "event" is "reconnect".
+func thalexReconnect(data []byte) bool {
+	var event []byte
+	m := jsonscan.Object(data, 0)
+	for {
+		key, start, ok := m.Next()
+		if !ok {
+			break
+		}
+		end := m.Skip()
+		if string(key) == "event" {
+			event = data[start:end]
+		}
+	}
+	return m.Err() == nil && jsonscan.StringIs(event, "reconnect")
 }
