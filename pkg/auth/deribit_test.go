@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/clock"
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/auth"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
@@ -92,10 +93,10 @@ func refreshServer(t *testing.T, clk *clock.Fake) *exchangetest.Server {
 // the refresh to be answered and the one after it to be scheduled.
 func nextRefresh(t *testing.T, clk *clock.Fake, srv *exchangetest.Server, auths int) {
 	t.Helper()
-	require.NoError(t, clk.WaitTimers(testCtx(t), 1), "a refresh is scheduled")
+	require.NoError(t, clk.WaitTimers(testutil.Context(t), 1), "a refresh is scheduled")
 	require.True(t, clk.AdvanceToNext())
-	require.NoError(t, srv.WaitReceived(testCtx(t), "public/auth", auths))
-	require.NoError(t, clk.WaitTimers(testCtx(t), 1), "the next refresh is scheduled")
+	require.NoError(t, srv.WaitReceived(testutil.Context(t), "public/auth", auths))
+	require.NoError(t, clk.WaitTimers(testutil.Context(t), 1), "the next refresh is scheduled")
 }
 
 // A token is refreshed on its connection when four fifths of its
@@ -144,7 +145,7 @@ func TestDeribitFailedReauthenticationDropsTheConnection(t *testing.T) {
 	require.NoError(t, err)
 
 	srv.RevokeTokens()
-	require.NoError(t, clientClock.WaitTimers(testCtx(t), 1))
+	require.NoError(t, clientClock.WaitTimers(testutil.Context(t), 1))
 	clientClock.Advance(48 * time.Minute)
 	ev, err := waitEvent(c, client.Disconnected)
 	require.NoError(t, err)

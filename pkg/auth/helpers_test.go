@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -18,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -50,12 +50,6 @@ func pkcs8(t *testing.T, key any) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 }
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func newServer(t *testing.T, d exchangetest.Dialect, opts ...exchangetest.Option) *exchangetest.Server {
 	srv := exchangetest.NewServer(d, opts...)
 	t.Cleanup(srv.Close)
@@ -75,7 +69,7 @@ func protocolOf(d exchangetest.Dialect) protocol.Protocol {
 // dial connects to srv with login as the on-connect hook.
 func dial(t *testing.T, srv *exchangetest.Server, login client.OnConnect, opts ...client.Option) (*client.Client, error) {
 	opts = append([]client.Option{client.WithProtocol(protocolOf(srv.Dialect())), client.WithOnConnect(login), fastBackoff}, opts...)
-	c, err := client.Dial(testCtx(t), srv.URL(), opts...)
+	c, err := client.Dial(testutil.Context(t), srv.URL(), opts...)
 	if err == nil {
 		t.Cleanup(func() { _ = c.Close() })
 	}
@@ -94,9 +88,9 @@ func privateTopic(srv *exchangetest.Server) string {
 // accepts a private channel on it.
 func requireLoggedIn(t *testing.T, c *client.Client, srv *exchangetest.Server) {
 	t.Helper()
-	sub, err := c.Subscribe(testCtx(t), []string{privateTopic(srv)})
+	sub, err := c.Subscribe(testutil.Context(t), []string{privateTopic(srv)})
 	require.NoError(t, err, "a private channel needs a login")
-	require.NoError(t, sub.Unsubscribe(testCtx(t)))
+	require.NoError(t, sub.Unsubscribe(testutil.Context(t)))
 }
 
 // requireRefused checks that err is the server refusing a login with

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/auth"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
@@ -82,7 +83,7 @@ func TestLoginHookRestoresPrivateChannels(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := tc.server(t)
 			c := dial(t, srv, tc.proto, fastBackoff(), client.WithOnConnect(tc.hook))
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 			sub, err := c.Subscribe(ctx, []string{tc.private, tc.public})
 			require.NoError(t, err)
 			drainEvents(c)
@@ -144,7 +145,7 @@ func TestLoginHookFailingIsRetried(t *testing.T) {
 		return login(ctx, c)
 	}
 	c := dial(t, srv, protocol.Thalex(), fastBackoff(), client.WithOnConnect(hook))
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{"account.orders"})
 	require.NoError(t, err)
 	drainEvents(c)
@@ -191,7 +192,7 @@ func TestCallsWaitForTheHookOnReconnect(t *testing.T) {
 		return login(ctx, c)
 	}
 	c := dial(t, srv, protocol.Thalex(), client.WithOnConnect(hook), fastBackoff())
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 
 	reconnecting.Store(true)
 	srv.DropConnections()

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
@@ -21,7 +22,7 @@ func TestSubscribeReceivesInOrderOnEveryDialect(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			srv := newServer(t, d.server)
 			c := dial(t, srv, d.proto())
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 
 			sub, err := c.Subscribe(ctx, []string{d.topics[0], d.topics[1]})
 			require.NoError(t, err)
@@ -85,7 +86,7 @@ func TestSubscribeBatchesNewTopicsIntoOneFrame(t *testing.T) {
 					topics[i] = fmt.Sprintf(`["logs",{"address":"0x%x"}]`, i)
 				}
 			}
-			_, err := c.Subscribe(testCtx(t), topics)
+			_, err := c.Subscribe(testutil.Context(t), topics)
 			require.NoError(t, err)
 			method := "public/subscribe"
 			if d.name == "ethereum" {
@@ -105,7 +106,7 @@ func TestRefusedTopicIsNamed(t *testing.T) {
 			srv := newServer(t, d.server)
 			srv.SetRefused(d.topics[1])
 			c := dial(t, srv, d.proto())
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 
 			sub, err := c.Subscribe(ctx, []string{d.topics[0], d.topics[1]})
 			require.Nil(t, sub)
@@ -136,7 +137,7 @@ func TestCallCorrelatesResultsAndErrors(t *testing.T) {
 				return nil, &exchangetest.RPCError{Code: 10001, Message: "insufficient funds"}
 			})
 			c := dial(t, srv, d.proto())
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 
 			var out map[string]int
 			require.NoError(t, c.Call(ctx, "echo", map[string]int{"a": 1}, &out))
@@ -162,7 +163,7 @@ func TestCallCorrelatesResultsAndErrors(t *testing.T) {
 func TestEtherealHasNoCalls(t *testing.T) {
 	srv := newServer(t, exchangetest.Ethereal)
 	c := dial(t, srv, dialects[3].proto())
-	err := c.Call(testCtx(t), "anything", nil, nil)
+	err := c.Call(testutil.Context(t), "anything", nil, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not supported")
 }
@@ -170,7 +171,7 @@ func TestEtherealHasNoCalls(t *testing.T) {
 func TestTwoSubscriptionsOfOneTopicEachGetEveryMessage(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	c := dial(t, srv, dialects[0].proto())
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	topic := dialects[0].topics[0]
 
 	a, err := c.Subscribe(ctx, []string{topic})
@@ -200,7 +201,7 @@ func TestCloseFailsPendingCallsAndClosesSubscriptions(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	srv.Handle("slow", func(json.RawMessage) (any, *exchangetest.RPCError) { return "late", nil })
 	c := dial(t, srv, dialects[0].proto())
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{dialects[0].topics[0]})
 	require.NoError(t, err)
 
@@ -224,11 +225,11 @@ func TestCloseFailsPendingCallsAndClosesSubscriptions(t *testing.T) {
 func TestUnsubscribeReportsAnUnansweredRequest(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	c := dial(t, srv, dialects[0].proto())
-	sub, err := c.Subscribe(testCtx(t), []string{"ticker.A.raw"})
+	sub, err := c.Subscribe(testutil.Context(t), []string{"ticker.A.raw"})
 	require.NoError(t, err)
 
 	srv.SetResponseDelay(2 * time.Second)
-	ctx, cancel := context.WithTimeout(testCtx(t), 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(testutil.Context(t), 50*time.Millisecond)
 	defer cancel()
 	err = sub.Unsubscribe(ctx)
 	assert.ErrorIs(t, err, client.ErrTimeout)
@@ -247,7 +248,7 @@ func TestSubscribeTimesOutThenWorks(t *testing.T) {
 			c := dial(t, srv, d.proto(), client.WithMetrics(reg, "x"))
 
 			srv.SetResponseDelay(100 * time.Millisecond)
-			ctx, cancel := context.WithTimeout(testCtx(t), 20*time.Millisecond)
+			ctx, cancel := context.WithTimeout(testutil.Context(t), 20*time.Millisecond)
 			defer cancel()
 			_, err := c.Subscribe(ctx, d.topics)
 			assert.ErrorIs(t, err, client.ErrTimeout)
@@ -258,7 +259,7 @@ func TestSubscribeTimesOutThenWorks(t *testing.T) {
 			require.Eventually(t, func() bool { return metric(t, reg, "wsfan_client_dropped_total", unknown) > 0 },
 				5*time.Second, time.Millisecond)
 			srv.SetResponseDelay(0)
-			sub, err := c.Subscribe(testCtx(t), d.topics)
+			sub, err := c.Subscribe(testutil.Context(t), d.topics)
 			require.NoError(t, err)
 			srv.Publish(d.topics[0], json.RawMessage(`{"n":1}`))
 			assert.JSONEq(t, `{"n":1}`, string(receive(t, sub).Data))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
@@ -20,7 +21,7 @@ func TestManyGoroutinesCallSubscribeAndUnsubscribe(t *testing.T) {
 			srv := newServer(t, d.server)
 			srv.Handle("echo", func(p json.RawMessage) (any, *exchangetest.RPCError) { return p, nil })
 			c := dial(t, srv, d.proto())
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 			shared := d.topics[0]
 
 			var wg sync.WaitGroup

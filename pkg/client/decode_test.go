@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
@@ -28,7 +29,7 @@ func TestDecodedValuesPinNothing(t *testing.T) {
 	const n = 20_000
 	srv := newServer(t, exchangetest.Thalex)
 	c := dial(t, srv, dialects[0].proto(), client.WithOverflow(client.Block))
-	sub, err := c.Subscribe(testCtx(t), []string{"ticker.A.raw"})
+	sub, err := c.Subscribe(testutil.Context(t), []string{"ticker.A.raw"})
 	require.NoError(t, err)
 	pad := strings.Repeat("x", 1000)
 
@@ -82,7 +83,7 @@ func TestDecodeGeneric(t *testing.T) {
 func TestAllEndsWithError(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	c := dial(t, srv, dialects[0].proto())
-	sub, err := c.Subscribe(testCtx(t), []string{"ticker.A.raw"}, client.Buffer(2), client.Overflow(client.CloseSubscription))
+	sub, err := c.Subscribe(testutil.Context(t), []string{"ticker.A.raw"}, client.Buffer(2), client.Overflow(client.CloseSubscription))
 	require.NoError(t, err)
 	srv.Publish("ticker.A.raw", []byte(`{}`))
 	srv.Publish("ticker.A.raw", []byte(`{}`))
@@ -109,7 +110,7 @@ func TestAllEndsWithError(t *testing.T) {
 func TestAllEndsWithErrorAfterErrWasRead(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	c := dial(t, srv, dialects[0].proto())
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"}, client.Buffer(1), client.Overflow(client.CloseSubscription))
 	require.NoError(t, err)
 	srv.Publish("ticker.A.raw", []byte(`{}`))

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
@@ -90,7 +91,7 @@ func TestBadInputIsDroppedAndCounted(t *testing.T) {
 			srv.Handle("echo", func(p json.RawMessage) (any, *exchangetest.RPCError) { return p, nil })
 			reg := prometheus.NewRegistry()
 			c := dial(t, srv, d.proto(), client.WithMetrics(reg, "x"))
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 			topic := d.topics[0]
 			sub, err := c.Subscribe(ctx, []string{topic})
 			require.NoError(t, err)
@@ -158,7 +159,7 @@ func TestOversizedFrameIsDropped(t *testing.T) {
 			srv := newServer(t, d.server)
 			reg := prometheus.NewRegistry()
 			c := dial(t, srv, d.proto(), client.WithMetrics(reg, "x"), client.WithReadLimit(limit))
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 			topic := d.topics[0]
 			sub, err := c.Subscribe(ctx, []string{topic})
 			require.NoError(t, err)
@@ -196,7 +197,7 @@ func TestErrorObjectWhereResultExpected(t *testing.T) {
 			})
 			c := dial(t, srv, d.proto())
 			var out struct{ A int }
-			err := c.Call(testCtx(t), "fail", nil, &out)
+			err := c.Call(testutil.Context(t), "fail", nil, &out)
 			var rpcErr *client.RPCError
 			require.ErrorAs(t, err, &rpcErr)
 			assert.Equal(t, -32000, rpcErr.Code)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -58,7 +59,7 @@ func TestBookGapDetected(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newServer(t, tc.server)
 			c := dial(t, srv, tc.proto(), fastBackoff())
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 			book, err := c.Subscribe(ctx, []string{tc.book})
 			require.NoError(t, err)
 			require.NoError(t, srv.WaitSubscribers(ctx, tc.book, 1))
@@ -105,7 +106,7 @@ func TestBookSequenceStartsOverAfterReconnect(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newServer(t, tc.server)
 			c := dial(t, srv, tc.proto(), fastBackoff())
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 			book, err := c.Subscribe(ctx, []string{tc.book})
 			require.NoError(t, err)
 			require.NoError(t, srv.WaitSubscribers(ctx, tc.book, 1))
@@ -138,7 +139,7 @@ func TestResubscribeOnGap(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newServer(t, tc.server)
 			c := dial(t, srv, tc.proto(), fastBackoff(), client.WithResubscribeOnGap(true))
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 			book, err := c.Subscribe(ctx, []string{tc.book})
 			require.NoError(t, err)
 			require.NoError(t, srv.WaitSubscribers(ctx, tc.book, 1))

@@ -1,12 +1,12 @@
 package client_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -25,19 +25,11 @@ var dialects = []struct {
 	{"ethereal", exchangetest.Ethereal, protocol.Ethereal, []string{"L2Book:BTCUSD", "MarketPrice:BTCUSD", "L2Book:ETHUSD"}},
 }
 
-// testCtx is a context that ends with the test, bounded to 20s.
-func testCtx(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // dial connects a client to srv and closes it with the test.
 func dial(t *testing.T, srv *exchangetest.Server, p protocol.Protocol, opts ...client.Option) *client.Client {
 	t.Helper()
 	opts = append([]client.Option{client.WithProtocol(p)}, opts...)
-	c, err := client.Dial(testCtx(t), srv.URL(), opts...)
+	c, err := client.Dial(testutil.Context(t), srv.URL(), opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -20,7 +21,7 @@ func TestDialTimeoutOnServerThatNeverUpgrades(t *testing.T) {
 	for _, timeout := range []time.Duration{50 * time.Millisecond, 200 * time.Millisecond} {
 		t.Run(timeout.String(), func(t *testing.T) {
 			start := time.Now()
-			c, err := client.Dial(testCtx(t), "ws://"+addr+"/ws", client.WithDialTimeout(timeout))
+			c, err := client.Dial(testutil.Context(t), "ws://"+addr+"/ws", client.WithDialTimeout(timeout))
 			took := time.Since(start)
 			require.Nil(t, c)
 			require.ErrorIs(t, err, client.ErrTimeout)
@@ -55,7 +56,7 @@ func TestDeadPeerDetectedByPing(t *testing.T) {
 			d := dialects[d]
 			srv := newServer(t, d.server)
 			c := dial(t, srv, d.proto(), fastBackoff(), client.WithPing(interval, timeout))
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 			sub, err := c.Subscribe(ctx, []string{d.topics[0]})
 			require.NoError(t, err)
 			// While pongs come back the connection stays up over several
@@ -86,7 +87,7 @@ func TestIdleWatchdog(t *testing.T) {
 	d := dialects[0]
 	srv := newServer(t, d.server)
 	c := dial(t, srv, d.proto(), fastBackoff(), client.WithPing(0, 0), client.WithIdleTimeout(idle))
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{d.topics[0]})
 	require.NoError(t, err)
 	drainEvents(c)
@@ -117,7 +118,7 @@ func TestThalexSystemReconnect(t *testing.T) {
 	d := dialects[0]
 	srv := newServer(t, d.server)
 	c := dial(t, srv, d.proto(), constantBackoff(time.Hour))
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{d.topics[0]})
 	require.NoError(t, err)
 	drainEvents(c)
@@ -148,7 +149,7 @@ func TestDeribitHeartbeat(t *testing.T) {
 	const hb = 50 * time.Millisecond
 	srv := newServer(t, exchangetest.Deribit)
 	c := dial(t, srv, protocol.Deribit(protocol.WithHeartbeat(hb)), fastBackoff())
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	_, err := c.Subscribe(ctx, []string{"ticker.BTC-PERPETUAL.100ms"})
 	require.NoError(t, err)
 	drainEvents(c)

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
@@ -28,7 +29,7 @@ func TestMetricsReadBack(t *testing.T) {
 	})
 	reg := prometheus.NewRegistry()
 	c := dial(t, srv, d.proto(), fastBackoff(), client.WithMetrics(reg, "feed"), client.WithBufferSize(4))
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	conn := map[string]string{"connection": "feed"}
 	get := func(name string) float64 { return metric(t, reg, name, conn) }
 
@@ -40,7 +41,7 @@ func TestMetricsReadBack(t *testing.T) {
 	require.NoError(t, err)
 	b, err := c.Subscribe(ctx, []string{d.topics[1], d.topics[2]})
 	require.NoError(t, err)
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+	require.NoError(t, promtest.GatherAndCompare(reg, strings.NewReader(`
 # HELP wsfan_client_subscriptions Open subscriptions.
 # TYPE wsfan_client_subscriptions gauge
 wsfan_client_subscriptions{connection="feed"} 2
@@ -120,7 +121,7 @@ func TestMetricsNamesPerConnection(t *testing.T) {
 	dial(t, srv, dialects[0].proto(), client.WithMetrics(reg, "b"))
 	assert.Equal(t, 2, count(t, reg, "wsfan_client_state"))
 
-	c, err := client.Dial(testCtx(t), srv.URL(), client.WithProtocol(dialects[0].proto()), client.WithMetrics(reg, "a"))
+	c, err := client.Dial(testutil.Context(t), srv.URL(), client.WithProtocol(dialects[0].proto()), client.WithMetrics(reg, "a"))
 	require.Nil(t, c)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "metrics")
@@ -129,7 +130,7 @@ func TestMetricsNamesPerConnection(t *testing.T) {
 // count is testutil.GatherAndCount that fails the test on error.
 func count(t *testing.T, reg prometheus.Gatherer, names ...string) int {
 	t.Helper()
-	n, err := testutil.GatherAndCount(reg, names...)
+	n, err := promtest.GatherAndCount(reg, names...)
 	require.NoError(t, err)
 	return n
 }
@@ -142,7 +143,7 @@ func TestLogsStateChangesNotFrames(t *testing.T) {
 	srv := newServer(t, d.server)
 	core, logs := observer.New(zap.DebugLevel)
 	c := dial(t, srv, d.proto(), fastBackoff(), client.WithLogger(zap.New(core)))
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{d.topics[0]})
 	require.NoError(t, err)
 	require.NoError(t, srv.WaitConnections(ctx, 1))

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
@@ -22,7 +23,7 @@ func TestStalledConsumerDoesNotDelayOthers(t *testing.T) {
 		t.Run(policy.String(), func(t *testing.T) {
 			srv := newServer(t, exchangetest.Thalex)
 			c := dial(t, srv, dialects[0].proto(), client.WithBufferSize(buffer), client.WithOverflow(policy))
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 			stalled, err := c.Subscribe(ctx, []string{"ticker.STALLED.raw"})
 			require.NoError(t, err)
 			live, err := c.Subscribe(ctx, []string{"ticker.LIVE.raw"})
@@ -73,7 +74,7 @@ func TestStalledConsumerDoesNotDelayOthers(t *testing.T) {
 func TestBlockPolicyDeliversEverything(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	c := dial(t, srv, dialects[0].proto(), client.WithBufferSize(2), client.WithOverflow(client.Block))
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"})
 	require.NoError(t, err)
 	for i := 1; i <= 50; i++ {
@@ -104,7 +105,7 @@ func TestPerSubscriptionPolicies(t *testing.T) {
 	const sent, buffer = 100, 4
 	srv := newServer(t, exchangetest.Thalex)
 	c := dial(t, srv, dialects[0].proto(), client.WithEventBuffer(1024))
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	book, err := c.Subscribe(ctx, []string{"book.A.none.10.100ms"}, client.Buffer(buffer), client.Overflow(client.Block))
 	require.NoError(t, err)
 	ticker, err := c.Subscribe(ctx, []string{"ticker.A.raw"}, client.Buffer(buffer), client.Overflow(client.DropOldest))
@@ -160,7 +161,7 @@ func TestPerSubscriptionPolicies(t *testing.T) {
 func TestSlowConsumerEventsDoNotFlap(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	c := dial(t, srv, dialects[0].proto(), client.WithEventBuffer(1024))
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"}, client.Buffer(4))
 	require.NoError(t, err)
 	// Receiving from mark proves every frame published before was routed.
@@ -214,7 +215,7 @@ func TestPendingBytesLimit(t *testing.T) {
 	const limit, size, sent = 1000, 100, 20
 	srv := newServer(t, exchangetest.Thalex)
 	c := dial(t, srv, dialects[0].proto())
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"},
 		client.Buffer(100), client.PendingBytes(limit), client.Overflow(client.DropNewest))
 	require.NoError(t, err)

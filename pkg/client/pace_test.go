@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/clock"
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -71,7 +72,7 @@ func TestRateLimitChargesTheRestore(t *testing.T) {
 	// 3 credits: 1 for the subscribe, 1 for the restore, 1 for a call.
 	c := dial(t, srv, protocol.Thalex(), fastBackoff(),
 		client.WithRateLimit(client.RateLimit{Rate: 1, Burst: 3}), client.WithPaceClock(clk))
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	_, err := c.Subscribe(ctx, []string{"ticker.BTC-PERPETUAL.raw", "ticker.ETH-PERPETUAL.raw"})
 	require.NoError(t, err)
 	drainEvents(c)
@@ -98,7 +99,7 @@ func TestRateLimitWaitEndsWithTheContext(t *testing.T) {
 	srv.Handle("public/time", func(json.RawMessage) (any, *exchangetest.RPCError) { return 1, nil })
 	c := dial(t, srv, protocol.Thalex(),
 		client.WithRateLimit(client.RateLimit{Rate: 1, Burst: 1}), client.WithPaceClock(clk))
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	require.NoError(t, c.Call(ctx, "public/time", nil, nil))
 
 	// A wait longer than the deadline fails at once.

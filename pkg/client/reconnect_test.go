@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
@@ -30,7 +31,7 @@ func TestServerKilledFailsPendingCallsAtOnce(t *testing.T) {
 				// The outage lasts until the test says so: the delay only
 				// keeps the reconnect away while the call's delay is reset.
 				c := dial(t, srv, d.proto(), constantBackoff(50*time.Millisecond))
-				ctx := testCtx(t)
+				ctx := testutil.Context(t)
 				sub, err := c.Subscribe(ctx, []string{d.topics[0]})
 				require.NoError(t, err)
 
@@ -90,7 +91,7 @@ func TestRestartRestoresEveryTopicInOneFrame(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			srv := newServer(t, d.server)
 			c := dial(t, srv, d.proto(), fastBackoff())
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 			a, err := c.Subscribe(ctx, []string{d.topics[0], d.topics[1]})
 			require.NoError(t, err)
 			b, err := c.Subscribe(ctx, []string{d.topics[2]})
@@ -196,7 +197,7 @@ func TestThousandTopicsRestored(t *testing.T) {
 			}
 			srv := newServer(t, d.server, srvOpts...)
 			c := dial(t, srv, d.proto(), opts...)
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 			topics := manyTopics(d.name, n)
 
 			subs := map[string]*client.Subscription{}
@@ -267,7 +268,7 @@ func TestFlappingServer(t *testing.T) {
 	d := dialects[0]
 	srv := newServer(t, d.server)
 	c := dial(t, srv, d.proto(), fastBackoff())
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, d.topics)
 	require.NoError(t, err)
 	drainEvents(c)
@@ -317,7 +318,7 @@ func TestFlappingServer(t *testing.T) {
 func TestCloseWhileWaitingInBackoff(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	c := dial(t, srv, dialects[0].proto(), constantBackoff(time.Hour))
-	sub, err := c.Subscribe(testCtx(t), []string{dialects[0].topics[0]})
+	sub, err := c.Subscribe(testutil.Context(t), []string{dialects[0].topics[0]})
 	require.NoError(t, err)
 	srv.Stop()
 	ev := waitEvent(t, c, client.Reconnecting)
@@ -335,7 +336,7 @@ func TestCloseWhileWaitingInBackoff(t *testing.T) {
 func TestCloseWhileDialing(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	c := dial(t, srv, dialects[0].proto(), fastBackoff(), client.WithDialTimeout(10*time.Second))
-	sub, err := c.Subscribe(testCtx(t), []string{dialects[0].topics[0]})
+	sub, err := c.Subscribe(testutil.Context(t), []string{dialects[0].topics[0]})
 	require.NoError(t, err)
 	addr := srv.Addr()
 	srv.Stop()
@@ -369,9 +370,9 @@ func TestCloseDuringOnConnectHook(t *testing.T) {
 		return err
 	}
 	c := dial(t, srv, dialects[0].proto(), fastBackoff(), client.WithOnConnect(hook))
-	require.NoError(t, srv.WaitConnections(testCtx(t), 1))
+	require.NoError(t, srv.WaitConnections(testutil.Context(t), 1))
 	srv.DropConnections()
-	require.NoError(t, srv.WaitReceived(testCtx(t), "public/login", 1))
+	require.NoError(t, srv.WaitReceived(testutil.Context(t), "public/login", 1))
 
 	start := time.Now()
 	require.NoError(t, c.Close())
@@ -399,7 +400,7 @@ func TestGivingUpEndsSubscriptions(t *testing.T) {
 	c := dial(t, srv, dialects[0].proto(), client.WithBackoff(func() backoff.BackOff {
 		return backoff.WithMaxRetries(backoff.NewConstantBackOff(time.Millisecond), 3)
 	}))
-	sub, err := c.Subscribe(testCtx(t), []string{dialects[0].topics[0]})
+	sub, err := c.Subscribe(testutil.Context(t), []string{dialects[0].topics[0]})
 	require.NoError(t, err)
 	srv.Stop()
 
@@ -438,11 +439,11 @@ func TestBackoffResetsAfterHealthyConnection(t *testing.T) {
 				}))
 			// A subscription makes Resubscribed imply that the server
 			// registered the new connection.
-			_, err := c.Subscribe(testCtx(t), []string{dialects[0].topics[0]})
+			_, err := c.Subscribe(testutil.Context(t), []string{dialects[0].topics[0]})
 			require.NoError(t, err)
 			drainEvents(c)
 			for range 3 {
-				require.NoError(t, srv.WaitConnections(testCtx(t), 1))
+				require.NoError(t, srv.WaitConnections(testutil.Context(t), 1))
 				srv.DropConnections()
 				waitEvent(t, c, client.Resubscribed)
 			}
@@ -459,7 +460,7 @@ func TestTopicRefusedOnRestoreEndsItsSubscription(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			srv := newServer(t, d.server)
 			c := dial(t, srv, d.proto(), fastBackoff())
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 			doomed, err := c.Subscribe(ctx, []string{d.topics[0], d.topics[1]})
 			require.NoError(t, err)
 			alsoDoomed, err := c.Subscribe(ctx, []string{d.topics[0]})
@@ -501,7 +502,7 @@ func TestEthereumIDsRemappedAfterRestart(t *testing.T) {
 	d := dialects[2]
 	srv := newServer(t, d.server)
 	c := dial(t, srv, d.proto(), fastBackoff())
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	heads, err := c.Subscribe(ctx, []string{"newHeads"})
 	require.NoError(t, err)
 	logs, err := c.Subscribe(ctx, []string{d.topics[2], "newPendingTransactions"})

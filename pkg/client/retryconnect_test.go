@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
@@ -18,7 +19,7 @@ import (
 func TestRetryOnFailedConnect(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	srv.Stop()
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(dialects[0].proto()),
 		client.WithRetryOnFailedConnect(), fastBackoff())
 	require.NoError(t, err)
@@ -49,7 +50,7 @@ func TestRetryOnFailedConnect(t *testing.T) {
 func TestDialFailsWithoutRetry(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	srv.Stop()
-	_, err := client.Dial(testCtx(t), srv.URL(), client.WithProtocol(dialects[0].proto()))
+	_, err := client.Dial(testutil.Context(t), srv.URL(), client.WithProtocol(dialects[0].proto()))
 	require.Error(t, err)
 }
 
@@ -64,7 +65,7 @@ func TestRetryOnFailedConnectLateSubscribe(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			srv := newServer(t, d.server)
 			srv.Stop()
-			ctx := testCtx(t)
+			ctx := testutil.Context(t)
 			c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(d.proto()),
 				client.WithRetryOnFailedConnect(), fastBackoff())
 			require.NoError(t, err)

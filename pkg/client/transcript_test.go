@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -54,7 +55,7 @@ func TestTranscripts(t *testing.T) {
 			}))
 			defer srv.Close()
 
-			c, err := client.Dial(testCtx(t), "ws"+strings.TrimPrefix(srv.URL, "http"),
+			c, err := client.Dial(testutil.Context(t), "ws"+strings.TrimPrefix(srv.URL, "http"),
 				client.WithProtocol(proto), client.WithPing(0, 0))
 			require.NoError(t, err)
 			playClient(t, c, actions)
@@ -104,7 +105,7 @@ func playServer(t *testing.T, ws *websocket.Conn, lines []string) {
 }
 
 func playClient(t *testing.T, c *client.Client, actions []string) {
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	var sub *client.Subscription
 	for _, a := range actions {
 		verb, rest, _ := strings.Cut(a, " ")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -86,7 +87,7 @@ func TestWhileConnectedTaskFailureDropsTheConnection(t *testing.T) {
 		})
 	}
 	c := dial(t, srv, protocol.Thalex(), fastBackoff(), client.WithOnConnect(hook))
-	_, err := c.Subscribe(testCtx(t), []string{"ticker.BTC-PERPETUAL.raw"})
+	_, err := c.Subscribe(testutil.Context(t), []string{"ticker.BTC-PERPETUAL.raw"})
 	require.NoError(t, err)
 	drainEvents(c)
 

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
@@ -13,23 +15,23 @@ func TestEtherealSubscribePublish(t *testing.T) {
 	srv.SetRefused("L2Book:ETHUSD")
 	ws := dial(t, srv)
 
-	send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}`)
-	send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"ETHUSD"}}`)
-	send(t, ws, `{"event":"subscribe","data":{"type":"OrderUpdate","subaccountId":"sa-1"}}`)
-	must(t, srv.WaitReceived(ctxT(t), "subscribe", 3))
-	must(t, srv.WaitSubscribers(ctxT(t), "OrderUpdate:sa-1", 1))
-	eq(t, 1, srv.Subscribers("L2Book:BTCUSD"))
-	eq(t, 0, srv.Subscribers("L2Book:ETHUSD"))
+	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}`)
+	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"ETHUSD"}}`)
+	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"OrderUpdate","subaccountId":"sa-1"}}`)
+	require.NoError(t, srv.WaitReceived(testutil.Context(t), "subscribe", 3))
+	require.NoError(t, srv.WaitSubscribers(testutil.Context(t), "OrderUpdate:sa-1", 1))
+	require.EqualValues(t, 1, srv.Subscribers("L2Book:BTCUSD"))
+	require.EqualValues(t, 0, srv.Subscribers("L2Book:ETHUSD"))
 
-	eq(t, 1, srv.Publish("L2Book:BTCUSD", []byte(`{"s":"BTCUSD"}`)))
-	got := recv(t, ws) // no ack came before it
+	require.EqualValues(t, 1, srv.Publish("L2Book:BTCUSD", []byte(`{"s":"BTCUSD"}`)))
+	got := testutil.Recv(t, ws) // no ack came before it
 	if !regexp.MustCompile(`^\{"e":"L2Book","t":\d{13},"data":\{"s":"BTCUSD"\}\}$`).MatchString(got) {
 		t.Fatalf("notification %s", got)
 	}
 
-	send(t, ws, `{"event":"unsubscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}`)
-	must(t, srv.WaitSubscribers(ctxT(t), "L2Book:BTCUSD", 0))
-	send(t, ws, `{"event":"ping"}`)
-	must(t, srv.WaitReceived(ctxT(t), "ping", 1))
+	testutil.Send(t, ws, `{"event":"unsubscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}`)
+	require.NoError(t, srv.WaitSubscribers(testutil.Context(t), "L2Book:BTCUSD", 0))
+	testutil.Send(t, ws, `{"event":"ping"}`)
+	require.NoError(t, srv.WaitReceived(testutil.Context(t), "ping", 1))
 	noMessage(t, ws, 50*time.Millisecond)
 }

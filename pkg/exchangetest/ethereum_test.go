@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
@@ -15,31 +17,31 @@ func TestEthereumSubscribePublish(t *testing.T) {
 	srv.SetRefused("newPendingTransactions")
 	ws1, ws2 := dial(t, srv), dial(t, srv)
 
-	send(t, ws1, `{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}`)
-	id1 := recvJSON(t, ws1)["result"].(string)
-	send(t, ws2, `{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}`)
-	id2 := recvJSON(t, ws2)["result"].(string)
+	testutil.Send(t, ws1, `{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}`)
+	id1 := testutil.RecvJSON(t, ws1)["result"].(string)
+	testutil.Send(t, ws2, `{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}`)
+	id2 := testutil.RecvJSON(t, ws2)["result"].(string)
 	if !ethSubID.MatchString(id1) || !ethSubID.MatchString(id2) || id1 == id2 {
 		t.Fatalf("ids %q %q", id1, id2)
 	}
-	send(t, ws1, `{"jsonrpc":"2.0","id":2,"method":"eth_subscribe","params":["logs", {"address": "0x1"}]}`)
-	idLogs := recvJSON(t, ws1)["result"].(string)
-	send(t, ws1, `{"jsonrpc":"2.0","id":3,"method":"eth_subscribe","params":["newPendingTransactions"]}`)
-	eq(t, -32602.0, recvJSON(t, ws1)["error"].(map[string]any)["code"].(float64))
+	testutil.Send(t, ws1, `{"jsonrpc":"2.0","id":2,"method":"eth_subscribe","params":["logs", {"address": "0x1"}]}`)
+	idLogs := testutil.RecvJSON(t, ws1)["result"].(string)
+	testutil.Send(t, ws1, `{"jsonrpc":"2.0","id":3,"method":"eth_subscribe","params":["newPendingTransactions"]}`)
+	require.EqualValues(t, -32602.0, testutil.RecvJSON(t, ws1)["error"].(map[string]any)["code"].(float64))
 
-	eq(t, 2, srv.Subscribers("newHeads"))
-	eq(t, 2, srv.Publish("newHeads", []byte(`{"number":"0x1"}`)))
-	eq(t, `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"`+id1+`","result":{"number":"0x1"}}}`, recv(t, ws1))
-	eq(t, `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"`+id2+`","result":{"number":"0x1"}}}`, recv(t, ws2))
+	require.EqualValues(t, 2, srv.Subscribers("newHeads"))
+	require.EqualValues(t, 2, srv.Publish("newHeads", []byte(`{"number":"0x1"}`)))
+	require.EqualValues(t, `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"`+id1+`","result":{"number":"0x1"}}}`, testutil.Recv(t, ws1))
+	require.EqualValues(t, `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"`+id2+`","result":{"number":"0x1"}}}`, testutil.Recv(t, ws2))
 
-	eq(t, 1, srv.Publish(`["logs",{"address":"0x1"}]`, []byte(`{}`)))
-	eq(t, idLogs, recvJSON(t, ws1)["params"].(map[string]any)["subscription"].(string))
+	require.EqualValues(t, 1, srv.Publish(`["logs",{"address":"0x1"}]`, []byte(`{}`)))
+	require.EqualValues(t, idLogs, testutil.RecvJSON(t, ws1)["params"].(map[string]any)["subscription"].(string))
 
-	send(t, ws1, `{"jsonrpc":"2.0","id":4,"method":"eth_unsubscribe","params":["`+id1+`"]}`)
-	eq(t, `{"jsonrpc":"2.0","id":4,"result":true}`, recv(t, ws1))
-	send(t, ws1, `{"jsonrpc":"2.0","id":5,"method":"eth_unsubscribe","params":["`+id2+`"]}`)
-	eq(t, `{"jsonrpc":"2.0","id":5,"result":false}`, recv(t, ws1))
-	eq(t, 1, srv.Subscribers("newHeads"))
+	testutil.Send(t, ws1, `{"jsonrpc":"2.0","id":4,"method":"eth_unsubscribe","params":["`+id1+`"]}`)
+	require.EqualValues(t, `{"jsonrpc":"2.0","id":4,"result":true}`, testutil.Recv(t, ws1))
+	testutil.Send(t, ws1, `{"jsonrpc":"2.0","id":5,"method":"eth_unsubscribe","params":["`+id2+`"]}`)
+	require.EqualValues(t, `{"jsonrpc":"2.0","id":5,"result":false}`, testutil.Recv(t, ws1))
+	require.EqualValues(t, 1, srv.Subscribers("newHeads"))
 }
 
 func TestEthereumBatch(t *testing.T) {
@@ -47,21 +49,21 @@ func TestEthereumBatch(t *testing.T) {
 	srv.Handle("eth_blockNumber", func(json.RawMessage) (any, *exchangetest.RPCError) { return "0x10", nil })
 	ws := dial(t, srv)
 
-	send(t, ws, `[{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]},`+
+	testutil.Send(t, ws, `[{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]},`+
 		`{"jsonrpc":"2.0","id":2,"method":"eth_subscribe","params":["logs",{}]},`+
 		`{"jsonrpc":"2.0","id":3,"method":"eth_blockNumber"}]`)
 	var resps []struct {
 		ID     int             `json:"id"`
 		Result json.RawMessage `json:"result"`
 	}
-	must(t, json.Unmarshal([]byte(recv(t, ws)), &resps))
-	eq(t, 3, len(resps))
-	eq(t, `"0x10"`, string(resps[2].Result))
-	eq(t, 1, srv.Subscribers("newHeads"))
-	eq(t, 1, srv.Subscribers(`["logs",{}]`))
-	eq(t, 1, srv.CountReceived("eth_subscribe"))
-	eq(t, 1, srv.CountReceived("eth_blockNumber"))
+	require.NoError(t, json.Unmarshal([]byte(testutil.Recv(t, ws)), &resps))
+	require.EqualValues(t, 3, len(resps))
+	require.EqualValues(t, `"0x10"`, string(resps[2].Result))
+	require.EqualValues(t, 1, srv.Subscribers("newHeads"))
+	require.EqualValues(t, 1, srv.Subscribers(`["logs",{}]`))
+	require.EqualValues(t, 1, srv.CountReceived("eth_subscribe"))
+	require.EqualValues(t, 1, srv.CountReceived("eth_blockNumber"))
 
-	send(t, ws, `[{"id":1,"method":"a"},{"id":2,"method":"b"},{"id":3,"method":"c"},{"id":4,"method":"d"}]`)
-	eq(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large"}}`, recv(t, ws))
+	testutil.Send(t, ws, `[{"id":1,"method":"a"},{"id":2,"method":"b"},{"id":3,"method":"c"},{"id":4,"method":"d"}]`)
+	require.EqualValues(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large"}}`, testutil.Recv(t, ws))
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
@@ -19,11 +21,11 @@ func TestFeedTopics(t *testing.T) {
 	}
 	for d, want := range cases {
 		srv := newServer(t, d)
-		eq(t, want, strings.Join(srv.FeedTopics(), " "))
+		require.EqualValues(t, want, strings.Join(srv.FeedTopics(), " "))
 	}
 	srv := newServer(t, exchangetest.Thalex)
 	srv.StartFeed(exchangetest.FeedOptions{Instruments: []string{"SOL-PERPETUAL"}, Interval: time.Hour})
-	eq(t, "ticker.SOL-PERPETUAL.raw book.SOL-PERPETUAL.none.10.100ms", strings.Join(srv.FeedTopics(), " "))
+	require.EqualValues(t, "ticker.SOL-PERPETUAL.raw book.SOL-PERPETUAL.none.10.100ms", strings.Join(srv.FeedTopics(), " "))
 	srv.StopFeed()
 	srv.StopFeed()
 }
@@ -33,15 +35,15 @@ func TestFeedThalex(t *testing.T) {
 	srv.StartFeed(exchangetest.FeedOptions{Interval: 5 * time.Millisecond})
 	ws := dial(t, srv)
 	topics, _ := json.Marshal(srv.FeedTopics())
-	send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":`+string(topics)+`}}`)
-	recv(t, ws)
+	testutil.Send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":`+string(topics)+`}}`)
+	testutil.Recv(t, ws)
 	seen := map[string]bool{}
 	for i := 0; i < 100 && len(seen) < 4; i++ {
 		var n struct {
 			Channel      string         `json:"channel_name"`
 			Notification map[string]any `json:"notification"`
 		}
-		must(t, json.Unmarshal([]byte(recv(t, ws)), &n))
+		require.NoError(t, json.Unmarshal([]byte(testutil.Recv(t, ws)), &n))
 		seen[n.Channel] = true
 		if strings.HasPrefix(n.Channel, "ticker.") {
 			if n.Notification["best_bid_price"].(float64) >= n.Notification["best_ask_price"].(float64) {
@@ -51,15 +53,15 @@ func TestFeedThalex(t *testing.T) {
 			t.Fatalf("book %v", n.Notification)
 		}
 	}
-	eq(t, 4, len(seen))
+	require.EqualValues(t, 4, len(seen))
 }
 
 func TestFeedDeribitChangeIDs(t *testing.T) {
 	srv := newServer(t, exchangetest.Deribit)
 	srv.StartFeed(exchangetest.FeedOptions{Instruments: []string{"BTC-PERPETUAL"}, Interval: 5 * time.Millisecond})
 	ws := dial(t, srv)
-	send(t, ws, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["book.BTC-PERPETUAL.100ms"]}}`)
-	recv(t, ws)
+	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["book.BTC-PERPETUAL.100ms"]}}`)
+	testutil.Recv(t, ws)
 	var last int64
 	for i := range 20 {
 		var n struct {
@@ -72,13 +74,13 @@ func TestFeedDeribitChangeIDs(t *testing.T) {
 				} `json:"data"`
 			} `json:"params"`
 		}
-		must(t, json.Unmarshal([]byte(recv(t, ws)), &n))
+		require.NoError(t, json.Unmarshal([]byte(testutil.Recv(t, ws)), &n))
 		b := n.Params.Data
 		if i == 0 {
-			eq(t, "snapshot", b.Type)
+			require.EqualValues(t, "snapshot", b.Type)
 		} else {
-			eq(t, "change", b.Type)
-			eq(t, last, b.Prev)
+			require.EqualValues(t, "change", b.Type)
+			require.EqualValues(t, last, b.Prev)
 		}
 		if b.Change <= last || len(b.Bids) == 0 {
 			t.Fatalf("book %+v after %d", b, last)
@@ -91,8 +93,8 @@ func TestFeedEthereumHeads(t *testing.T) {
 	srv := newServer(t, exchangetest.Ethereum)
 	srv.StartFeed(exchangetest.FeedOptions{Interval: 5 * time.Millisecond})
 	ws := dial(t, srv)
-	send(t, ws, `{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}`)
-	recv(t, ws)
+	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}`)
+	testutil.Recv(t, ws)
 	var last uint64
 	var lastHash string
 	for i := range 5 {
@@ -105,13 +107,13 @@ func TestFeedEthereumHeads(t *testing.T) {
 				} `json:"result"`
 			} `json:"params"`
 		}
-		must(t, json.Unmarshal([]byte(recv(t, ws)), &n))
+		require.NoError(t, json.Unmarshal([]byte(testutil.Recv(t, ws)), &n))
 		h := n.Params.Result
 		num, err := strconv.ParseUint(strings.TrimPrefix(h.Number, "0x"), 16, 64)
-		must(t, err)
+		require.NoError(t, err)
 		if i > 0 {
-			eq(t, last+1, num)
-			eq(t, lastHash, h.ParentHash)
+			require.EqualValues(t, last+1, num)
+			require.EqualValues(t, lastHash, h.ParentHash)
 		}
 		last, lastHash = num, h.Hash
 	}
@@ -121,7 +123,7 @@ func TestFeedEthereal(t *testing.T) {
 	srv := newServer(t, exchangetest.Ethereal)
 	srv.StartFeed(exchangetest.FeedOptions{Interval: 5 * time.Millisecond})
 	ws := dial(t, srv)
-	send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"ETHUSD"}}`)
+	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"ETHUSD"}}`)
 	var lastT int64
 	for i := range 10 {
 		var n struct {
@@ -133,11 +135,11 @@ func TestFeedEthereal(t *testing.T) {
 				A  [][2]string `json:"a"`
 			} `json:"data"`
 		}
-		must(t, json.Unmarshal([]byte(recv(t, ws)), &n))
-		eq(t, "L2Book", n.E)
-		eq(t, "ETHUSD", n.Data.S)
+		require.NoError(t, json.Unmarshal([]byte(testutil.Recv(t, ws)), &n))
+		require.EqualValues(t, "L2Book", n.E)
+		require.EqualValues(t, "ETHUSD", n.Data.S)
 		if i > 0 {
-			eq(t, lastT, n.Data.PT)
+			require.EqualValues(t, lastT, n.Data.PT)
 		}
 		if n.Data.T <= n.Data.PT || len(n.Data.A) != 10 {
 			t.Fatalf("book %+v", n.Data)

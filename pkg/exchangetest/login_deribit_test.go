@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/clock"
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
@@ -27,15 +28,15 @@ func auth(t *testing.T, ws *websocket.Conn, id int, params map[string]any) map[s
 	t.Helper()
 	req, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "public/auth", "params": params})
 	require.NoError(t, err)
-	send(t, ws, string(req))
-	return recvJSON(t, ws)
+	testutil.Send(t, ws, string(req))
+	return testutil.RecvJSON(t, ws)
 }
 
 // subscribePrivate reports whether a private channel is accepted.
 func subscribePrivate(t *testing.T, ws *websocket.Conn, id int) bool {
 	t.Helper()
-	send(t, ws, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"private/subscribe","params":{"channels":["user.orders.any.any.raw"]}}`, id))
-	return len(recvJSON(t, ws)["result"].([]any)) == 1
+	testutil.Send(t, ws, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"private/subscribe","params":{"channels":["user.orders.any.any.raw"]}}`, id))
+	return len(testutil.RecvJSON(t, ws)["result"].([]any)) == 1
 }
 
 func rpcError(code int, message string, reason string) map[string]any {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
@@ -49,8 +50,8 @@ func login(t *testing.T, ws *websocket.Conn, id int, params map[string]string) m
 	require.NoError(t, err)
 	req, err := json.Marshal(map[string]any{"id": id, "method": "public/login", "params": json.RawMessage(p)})
 	require.NoError(t, err)
-	send(t, ws, string(req))
-	return recvJSON(t, ws)
+	testutil.Send(t, ws, string(req))
+	return testutil.RecvJSON(t, ws)
 }
 
 func TestThalexLoginVerifiesTheToken(t *testing.T) {
@@ -80,15 +81,15 @@ func TestThalexLoginVerifiesTheToken(t *testing.T) {
 		assert.Equal(t, map[string]any{"code": 19.0, "message": "authentication failed", "data": tc.reason}, res["error"], tc.name)
 	}
 	// Refused logins leave the connection logged out.
-	send(t, ws, `{"id":100,"method":"private/subscribe","params":{"channels":["account.orders"]}}`)
-	eq(t, `{"id":100,"result":[]}`, recv(t, ws))
+	testutil.Send(t, ws, `{"id":100,"method":"private/subscribe","params":{"channels":["account.orders"]}}`)
+	require.EqualValues(t, `{"id":100,"result":[]}`, testutil.Recv(t, ws))
 
 	res := login(t, ws, 101, map[string]string{"token": good()})
 	assert.Equal(t, map[string]any{"account_number": "A1"}, res["result"], "the first account is the default")
 	res = login(t, ws, 102, map[string]string{"token": good(), "account": "A2"})
 	assert.Equal(t, map[string]any{"account_number": "A2"}, res["result"])
-	send(t, ws, `{"id":103,"method":"private/subscribe","params":{"channels":["account.orders"]}}`)
-	eq(t, `{"id":103,"result":["account.orders"]}`, recv(t, ws))
+	testutil.Send(t, ws, `{"id":103,"method":"private/subscribe","params":{"channels":["account.orders"]}}`)
+	require.EqualValues(t, `{"id":103,"result":["account.orders"]}`, testutil.Recv(t, ws))
 }
 
 // Without a registered key any login goes through.
@@ -97,6 +98,6 @@ func TestThalexLoginUnchecked(t *testing.T) {
 	ws := dial(t, srv)
 	res := login(t, ws, 1, map[string]string{"token": "anything"})
 	assert.Equal(t, map[string]any{"account_number": "A000001"}, res["result"])
-	send(t, ws, `{"id":2,"method":"public/login","params":{}}`)
-	eq(t, `{"id":2,"error":{"code":-32602,"message":"invalid params"}}`, recv(t, ws))
+	testutil.Send(t, ws, `{"id":2,"method":"public/login","params":{}}`)
+	require.EqualValues(t, `{"id":2,"error":{"code":-32602,"message":"invalid params"}}`, testutil.Recv(t, ws))
 }

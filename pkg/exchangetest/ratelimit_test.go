@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/clock"
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
@@ -28,11 +30,11 @@ func TestRateLimitRefusesWithTheDialectsError(t *testing.T) {
 			srv := newServer(t, tc.dialect, exchangetest.WithRateLimit(2, 2), exchangetest.WithClock(clk.Now))
 			ws := dial(t, srv)
 			errorOf := func(id int) any {
-				send(t, ws, fmt.Sprintf(tc.request, id))
-				return recvJSON(t, ws)["error"]
+				testutil.Send(t, ws, fmt.Sprintf(tc.request, id))
+				return testutil.RecvJSON(t, ws)["error"]
 			}
 			var refused any
-			must(t, json.Unmarshal([]byte(tc.refused), &refused))
+			require.NoError(t, json.Unmarshal([]byte(tc.refused), &refused))
 			assert.NotEqual(t, refused, errorOf(1))
 			assert.NotEqual(t, refused, errorOf(2))
 			assert.Equal(t, refused, errorOf(3), "over the burst")
@@ -42,8 +44,8 @@ func TestRateLimitRefusesWithTheDialectsError(t *testing.T) {
 
 			// The limit is per connection.
 			other := dial(t, srv)
-			send(t, other, fmt.Sprintf(tc.request, 1))
-			assert.NotEqual(t, refused, recvJSON(t, other)["error"])
+			testutil.Send(t, other, fmt.Sprintf(tc.request, 1))
+			assert.NotEqual(t, refused, testutil.RecvJSON(t, other)["error"])
 		})
 	}
 }
@@ -53,8 +55,8 @@ func TestRateLimitCountsBatchElements(t *testing.T) {
 	clk := clock.NewFake(t0)
 	srv := newServer(t, exchangetest.Ethereum, exchangetest.WithRateLimit(1, 2), exchangetest.WithClock(clk.Now))
 	ws := dial(t, srv)
-	send(t, ws, `[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":2,"method":"eth_chainId"},{"jsonrpc":"2.0","id":3,"method":"eth_chainId"}]`)
-	eq(t, `[{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found"}},`+
+	testutil.Send(t, ws, `[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":2,"method":"eth_chainId"},{"jsonrpc":"2.0","id":3,"method":"eth_chainId"}]`)
+	require.EqualValues(t, `[{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found"}},`+
 		`{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"method not found"}},`+
-		`{"jsonrpc":"2.0","id":3,"error":{"code":-32005,"message":"limit exceeded"}}]`, recv(t, ws))
+		`{"jsonrpc":"2.0","id":3,"error":{"code":-32005,"message":"limit exceeded"}}]`, testutil.Recv(t, ws))
 }

@@ -8,15 +8,17 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
 func TestDialectNames(t *testing.T) {
 	for _, d := range []exchangetest.Dialect{exchangetest.Thalex, exchangetest.Deribit, exchangetest.Ethereum, exchangetest.Ethereal} {
 		got, err := exchangetest.ParseDialect(strings.ToUpper(d.String()))
-		must(t, err)
-		eq(t, d, got)
+		require.NoError(t, err)
+		require.EqualValues(t, d, got)
 	}
 	if _, err := exchangetest.ParseDialect("binance"); err == nil {
 		t.Fatal("ParseDialect accepted an unknown name")
@@ -25,14 +27,14 @@ func TestDialectNames(t *testing.T) {
 
 func TestURLAndAddr(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
-	eq(t, exchangetest.Thalex, srv.Dialect())
+	require.EqualValues(t, exchangetest.Thalex, srv.Dialect())
 	if !strings.HasPrefix(srv.Addr(), "127.0.0.1:") || strings.HasSuffix(srv.Addr(), ":0") {
 		t.Fatalf("Addr %q", srv.Addr())
 	}
-	eq(t, "ws://"+srv.Addr()+"/ws", srv.URL())
+	require.EqualValues(t, "ws://"+srv.Addr()+"/ws", srv.URL())
 	// "/" serves too.
 	ws, resp, err := websocket.DefaultDialer.Dial("ws://"+srv.Addr()+"/", nil)
-	must(t, err)
+	require.NoError(t, err)
 	_ = resp.Body.Close()
 	_ = ws.Close()
 }
@@ -41,14 +43,14 @@ func TestStopStartSamePort(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	addr := srv.Addr()
 	ws := dial(t, srv)
-	send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["a"]}}`)
-	recv(t, ws)
-	must(t, srv.WaitConnections(ctxT(t), 1))
+	testutil.Send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["a"]}}`)
+	testutil.Recv(t, ws)
+	require.NoError(t, srv.WaitConnections(testutil.Context(t), 1))
 
 	srv.Stop()
-	eq(t, 0, srv.Connections())
-	eq(t, 0, srv.Subscribers("a"))
-	must(t, ws.SetReadDeadline(time.Now().Add(5*time.Second)))
+	require.EqualValues(t, 0, srv.Connections())
+	require.EqualValues(t, 0, srv.Subscribers("a"))
+	require.NoError(t, ws.SetReadDeadline(time.Now().Add(5*time.Second)))
 	if _, _, err := ws.ReadMessage(); err == nil {
 		t.Fatal("connection survived Stop")
 	}
@@ -57,62 +59,62 @@ func TestStopStartSamePort(t *testing.T) {
 		t.Fatal("dial succeeded while stopped")
 	}
 
-	must(t, srv.Start())
-	eq(t, addr, srv.Addr())
+	require.NoError(t, srv.Start())
+	require.EqualValues(t, addr, srv.Addr())
 	ws2 := dial(t, srv)
-	send(t, ws2, `{"id":1,"method":"public/subscribe","params":{"channels":["a"]}}`)
-	eq(t, `{"id":1,"result":["a"]}`, recv(t, ws2))
-	eq(t, 1, srv.Connections())
+	testutil.Send(t, ws2, `{"id":1,"method":"public/subscribe","params":{"channels":["a"]}}`)
+	require.EqualValues(t, `{"id":1,"result":["a"]}`, testutil.Recv(t, ws2))
+	require.EqualValues(t, 1, srv.Connections())
 }
 
 func TestDropConnections(t *testing.T) {
 	srv := newServer(t, exchangetest.Deribit)
 	ws1, ws2 := dial(t, srv), dial(t, srv)
-	must(t, srv.WaitConnections(ctxT(t), 2))
+	require.NoError(t, srv.WaitConnections(testutil.Context(t), 2))
 	srv.DropConnections()
 	for _, ws := range []*websocket.Conn{ws1, ws2} {
-		must(t, ws.SetReadDeadline(time.Now().Add(5*time.Second)))
+		require.NoError(t, ws.SetReadDeadline(time.Now().Add(5*time.Second)))
 		_, _, err := ws.ReadMessage()
 		if !websocket.IsCloseError(err, websocket.CloseAbnormalClosure) { // 1006: no close frame
 			t.Fatalf("want an abrupt close, got %v", err)
 		}
 	}
-	must(t, srv.WaitConnections(ctxT(t), 0))
+	require.NoError(t, srv.WaitConnections(testutil.Context(t), 0))
 	dial(t, srv) // still listening
-	must(t, srv.WaitConnections(ctxT(t), 1))
+	require.NoError(t, srv.WaitConnections(testutil.Context(t), 1))
 }
 
 func TestReceivedRecording(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	ws1 := dial(t, srv)
-	must(t, srv.WaitConnections(ctxT(t), 1))
+	require.NoError(t, srv.WaitConnections(testutil.Context(t), 1))
 	ws2 := dial(t, srv)
-	send(t, ws1, `{"id":1,"method":"public/subscribe","params":{"channels":["a"]}}`)
-	recv(t, ws1)
-	send(t, ws2, `[{"id":1,"method":"public/subscribe","params":{"channels":["a"]}},{"id":2,"method":"public/subscribe","params":{"channels":["b"]}}]`)
-	recv(t, ws2)
-	must(t, ws2.WriteMessage(websocket.BinaryMessage, []byte{1, 2, 3}))
-	must(t, srv.WaitReceived(ctxT(t), "public/subscribe", 2))
-	eq(t, 2, srv.CountReceived("public/subscribe"))
+	testutil.Send(t, ws1, `{"id":1,"method":"public/subscribe","params":{"channels":["a"]}}`)
+	testutil.Recv(t, ws1)
+	testutil.Send(t, ws2, `[{"id":1,"method":"public/subscribe","params":{"channels":["a"]}},{"id":2,"method":"public/subscribe","params":{"channels":["b"]}}]`)
+	testutil.Recv(t, ws2)
+	require.NoError(t, ws2.WriteMessage(websocket.BinaryMessage, []byte{1, 2, 3}))
+	require.NoError(t, srv.WaitReceived(testutil.Context(t), "public/subscribe", 2))
+	require.EqualValues(t, 2, srv.CountReceived("public/subscribe"))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var got []exchangetest.Received
 	for len(got) < 3 && ctx.Err() == nil {
-		must(t, srv.WaitConnections(ctx, 2))
+		require.NoError(t, srv.WaitConnections(ctx, 2))
 		got = srv.Received()
 	}
-	eq(t, 3, len(got))
-	eq(t, 1, got[0].Conn)
-	eq(t, 2, got[1].Conn)
-	eq(t, "\x01\x02\x03", string(got[2].Data))
+	require.EqualValues(t, 3, len(got))
+	require.EqualValues(t, 1, got[0].Conn)
+	require.EqualValues(t, 2, got[1].Conn)
+	require.EqualValues(t, "\x01\x02\x03", string(got[2].Data))
 	if got[0].Time.IsZero() || got[1].Time.Before(got[0].Time) {
 		t.Fatal("bad times")
 	}
 
 	srv.ResetReceived()
-	eq(t, 0, len(srv.Received()))
-	eq(t, 0, srv.CountReceived("public/subscribe"))
+	require.EqualValues(t, 0, len(srv.Received()))
+	require.EqualValues(t, 0, srv.CountReceived("public/subscribe"))
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel2()
 	if err := srv.WaitReceived(ctx2, "public/subscribe", 1); !errors.Is(err, context.DeadlineExceeded) {
@@ -123,16 +125,16 @@ func TestReceivedRecording(t *testing.T) {
 func TestResponseDelay(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	ws := dial(t, srv)
-	send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["a"]}}`)
-	recv(t, ws)
+	testutil.Send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["a"]}}`)
+	testutil.Recv(t, ws)
 
 	srv.SetResponseDelay(150 * time.Millisecond)
 	start := time.Now()
-	send(t, ws, `{"id":2,"method":"public/subscribe","params":{"channels":["b"]}}`)
-	must(t, srv.WaitReceived(ctxT(t), "public/subscribe", 2))
+	testutil.Send(t, ws, `{"id":2,"method":"public/subscribe","params":{"channels":["b"]}}`)
+	require.NoError(t, srv.WaitReceived(testutil.Context(t), "public/subscribe", 2))
 	srv.Publish("a", []byte(`1`)) // not delayed: overtakes the response
-	eq(t, `{"channel_name":"a","notification":1}`, recv(t, ws))
-	eq(t, `{"id":2,"result":["b"]}`, recv(t, ws))
+	require.EqualValues(t, `{"channel_name":"a","notification":1}`, testutil.Recv(t, ws))
+	require.EqualValues(t, `{"id":2,"result":["b"]}`, testutil.Recv(t, ws))
 	if d := time.Since(start); d < 150*time.Millisecond {
 		t.Fatalf("response after %v", d)
 	}
@@ -146,12 +148,12 @@ func TestSilentAndPongs(t *testing.T) {
 
 	ping := func(data string) {
 		t.Helper()
-		must(t, ws.WriteControl(websocket.PingMessage, []byte(data), time.Now().Add(time.Second)))
+		require.NoError(t, ws.WriteControl(websocket.PingMessage, []byte(data), time.Now().Add(time.Second)))
 	}
 	ping("p1")
 	recvPong := func() string { // the pong handler runs inside ReadMessage
 		t.Helper()
-		must(t, ws.SetReadDeadline(time.Now().Add(100*time.Millisecond)))
+		require.NoError(t, ws.SetReadDeadline(time.Now().Add(100*time.Millisecond)))
 		_, _, _ = ws.ReadMessage()
 		select {
 		case p := <-pongs:
@@ -160,61 +162,61 @@ func TestSilentAndPongs(t *testing.T) {
 			return ""
 		}
 	}
-	eq(t, "p1", recvPong())
+	require.EqualValues(t, "p1", recvPong())
 
 	srv.SetPongs(false)
 	ping("p2")
-	eq(t, "", recvPong())
+	require.EqualValues(t, "", recvPong())
 	srv.SetPongs(true)
 	ws = dial(t, srv) // a timed-out gorilla read cannot be resumed
 	ws.SetPongHandler(func(s string) error { pongs <- s; return nil })
 	ping("p3")
-	eq(t, "p3", recvPong())
+	require.EqualValues(t, "p3", recvPong())
 
 	ws = dial(t, srv)
 	srv.SetSilent(true)
-	send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["a"]}}`)
-	must(t, srv.WaitSubscribers(ctxT(t), "a", 1)) // still reading and handling
+	testutil.Send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["a"]}}`)
+	require.NoError(t, srv.WaitSubscribers(testutil.Context(t), "a", 1)) // still reading and handling
 	srv.Publish("a", []byte(`1`))
 	noMessage(t, ws, 100*time.Millisecond)
-	eq(t, 3, srv.Connections())
+	require.EqualValues(t, 3, srv.Connections())
 }
 
 func TestInjectedFrames(t *testing.T) {
 	srv := newServer(t, exchangetest.Thalex)
 	ws := dial(t, srv)
-	must(t, srv.WaitConnections(ctxT(t), 1))
+	require.NoError(t, srv.WaitConnections(testutil.Context(t), 1))
 
-	eq(t, 1, srv.SendSystemReconnect())
-	eq(t, `{"channel_name":"system","notification":{"event":"reconnect"}}`, recv(t, ws))
-	eq(t, 1, srv.SendHeartbeatRequest())
-	eq(t, `{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"test_request"}}`, recv(t, ws))
-	eq(t, 1, srv.PublishRaw([]byte(`{"raw":true}`)))
-	eq(t, `{"raw":true}`, recv(t, ws))
+	require.EqualValues(t, 1, srv.SendSystemReconnect())
+	require.EqualValues(t, `{"channel_name":"system","notification":{"event":"reconnect"}}`, testutil.Recv(t, ws))
+	require.EqualValues(t, 1, srv.SendHeartbeatRequest())
+	require.EqualValues(t, `{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"test_request"}}`, testutil.Recv(t, ws))
+	require.EqualValues(t, 1, srv.PublishRaw([]byte(`{"raw":true}`)))
+	require.EqualValues(t, `{"raw":true}`, testutil.Recv(t, ws))
 
-	eq(t, 1, srv.SendBinary([]byte{0xff}))
-	must(t, ws.SetReadDeadline(time.Now().Add(5*time.Second)))
+	require.EqualValues(t, 1, srv.SendBinary([]byte{0xff}))
+	require.NoError(t, ws.SetReadDeadline(time.Now().Add(5*time.Second)))
 	typ, data, err := ws.ReadMessage()
-	must(t, err)
-	eq(t, websocket.BinaryMessage, typ)
-	eq(t, "\xff", string(data))
+	require.NoError(t, err)
+	require.EqualValues(t, websocket.BinaryMessage, typ)
+	require.EqualValues(t, "\xff", string(data))
 
-	eq(t, 1, srv.SendOversized(1<<20))
-	big := recv(t, ws)
-	eq(t, 1<<20, len(big))
-	eq(t, byte('"'), big[0])
-	eq(t, byte('"'), big[len(big)-1])
+	require.EqualValues(t, 1, srv.SendOversized(1<<20))
+	big := testutil.Recv(t, ws)
+	require.EqualValues(t, 1<<20, len(big))
+	require.EqualValues(t, byte('"'), big[0])
+	require.EqualValues(t, byte('"'), big[len(big)-1])
 }
 
 func TestCloseIsIdempotent(t *testing.T) {
 	srv := exchangetest.NewServer(exchangetest.Ethereal)
 	srv.StartFeed(exchangetest.FeedOptions{})
 	ws := dial(t, srv)
-	must(t, srv.WaitConnections(ctxT(t), 1))
+	require.NoError(t, srv.WaitConnections(testutil.Context(t), 1))
 	srv.Close()
 	srv.Close()
 	srv.Stop()
-	eq(t, 0, srv.Connections())
+	require.EqualValues(t, 0, srv.Connections())
 	if err := srv.Start(); err == nil {
 		t.Fatal("Start after Close succeeded")
 	}
@@ -224,8 +226,8 @@ func TestCloseIsIdempotent(t *testing.T) {
 func TestCloseUnblocksPublishToStuckClient(t *testing.T) {
 	srv := exchangetest.NewServer(exchangetest.Thalex)
 	ws := dial(t, srv)
-	send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["a"]}}`)
-	must(t, srv.WaitSubscribers(ctxT(t), "a", 1))
+	testutil.Send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["a"]}}`)
+	require.NoError(t, srv.WaitSubscribers(testutil.Context(t), "a", 1))
 
 	published := make(chan struct{})
 	go func() { // the client never reads: queues and socket buffers fill up
@@ -235,7 +237,7 @@ func TestCloseUnblocksPublishToStuckClient(t *testing.T) {
 			srv.Publish("a", big)
 		}
 	}()
-	must(t, srv.WaitReceived(ctxT(t), "public/subscribe", 1))
+	require.NoError(t, srv.WaitReceived(testutil.Context(t), "public/subscribe", 1))
 	srv.Close()
 	select {
 	case <-published:

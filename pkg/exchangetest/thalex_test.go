@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
@@ -15,20 +17,20 @@ func TestThalexSubscribePublishUnsubscribe(t *testing.T) {
 	srv.SetRefused("ticker.ETH-PERPETUAL.raw")
 	ws := dial(t, srv)
 
-	send(t, ws, `{"jsonrpc":"2.0","id":2,"method":"public/subscribe","params":{"channels":["ticker.BTC-PERPETUAL.raw","ticker.ETH-PERPETUAL.raw"]}}`)
-	eq(t, `{"id":2,"result":["ticker.BTC-PERPETUAL.raw"]}`, recv(t, ws))
-	must(t, srv.WaitSubscribers(ctxT(t), "ticker.BTC-PERPETUAL.raw", 1))
-	eq(t, 0, srv.Subscribers("ticker.ETH-PERPETUAL.raw"))
+	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":2,"method":"public/subscribe","params":{"channels":["ticker.BTC-PERPETUAL.raw","ticker.ETH-PERPETUAL.raw"]}}`)
+	require.EqualValues(t, `{"id":2,"result":["ticker.BTC-PERPETUAL.raw"]}`, testutil.Recv(t, ws))
+	require.NoError(t, srv.WaitSubscribers(testutil.Context(t), "ticker.BTC-PERPETUAL.raw", 1))
+	require.EqualValues(t, 0, srv.Subscribers("ticker.ETH-PERPETUAL.raw"))
 
-	eq(t, 1, srv.Publish("ticker.BTC-PERPETUAL.raw", []byte(`{"mark_price":65000}`)))
-	eq(t, 0, srv.Publish("ticker.ETH-PERPETUAL.raw", []byte(`{}`)))
-	eq(t, `{"channel_name":"ticker.BTC-PERPETUAL.raw","notification":{"mark_price":65000}}`, recv(t, ws))
+	require.EqualValues(t, 1, srv.Publish("ticker.BTC-PERPETUAL.raw", []byte(`{"mark_price":65000}`)))
+	require.EqualValues(t, 0, srv.Publish("ticker.ETH-PERPETUAL.raw", []byte(`{}`)))
+	require.EqualValues(t, `{"channel_name":"ticker.BTC-PERPETUAL.raw","notification":{"mark_price":65000}}`, testutil.Recv(t, ws))
 
-	send(t, ws, `{"id":3,"method":"public/unsubscribe","params":{"channels":["ticker.BTC-PERPETUAL.raw"]}}`)
-	eq(t, `{"id":3,"result":["ticker.BTC-PERPETUAL.raw"]}`, recv(t, ws))
-	eq(t, 0, srv.Subscribers("ticker.BTC-PERPETUAL.raw"))
-	eq(t, 0, srv.Publish("ticker.BTC-PERPETUAL.raw", []byte(`{}`)))
-	eq(t, 2, srv.CountReceived("public/subscribe")+srv.CountReceived("public/unsubscribe"))
+	testutil.Send(t, ws, `{"id":3,"method":"public/unsubscribe","params":{"channels":["ticker.BTC-PERPETUAL.raw"]}}`)
+	require.EqualValues(t, `{"id":3,"result":["ticker.BTC-PERPETUAL.raw"]}`, testutil.Recv(t, ws))
+	require.EqualValues(t, 0, srv.Subscribers("ticker.BTC-PERPETUAL.raw"))
+	require.EqualValues(t, 0, srv.Publish("ticker.BTC-PERPETUAL.raw", []byte(`{}`)))
+	require.EqualValues(t, 2, srv.CountReceived("public/subscribe")+srv.CountReceived("public/unsubscribe"))
 }
 
 func TestThalexPrivateChannelsNeedLogin(t *testing.T) {
@@ -39,25 +41,25 @@ func TestThalexPrivateChannelsNeedLogin(t *testing.T) {
 	}
 	ws := dial(t, srv)
 
-	send(t, ws, `{"id":1,"method":"private/subscribe","params":{"channels":["account.orders","ticker.BTC-PERPETUAL.raw"]}}`)
-	eq(t, `{"id":1,"result":["ticker.BTC-PERPETUAL.raw"]}`, recv(t, ws))
+	testutil.Send(t, ws, `{"id":1,"method":"private/subscribe","params":{"channels":["account.orders","ticker.BTC-PERPETUAL.raw"]}}`)
+	require.EqualValues(t, `{"id":1,"result":["ticker.BTC-PERPETUAL.raw"]}`, testutil.Recv(t, ws))
 
-	send(t, ws, `{"id":2,"method":"public/login","params":{"token":"`+token("wrong")+`"}}`)
-	eq(t, `{"id":2,"error":{"code":19,"message":"authentication failed","data":"unknown key id"}}`, recv(t, ws))
+	testutil.Send(t, ws, `{"id":2,"method":"public/login","params":{"token":"`+token("wrong")+`"}}`)
+	require.EqualValues(t, `{"id":2,"error":{"code":19,"message":"authentication failed","data":"unknown key id"}}`, testutil.Recv(t, ws))
 
-	send(t, ws, `{"id":3,"method":"public/login","params":{"token":"`+token("k")+`"}}`)
-	eq(t, `{"id":3,"result":{"account_number":"A000001"}}`, recv(t, ws))
+	testutil.Send(t, ws, `{"id":3,"method":"public/login","params":{"token":"`+token("k")+`"}}`)
+	require.EqualValues(t, `{"id":3,"result":{"account_number":"A000001"}}`, testutil.Recv(t, ws))
 
-	send(t, ws, `{"id":4,"method":"public/subscribe","params":{"channels":["session.orders"]}}`)
-	eq(t, `{"id":4,"result":[]}`, recv(t, ws))
-	send(t, ws, `{"id":5,"method":"private/subscribe","params":{"channels":["account.orders","session.orders"]}}`)
-	eq(t, `{"id":5,"result":["account.orders","session.orders"]}`, recv(t, ws))
-	must(t, srv.WaitSubscribers(ctxT(t), "session.orders", 1))
+	testutil.Send(t, ws, `{"id":4,"method":"public/subscribe","params":{"channels":["session.orders"]}}`)
+	require.EqualValues(t, `{"id":4,"result":[]}`, testutil.Recv(t, ws))
+	testutil.Send(t, ws, `{"id":5,"method":"private/subscribe","params":{"channels":["account.orders","session.orders"]}}`)
+	require.EqualValues(t, `{"id":5,"result":["account.orders","session.orders"]}`, testutil.Recv(t, ws))
+	require.NoError(t, srv.WaitSubscribers(testutil.Context(t), "session.orders", 1))
 
 	// Login is per connection.
 	ws2 := dial(t, srv)
-	send(t, ws2, `{"id":1,"method":"private/subscribe","params":{"channels":["account.orders"]}}`)
-	eq(t, `{"id":1,"result":[]}`, recv(t, ws2))
+	testutil.Send(t, ws2, `{"id":1,"method":"private/subscribe","params":{"channels":["account.orders"]}}`)
+	require.EqualValues(t, `{"id":1,"result":[]}`, testutil.Recv(t, ws2))
 }
 
 func TestThalexTopicsAndBatchCap(t *testing.T) {
@@ -65,10 +67,10 @@ func TestThalexTopicsAndBatchCap(t *testing.T) {
 		exchangetest.WithTopics("a", "b", "c"), exchangetest.WithBatchCap(2))
 	ws := dial(t, srv)
 
-	send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["a","b","c"]}}`)
-	eq(t, `{"id":1,"error":{"code":-32600,"message":"too many channels"}}`, recv(t, ws))
-	send(t, ws, `{"id":2,"method":"public/subscribe","params":{"channels":["a","zzz"]}}`)
-	eq(t, `{"id":2,"result":["a"]}`, recv(t, ws))
+	testutil.Send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["a","b","c"]}}`)
+	require.EqualValues(t, `{"id":1,"error":{"code":-32600,"message":"too many channels"}}`, testutil.Recv(t, ws))
+	testutil.Send(t, ws, `{"id":2,"method":"public/subscribe","params":{"channels":["a","zzz"]}}`)
+	require.EqualValues(t, `{"id":2,"result":["a"]}`, testutil.Recv(t, ws))
 }
 
 func TestThalexHandlersAndErrors(t *testing.T) {
@@ -81,12 +83,12 @@ func TestThalexHandlersAndErrors(t *testing.T) {
 	})
 	ws := dial(t, srv)
 
-	send(t, ws, `{"jsonrpc":"2.0","id":7,"method":"public/instruments","params":{}}`)
-	eq(t, `{"id":7,"result":[{"instrument_name":"BTC-PERPETUAL"}]}`, recv(t, ws))
-	send(t, ws, `{"id":8,"method":"private/insert"}`)
-	eq(t, `{"id":8,"error":{"code":4,"message":"throttle exceeded"}}`, recv(t, ws))
-	send(t, ws, `{"id":9,"method":"nope"}`)
-	eq(t, `{"id":9,"error":{"code":-32601,"message":"method not found"}}`, recv(t, ws))
-	send(t, ws, `{"id":10,"method":`)
-	eq(t, `{"id":null,"error":{"code":-32700,"message":"parse error"}}`, recv(t, ws))
+	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":7,"method":"public/instruments","params":{}}`)
+	require.EqualValues(t, `{"id":7,"result":[{"instrument_name":"BTC-PERPETUAL"}]}`, testutil.Recv(t, ws))
+	testutil.Send(t, ws, `{"id":8,"method":"private/insert"}`)
+	require.EqualValues(t, `{"id":8,"error":{"code":4,"message":"throttle exceeded"}}`, testutil.Recv(t, ws))
+	testutil.Send(t, ws, `{"id":9,"method":"nope"}`)
+	require.EqualValues(t, `{"id":9,"error":{"code":-32601,"message":"method not found"}}`, testutil.Recv(t, ws))
+	testutil.Send(t, ws, `{"id":10,"method":`)
+	require.EqualValues(t, `{"id":null,"error":{"code":-32700,"message":"parse error"}}`, testutil.Recv(t, ws))
 }

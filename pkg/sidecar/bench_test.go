@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
@@ -54,12 +55,12 @@ func dialReaders(b *testing.B, url string, n int, subscribe string, stamped bool
 	d := websocket.Dialer{ReadBufferSize: 16 << 10}
 	for range n {
 		ws, resp, err := d.Dial(url, nil)
-		must(b, err)
+		require.NoError(b, err)
 		_ = resp.Body.Close()
 		if subscribe != "" {
-			must(b, ws.WriteMessage(websocket.TextMessage, []byte(subscribe)))
+			require.NoError(b, ws.WriteMessage(websocket.TextMessage, []byte(subscribe)))
 			_, _, err = ws.ReadMessage()
-			must(b, err)
+			require.NoError(b, err)
 		}
 		r.conns = append(r.conns, ws)
 	}
@@ -200,7 +201,7 @@ func startBenchSidecar(b *testing.B, up *exchangetest.Server, tune func(*sidecar
 		tune(&cfg)
 	}
 	sc, err := sidecar.New(cfg)
-	must(b, err)
+	require.NoError(b, err)
 	hs := httptest.NewServer(sc.Handler())
 	b.Cleanup(hs.Close)
 	waitFor2(b, sc.Ready)
@@ -270,10 +271,10 @@ func benchNaive(b *testing.B, n int) {
 	hs := httptest.NewServer(f)
 	defer hs.Close()
 	c, err := client.Dial(context.Background(), up.URL(), client.WithProtocol(protocol.Thalex()), client.WithBufferSize(8192))
-	must(b, err)
+	require.NoError(b, err)
 	defer c.Close()
 	sub, err := c.Subscribe(context.Background(), []string{benchTopic})
-	must(b, err)
+	require.NoError(b, err)
 	rd := dialReaders(b, "ws"+strings.TrimPrefix(hs.URL, "http"), n, "", false)
 	defer rd.close()
 	waitFor2(b, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.chans) == n })
@@ -369,21 +370,21 @@ func memInUse() uint64 {
 func rawSubscribe(b *testing.B, addr string, subscribe []byte) net.Conn {
 	b.Helper()
 	c, err := net.Dial("tcp", addr)
-	must(b, err)
+	require.NoError(b, err)
 	_, err = fmt.Fprintf(c, "GET /ws HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
 		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", addr)
-	must(b, err)
+	require.NoError(b, err)
 	br := bufio.NewReaderSize(c, 256)
 	for {
 		line, err := br.ReadString('\n')
-		must(b, err)
+		require.NoError(b, err)
 		if line == "\r\n" {
 			break
 		}
 	}
 	frame := []byte{0x81, 0x80 | 126, byte(len(subscribe) >> 8), byte(len(subscribe)), 0, 0, 0, 0}
 	_, err = c.Write(append(frame, subscribe...))
-	must(b, err)
+	require.NoError(b, err)
 	return c
 }
 
@@ -415,7 +416,7 @@ func benchHop(b *testing.B, rate int) {
 	defer viaSidecar.close()
 	direct := dialReaders(b, up.URL(), 1, subscribe, true)
 	defer direct.close()
-	must(b, up.WaitSubscribers(context.Background(), benchTopic, 2))
+	require.NoError(b, up.WaitSubscribers(context.Background(), benchTopic, 2))
 	waitFor2(b, func() bool { return countAttached(sc) == clients })
 
 	// Stamped payloads are as long as benchPayload.

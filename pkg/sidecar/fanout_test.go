@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
@@ -19,23 +21,23 @@ func subscribeAll(t *testing.T, dc dialectCase, clients ...*websocket.Conn) stri
 	var localID string
 	for i, ws := range clients {
 		id := 10 + i
-		send(t, ws, dc.subscribe(id, dc.topic))
+		testutil.Send(t, ws, dc.subscribe(id, dc.topic))
 		if dc.d == exchangetest.Ethereal {
 			continue // Ethereal acknowledges nothing
 		}
-		ack := recvJSON(t, ws)
-		eq(t, float64(id), ack["id"].(float64))
+		ack := testutil.RecvJSON(t, ws)
+		require.EqualValues(t, float64(id), ack["id"].(float64))
 		_, hasVersion := ack["jsonrpc"]
-		eq(t, dc.d != exchangetest.Thalex, hasVersion)
+		require.EqualValues(t, dc.d != exchangetest.Thalex, hasVersion)
 		switch dc.d {
 		case exchangetest.Ethereum:
 			got := ack["result"].(string)
 			if localID != "" {
-				eq(t, localID, got) // one id for every local subscriber
+				require.EqualValues(t, localID, got) // one id for every local subscriber
 			}
 			localID = got
 		default:
-			eq(t, fmt.Sprint([]any{dc.topic}), fmt.Sprint(ack["result"]))
+			require.EqualValues(t, fmt.Sprint([]any{dc.topic}), fmt.Sprint(ack["result"]))
 		}
 	}
 	return localID
@@ -44,14 +46,14 @@ func subscribeAll(t *testing.T, dc dialectCase, clients ...*websocket.Conn) stri
 // expectFrame reads one notification and checks it is frame i.
 func expectFrame(t *testing.T, dc dialectCase, ws *websocket.Conn, localID string, i int) {
 	t.Helper()
-	got := recv(t, ws)
+	got := testutil.Recv(t, ws)
 	if dc.d == exchangetest.Ethereal {
 		if !strings.HasPrefix(got, `{"e":"L2Book"`) || !strings.Contains(got, `"data":`+payload(i)) {
 			t.Fatalf("frame %d: got %s", i, got)
 		}
 		return
 	}
-	eq(t, dc.frame(dc.topic, localID, payload(i)), got)
+	require.EqualValues(t, dc.frame(dc.topic, localID, payload(i)), got)
 }
 
 // Two local clients on one topic make one upstream subscription, both get
@@ -64,8 +66,8 @@ func TestFanOutSharesOneUpstreamSubscription(t *testing.T) {
 			a, b := r.dial(t), r.dial(t)
 			localID := subscribeAll(t, dc, a, b)
 			r.waitClients(t, 2, 1)
-			eq(t, 1, r.up.CountReceived(dc.subMethod))
-			eq(t, 1, r.up.Subscribers(dc.topic))
+			require.EqualValues(t, 1, r.up.CountReceived(dc.subMethod))
+			require.EqualValues(t, 1, r.up.Subscribers(dc.topic))
 
 			const n = 200
 			for i := range n {
@@ -77,19 +79,19 @@ func TestFanOutSharesOneUpstreamSubscription(t *testing.T) {
 				}
 			}
 
-			send(t, a, dc.unsub(20, dc.topic, localID))
+			testutil.Send(t, a, dc.unsub(20, dc.topic, localID))
 			if dc.rpc {
-				ack := recvJSON(t, a)
-				eq(t, float64(20), ack["id"].(float64))
+				ack := testutil.RecvJSON(t, a)
+				require.EqualValues(t, float64(20), ack["id"].(float64))
 			}
 			r.waitClients(t, 1, 1)
-			eq(t, 0, r.up.CountReceived(dc.unsMethod)) // b still holds it
+			require.EqualValues(t, 0, r.up.CountReceived(dc.unsMethod)) // b still holds it
 
-			send(t, b, dc.unsub(21, dc.topic, localID))
-			must(t, r.up.WaitReceived(ctxT(t), dc.unsMethod, 1))
+			testutil.Send(t, b, dc.unsub(21, dc.topic, localID))
+			require.NoError(t, r.up.WaitReceived(testutil.Context(t), dc.unsMethod, 1))
 			waitFor(t, "topic closed", func() bool { return len(r.sc.Status().Topics) == 0 })
-			eq(t, 1, r.up.CountReceived(dc.unsMethod))
-			eq(t, 1, r.up.CountReceived(dc.subMethod))
+			require.EqualValues(t, 1, r.up.CountReceived(dc.unsMethod))
+			require.EqualValues(t, 1, r.up.CountReceived(dc.subMethod))
 		})
 	}
 }
@@ -102,17 +104,17 @@ func TestGracePeriodKeepsUpstream(t *testing.T) {
 	a := r.dial(t)
 	subscribeAll(t, dc, a)
 	r.waitClients(t, 1, 1)
-	must(t, a.Close())
+	require.NoError(t, a.Close())
 	waitFor(t, "client gone", func() bool { return len(r.sc.Status().Clients) == 0 })
 	st := r.sc.Status()
-	eq(t, 1, len(st.Topics))
-	eq(t, 0, st.Topics[0].Refs)
+	require.EqualValues(t, 1, len(st.Topics))
+	require.EqualValues(t, 0, st.Topics[0].Refs)
 
 	b := r.dial(t)
 	subscribeAll(t, dc, b)
 	r.waitClients(t, 1, 1)
 	r.up.Publish(dc.topic, []byte(payload(1)))
 	expectFrame(t, dc, b, "", 1)
-	eq(t, 1, r.up.CountReceived(dc.subMethod))
-	eq(t, 0, r.up.CountReceived(dc.unsMethod))
+	require.EqualValues(t, 1, r.up.CountReceived(dc.subMethod))
+	require.EqualValues(t, 0, r.up.CountReceived(dc.unsMethod))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 )
@@ -31,8 +32,8 @@ func TestUpstreamRestartIsInvisible(t *testing.T) {
 			}
 
 			r.up.Stop()
-			must(t, r.up.Start())
-			must(t, r.up.WaitSubscribers(ctxT(t), dc.topic, 1))
+			require.NoError(t, r.up.Start())
+			require.NoError(t, r.up.WaitSubscribers(testutil.Context(t), dc.topic, 1))
 			for i := 1; i <= 20; i++ {
 				r.up.Publish(dc.topic, []byte(payload(i)))
 			}
@@ -42,12 +43,12 @@ func TestUpstreamRestartIsInvisible(t *testing.T) {
 				}
 			}
 			st := r.sc.Status()
-			eq(t, 2, len(st.Clients))
+			require.EqualValues(t, 2, len(st.Clients))
 			if st.Upstream.Reconnects < 1 || st.Upstream.Resumes != 1 || st.Upstream.LastResume == nil {
 				t.Fatalf("reconnect not surfaced: %+v", st.Upstream)
 			}
-			eq(t, uint64(1), st.Topics[0].Resumes)
-			eq(t, 2, r.up.CountReceived(dc.subMethod)) // the first and the restore
+			require.EqualValues(t, uint64(1), st.Topics[0].Resumes)
+			require.EqualValues(t, 2, r.up.CountReceived(dc.subMethod)) // the first and the restore
 		})
 	}
 }
@@ -116,7 +117,7 @@ func TestSlowClientDisconnected(t *testing.T) {
 	r := newRig(t, dc.d, func(c *sidecar.Config) { c.QueueBytes = 1 << 20 })
 	fast := r.dial(t)
 	slow, _, err := slowDialer.Dial(r.wsURL(), nil)
-	must(t, err)
+	require.NoError(t, err)
 	defer slow.Close()
 	subscribeAll(t, dc, fast, slow)
 	r.waitClients(t, 2, 1)
@@ -154,7 +155,7 @@ func TestSlowClientDropped(t *testing.T) {
 	})
 	fast := r.dial(t)
 	slow, _, err := slowDialer.Dial(r.wsURL(), nil)
-	must(t, err)
+	require.NoError(t, err)
 	defer slow.Close()
 	subscribeAll(t, dc, fast, slow)
 	r.waitClients(t, 2, 1)
@@ -167,17 +168,17 @@ func TestSlowClientDropped(t *testing.T) {
 	if st.Dropped == 0 {
 		t.Fatal("nothing was dropped")
 	}
-	eq(t, uint64(slowFrames), st.Delivered+st.Dropped)
+	require.EqualValues(t, uint64(slowFrames), st.Delivered+st.Dropped)
 	topic := r.sc.Status().Topics[0]
-	eq(t, uint64(slowFrames), topic.Received)
-	eq(t, 2*topic.Received, topic.Delivered+topic.Dropped)
+	require.EqualValues(t, uint64(slowFrames), topic.Received)
+	require.EqualValues(t, 2*topic.Received, topic.Delivered+topic.Dropped)
 
 	var got atomic.Int64
 	last := -1
 	for got.Load() < int64(st.Delivered) {
 		_ = slow.SetReadDeadline(time.Now().Add(10 * time.Second))
 		_, data, err := slow.ReadMessage()
-		must(t, err)
+		require.NoError(t, err)
 		var seq int
 		_, _ = fmt.Sscanf(string(data[strings.Index(string(data), `"seq":`)+6:]), "%d", &seq)
 		if seq <= last {
@@ -213,11 +214,11 @@ func TestLimitsCloseWithReason(t *testing.T) {
 		}
 	}
 	a := r.dial(t)
-	send(t, a, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["`+strings.Repeat("x", 2000)+`"]}}`)
+	testutil.Send(t, a, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["`+strings.Repeat("x", 2000)+`"]}}`)
 	expectClose(a, websocket.CloseMessageTooBig, "frame exceeds the 1024-byte limit")
 
 	b := r.dial(t)
-	send(t, b, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["a","b","c"]}}`)
+	testutil.Send(t, b, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["a","b","c"]}}`)
 	expectClose(b, websocket.ClosePolicyViolation, "too many topics: the limit is 2 per client")
 
 	waitFor(t, "no clients", func() bool { return len(r.sc.Status().Clients) == 0 })
@@ -263,7 +264,7 @@ func TestRefusedRequestCausesNoUpstreamTraffic(t *testing.T) {
 	}
 
 	greedy := r.dial(t)
-	send(t, greedy, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":[`+channels("ticker.greedy", 1000)+`]}}`)
+	testutil.Send(t, greedy, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":[`+channels("ticker.greedy", 1000)+`]}}`)
 	_ = greedy.SetReadDeadline(time.Now().Add(5 * time.Second))
 	_, _, err := greedy.ReadMessage()
 	var ce *websocket.CloseError
@@ -273,10 +274,10 @@ func TestRefusedRequestCausesNoUpstreamTraffic(t *testing.T) {
 	// 100 topics held by two clients leave room for 50 more: a request
 	// for 60 new ones is refused whole.
 	a, b := r.dial(t), r.dial(t)
-	send(t, a, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":[`+channels("ticker.a", 100)+`]}}`)
-	require.Len(t, recvJSON(t, a)["result"], 100)
-	send(t, b, `{"jsonrpc":"2.0","id":2,"method":"public/subscribe","params":{"channels":[`+channels("ticker.b", 60)+`]}}`)
-	require.Empty(t, recvJSON(t, b)["result"], "the request over the sidecar's topic limit is refused whole")
+	testutil.Send(t, a, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":[`+channels("ticker.a", 100)+`]}}`)
+	require.Len(t, testutil.RecvJSON(t, a)["result"], 100)
+	testutil.Send(t, b, `{"jsonrpc":"2.0","id":2,"method":"public/subscribe","params":{"channels":[`+channels("ticker.b", 60)+`]}}`)
+	require.Empty(t, testutil.RecvJSON(t, b)["result"], "the request over the sidecar's topic limit is refused whole")
 	require.Equal(t, 100, r.up.CountReceived("public/subscribe"), "only a's topics went upstream")
 	require.Len(t, r.sc.Status().Topics, 100)
 }

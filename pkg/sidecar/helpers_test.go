@@ -2,7 +2,6 @@ package sidecar_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
@@ -110,9 +110,9 @@ func newRig(t *testing.T, d exchangetest.Dialect, tune func(*sidecar.Config)) *r
 		tune(&cfg)
 	}
 	sc, err := sidecar.New(cfg)
-	must(t, err)
+	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- sc.Serve(ctx, ln) }()
@@ -133,7 +133,7 @@ func (r *rig) wsURL() string { return "ws" + strings.TrimPrefix(r.url, "http") +
 func (r *rig) dial(t *testing.T) *websocket.Conn {
 	t.Helper()
 	ws, resp, err := websocket.DefaultDialer.Dial(r.wsURL(), nil)
-	must(t, err)
+	require.NoError(t, err)
 	_ = resp.Body.Close()
 	t.Cleanup(func() { _ = ws.Close() })
 	return ws
@@ -169,36 +169,6 @@ func (r *rig) client(t *testing.T, ws *websocket.Conn) sidecar.ClientStatus {
 	return sidecar.ClientStatus{}
 }
 
-func send(t *testing.T, ws *websocket.Conn, frame string) {
-	t.Helper()
-	must(t, ws.WriteMessage(websocket.TextMessage, []byte(frame)))
-}
-
-// recv reads one message, failing after 5s.
-func recv(t *testing.T, ws *websocket.Conn) string {
-	t.Helper()
-	must(t, ws.SetReadDeadline(time.Now().Add(5*time.Second)))
-	_, data, err := ws.ReadMessage()
-	must(t, err)
-	return string(data)
-}
-
-func recvJSON(t *testing.T, ws *websocket.Conn) map[string]any {
-	t.Helper()
-	var v map[string]any
-	s := recv(t, ws)
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		t.Fatalf("not JSON: %s", s)
-	}
-	return v
-}
-
-func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // waitFor polls cond for up to 10s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -211,24 +181,10 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func eq[T comparable](t testing.TB, want, got T) {
-	t.Helper()
-	if got != want {
-		t.Fatalf("got  %v\nwant %v", got, want)
-	}
-}
-
 func httpGet(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
-	must(t, err)
+	require.NoError(t, err)
 	defer resp.Body.Close()
 	var b strings.Builder
 	buf := make([]byte, 4096)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 )
@@ -23,14 +24,14 @@ func TestSSEDelivers(t *testing.T) {
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.url+"/v1/stream?topic=a.b&topic=c.d", nil)
 	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
+	require.NoError(t, err)
 	defer resp.Body.Close()
-	eq(t, http.StatusOK, resp.StatusCode)
-	eq(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	require.EqualValues(t, http.StatusOK, resp.StatusCode)
+	require.EqualValues(t, "text/event-stream", resp.Header.Get("Content-Type"))
 	br := bufio.NewReader(resp.Body)
 	line, err := br.ReadString('\n')
-	must(t, err)
-	eq(t, ": wsfan sidecar: streaming a.b, c.d\n", line)
+	require.NoError(t, err)
+	require.EqualValues(t, ": wsfan sidecar: streaming a.b, c.d\n", line)
 	r.waitClients(t, 1, 2)
 	r.up.Publish("c.d", []byte("{\"x\":\n1}"))
 	r.up.Publish("a.b", []byte(`[2]`))
@@ -40,7 +41,7 @@ func TestSSEDelivers(t *testing.T) {
 		var ev strings.Builder
 		for {
 			line, err := br.ReadString('\n')
-			must(t, err)
+			require.NoError(t, err)
 			if line == "\n" {
 				if ev.Len() > 0 {
 					break
@@ -56,7 +57,7 @@ func TestSSEDelivers(t *testing.T) {
 	}
 
 	code, body := httpGet(t, r.url+"/v1/stream")
-	eq(t, http.StatusBadRequest, code)
+	require.EqualValues(t, http.StatusBadRequest, code)
 	if !strings.Contains(body, "topic") {
 		t.Fatalf("unhelpful error %q", body)
 	}
@@ -71,7 +72,7 @@ func TestSSERefusedTopic(t *testing.T) {
 	require.Equal(t, http.StatusBadGateway, code)
 	assert.Contains(t, body, "failed to subscribe c.d: ")
 	// a.b was subscribed, and is let go after its grace period.
-	require.NoError(t, r.up.WaitReceived(ctxT(t), "public/unsubscribe", 1))
+	require.NoError(t, r.up.WaitReceived(testutil.Context(t), "public/unsubscribe", 1))
 
 	code, body = httpGet(t, r.url+"/v1/stream?topic=bad%20name")
 	require.Equal(t, http.StatusBadGateway, code)
@@ -101,14 +102,14 @@ func TestEndpoints(t *testing.T) {
 	expectFrame(t, dialects[0], a, "", 1)
 
 	code, body := httpGet(t, r.url+"/v1/status")
-	eq(t, http.StatusOK, code)
+	require.EqualValues(t, http.StatusOK, code)
 	for _, want := range []string{`"state": "connected"`, `"topic": "ticker.BTC-PERPETUAL.raw"`, `"refs": 1`, `"kind": "websocket"`} {
 		if !strings.Contains(body, want) {
 			t.Fatalf("status lacks %s:\n%s", want, body)
 		}
 	}
 	code, body = httpGet(t, r.url+"/metrics")
-	eq(t, http.StatusOK, code)
+	require.EqualValues(t, http.StatusOK, code)
 	for _, want := range []string{`wsfan_sidecar_clients{kind="websocket"} 1`,
 		`wsfan_sidecar_topic_received_total{topic="ticker.BTC-PERPETUAL.raw"} 1`,
 		`wsfan_sidecar_upstream_connected 1`, `wsfan_client_frames_total{connection="upstream"}`} {
@@ -117,12 +118,12 @@ func TestEndpoints(t *testing.T) {
 		}
 	}
 	code, _ = httpGet(t, r.url+"/healthz")
-	eq(t, http.StatusOK, code)
+	require.EqualValues(t, http.StatusOK, code)
 	code, _ = httpGet(t, r.url+"/readyz")
-	eq(t, http.StatusOK, code)
+	require.EqualValues(t, http.StatusOK, code)
 	r.up.Stop()
 	waitFor(t, "not ready", func() bool { code, _ := httpGet(t, r.url+"/readyz"); return code == http.StatusServiceUnavailable })
-	must(t, r.up.Start())
+	require.NoError(t, r.up.Start())
 	waitFor(t, "ready again", func() bool { code, _ := httpGet(t, r.url+"/readyz"); return code == http.StatusOK })
 }
 
@@ -136,7 +137,7 @@ func TestToken(t *testing.T) {
 		t.Fatalf("a public listener without a token: %v", err)
 	}
 	sc, err := sidecar.New(sidecar.Config{Upstream: up.URL(), Listen: "0.0.0.0:8765", Token: "s3cret"})
-	must(t, err)
+	require.NoError(t, err)
 	defer sc.Close()
 	h := sc.Handler()
 	do := func(path, auth string) int {
@@ -148,12 +149,12 @@ func TestToken(t *testing.T) {
 		h.ServeHTTP(w, req)
 		return w.Code
 	}
-	eq(t, http.StatusUnauthorized, do("/v1/status", ""))
-	eq(t, http.StatusUnauthorized, do("/v1/status", "Bearer wrong"))
-	eq(t, http.StatusUnauthorized, do("/ws", ""))
-	eq(t, http.StatusUnauthorized, do("/v1/stream?topic=a", ""))
-	eq(t, http.StatusUnauthorized, do("/metrics?token=s3cre", ""))
-	eq(t, http.StatusOK, do("/v1/status", "Bearer s3cret"))
-	eq(t, http.StatusOK, do("/metrics?token=s3cret", ""))
-	eq(t, http.StatusOK, do("/healthz", ""))
+	require.EqualValues(t, http.StatusUnauthorized, do("/v1/status", ""))
+	require.EqualValues(t, http.StatusUnauthorized, do("/v1/status", "Bearer wrong"))
+	require.EqualValues(t, http.StatusUnauthorized, do("/ws", ""))
+	require.EqualValues(t, http.StatusUnauthorized, do("/v1/stream?topic=a", ""))
+	require.EqualValues(t, http.StatusUnauthorized, do("/metrics?token=s3cre", ""))
+	require.EqualValues(t, http.StatusOK, do("/v1/status", "Bearer s3cret"))
+	require.EqualValues(t, http.StatusOK, do("/metrics?token=s3cret", ""))
+	require.EqualValues(t, http.StatusOK, do("/healthz", ""))
 }

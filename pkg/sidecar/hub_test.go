@@ -12,17 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
-
-// testCtx returns a context that ends with the test, within 10s.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // newTestUpstream starts a Thalex exchangetest server and an upstream
 // connected to it. stop closes the upstream, which ends every pump; the
@@ -41,7 +35,7 @@ func newTestUpstream(t *testing.T, st *stats) (exch *exchangetest.Server, u *ups
 		defer close(done)
 		u.run(ctx)
 	}()
-	_, err := u.connected(testCtx(t))
+	_, err := u.connected(testutil.Context(t))
 	require.NoError(t, err)
 	return exch, u, func() {
 		cancel()
@@ -87,7 +81,7 @@ func TestHubSharesOneUpstreamSubscription(t *testing.T) {
 	exch, u, stop := newTestUpstream(t, &st)
 	cfg := testConfig(t, func(c *Config) { c.Grace = time.Millisecond })
 	h := newTestHub(t, cfg, &st, u.subscribe, stop)
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 
 	a, err := reserveOne(h, name)
 	require.NoError(t, err)
@@ -120,7 +114,7 @@ func TestHubReserveCancelsGrace(t *testing.T) {
 	var st stats
 	exch, u, stop := newTestUpstream(t, &st)
 	h := newTestHub(t, testConfig(t, func(c *Config) { c.Grace = time.Hour }), &st, u.subscribe, stop)
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 
 	a, err := reserveOne(h, name)
 	require.NoError(t, err)
@@ -145,7 +139,7 @@ func TestHubSubscribeFailure(t *testing.T) {
 		calls.Add(1)
 		return nil, refused
 	}, nil)
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 
 	for i := range 2 {
 		tp, err := reserveOne(h, "a.b")
@@ -190,7 +184,7 @@ func TestHubExpiresATopicStillOpening(t *testing.T) {
 			<-unblock
 			return u.subscribe(ctx, topic)
 		}, stop)
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 
 	tp, err := reserveOne(h, name)
 	require.NoError(t, err)
@@ -217,7 +211,7 @@ func TestHubTopicLost(t *testing.T) {
 	exch, u, stop := newTestUpstream(t, &st)
 	cfg := testConfig(t, nil)
 	h := newTestHub(t, cfg, &st, u.subscribe, stop)
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 
 	tp, err := reserveOne(h, name)
 	require.NoError(t, err)

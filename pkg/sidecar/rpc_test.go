@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
@@ -30,14 +32,14 @@ func TestRPCForwardedWithIDsRemapped(t *testing.T) {
 			}
 			a, b := r.dial(t), r.dial(t)
 			// The same id from two clients, and a string id.
-			send(t, a, `{"jsonrpc":"2.0","id":7,"method":"public/instruments","params":{"kind":"a"}}`)
-			send(t, b, `{"jsonrpc":"2.0","id":7,"method":"public/instruments","params":{"kind":"b"}}`)
-			eq(t, fmt.Sprintf(envelope, "7")+`"result":{"echo":{"kind":"a"}}}`, recv(t, a))
-			eq(t, fmt.Sprintf(envelope, "7")+`"result":{"echo":{"kind":"b"}}}`, recv(t, b))
-			send(t, a, `{"jsonrpc":"2.0","id":"x-1","method":"private/buy","params":{}}`)
-			eq(t, fmt.Sprintf(envelope, `"x-1"`)+`"error":{"code":10009,"message":"not enough funds","data":{"need":5}}}`, recv(t, a))
-			send(t, a, `{"jsonrpc":"2.0","id":9,"method":"no/such","params":{}}`)
-			eq(t, fmt.Sprintf(envelope, "9")+`"error":{"code":-32601,"message":"method not found"}}`, recv(t, a))
+			testutil.Send(t, a, `{"jsonrpc":"2.0","id":7,"method":"public/instruments","params":{"kind":"a"}}`)
+			testutil.Send(t, b, `{"jsonrpc":"2.0","id":7,"method":"public/instruments","params":{"kind":"b"}}`)
+			require.EqualValues(t, fmt.Sprintf(envelope, "7")+`"result":{"echo":{"kind":"a"}}}`, testutil.Recv(t, a))
+			require.EqualValues(t, fmt.Sprintf(envelope, "7")+`"result":{"echo":{"kind":"b"}}}`, testutil.Recv(t, b))
+			testutil.Send(t, a, `{"jsonrpc":"2.0","id":"x-1","method":"private/buy","params":{}}`)
+			require.EqualValues(t, fmt.Sprintf(envelope, `"x-1"`)+`"error":{"code":10009,"message":"not enough funds","data":{"need":5}}}`, testutil.Recv(t, a))
+			testutil.Send(t, a, `{"jsonrpc":"2.0","id":9,"method":"no/such","params":{}}`)
+			require.EqualValues(t, fmt.Sprintf(envelope, "9")+`"error":{"code":-32601,"message":"method not found"}}`, testutil.Recv(t, a))
 
 			// Upstream saw its own ids, never the local ones twice.
 			ids := map[string]bool{}
@@ -53,7 +55,7 @@ func TestRPCForwardedWithIDsRemapped(t *testing.T) {
 					ids[string(req.ID)] = true
 				}
 			}
-			eq(t, 2, len(ids))
+			require.EqualValues(t, 2, len(ids))
 		})
 	}
 }
@@ -63,12 +65,12 @@ func TestRPCForwardedWithIDsRemapped(t *testing.T) {
 func TestBlockedMethod(t *testing.T) {
 	r := newRig(t, exchangetest.Thalex, nil)
 	a := r.dial(t)
-	send(t, a, `{"jsonrpc":"2.0","id":1,"method":"public/login","params":{"key":"k","secret":"s"}}`)
-	got := recv(t, a)
+	testutil.Send(t, a, `{"jsonrpc":"2.0","id":1,"method":"public/login","params":{"key":"k","secret":"s"}}`)
+	got := testutil.Recv(t, a)
 	if !strings.HasPrefix(got, `{"id":1,"error":{"code":-32001,"message":"public/login is not forwarded`) {
 		t.Fatalf("got %s", got)
 	}
-	eq(t, 0, r.up.CountReceived("public/login"))
+	require.EqualValues(t, 0, r.up.CountReceived("public/login"))
 }
 
 // A Thalex batch array is answered with an array, subscribes and calls in
@@ -77,11 +79,11 @@ func TestBatch(t *testing.T) {
 	r := newRig(t, exchangetest.Thalex, nil)
 	r.up.Handle("public/time", func(json.RawMessage) (any, *exchangetest.RPCError) { return 42, nil })
 	a := r.dial(t)
-	send(t, a, `[{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["a.b"]}},{"jsonrpc":"2.0","id":2,"method":"public/time"}]`)
-	eq(t, `[{"id":1,"result":["a.b"]},{"id":2,"result":42}]`, recv(t, a))
+	testutil.Send(t, a, `[{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["a.b"]}},{"jsonrpc":"2.0","id":2,"method":"public/time"}]`)
+	require.EqualValues(t, `[{"id":1,"result":["a.b"]},{"id":2,"result":42}]`, testutil.Recv(t, a))
 	r.waitClients(t, 1, 1)
 	r.up.Publish("a.b", []byte(`1`))
-	eq(t, `{"channel_name":"a.b","notification":1}`, recv(t, a))
+	require.EqualValues(t, `{"channel_name":"a.b","notification":1}`, testutil.Recv(t, a))
 }
 
 // Deribit heartbeats belong to the sidecar's own upstream connection; a
@@ -89,14 +91,14 @@ func TestBatch(t *testing.T) {
 func TestDeribitHeartbeatIsLocal(t *testing.T) {
 	r := newRig(t, exchangetest.Deribit, nil)
 	a := r.dial(t)
-	send(t, a, `{"jsonrpc":"2.0","id":1,"method":"public/set_heartbeat","params":{"interval":0.05}}`)
-	eq(t, `{"jsonrpc":"2.0","id":1,"result":"ok"}`, recv(t, a))
-	eq(t, `{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"test_request"}}`, recv(t, a))
-	send(t, a, `{"jsonrpc":"2.0","id":2,"method":"public/disable_heartbeat","params":{}}`)
+	testutil.Send(t, a, `{"jsonrpc":"2.0","id":1,"method":"public/set_heartbeat","params":{"interval":0.05}}`)
+	require.EqualValues(t, `{"jsonrpc":"2.0","id":1,"result":"ok"}`, testutil.Recv(t, a))
+	require.EqualValues(t, `{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"test_request"}}`, testutil.Recv(t, a))
+	testutil.Send(t, a, `{"jsonrpc":"2.0","id":2,"method":"public/disable_heartbeat","params":{}}`)
 	for {
-		if got := recv(t, a); got == `{"jsonrpc":"2.0","id":2,"result":"ok"}` {
+		if got := testutil.Recv(t, a); got == `{"jsonrpc":"2.0","id":2,"result":"ok"}` {
 			break
 		}
 	}
-	eq(t, 0, r.up.CountReceived("public/disable_heartbeat"))
+	require.EqualValues(t, 0, r.up.CountReceived("public/disable_heartbeat"))
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -19,7 +20,7 @@ func TestSessionSubscribe(t *testing.T) {
 	exch, u, stop := newTestUpstream(t, &st)
 	cfg := testConfig(t, nil)
 	h := newTestHub(t, cfg, &st, u.subscribe, stop)
-	ctx := testCtx(t)
+	ctx := testutil.Context(t)
 	s, _ := newTestSession(cfg, &st, h, kindWS)
 
 	accepted, fresh, err := s.subscribe(ctx, []string{"b.b", "bad name", "a.a", "b.b"})
@@ -57,7 +58,7 @@ func TestSessionSubscribeLimit(t *testing.T) {
 	h := newTestHub(t, cfg, &st, u.subscribe, stop)
 	s, _ := newTestSession(cfg, &st, h, kindWS)
 
-	accepted, fresh, err := s.subscribe(testCtx(t), []string{"a.a", "b.b", "c.c"})
+	accepted, fresh, err := s.subscribe(testutil.Context(t), []string{"a.a", "b.b", "c.c"})
 	require.ErrorIs(t, err, errTooManyTopics)
 	assert.Empty(t, accepted)
 	assert.Empty(t, fresh)

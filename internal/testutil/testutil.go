@@ -1,0 +1,51 @@
+// Package testutil holds the helpers the tests of several wsfan packages
+// share: a context bounded by the test, and frames written to and read
+// from a plain gorilla connection with a deadline. Assertions are
+// testify's; these helpers fail the test through require.
+package testutil
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
+)
+
+// Timeout bounds every wait of these helpers: long enough for a loaded
+// 2-core machine running -race, short enough that a hang fails the test.
+const Timeout = 20 * time.Second
+
+// Context returns a context that ends with the test, or after Timeout.
+func Context(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// Send writes frame to ws as one text message.
+func Send(t testing.TB, ws *websocket.Conn, frame string) {
+	t.Helper()
+	require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(frame)))
+}
+
+// Recv reads one message from ws, failing the test if none arrives within
+// Timeout.
+func Recv(t testing.TB, ws *websocket.Conn) string {
+	t.Helper()
+	require.NoError(t, ws.SetReadDeadline(time.Now().Add(Timeout)))
+	_, data, err := ws.ReadMessage()
+	require.NoError(t, err)
+	return string(data)
+}
+
+// RecvJSON reads one message from ws and decodes it as a JSON object.
+func RecvJSON(t testing.TB, ws *websocket.Conn) map[string]any {
+	t.Helper()
+	s := Recv(t, ws)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal([]byte(s), &v), "not a JSON object: %s", s)
+	return v
+}
