@@ -151,7 +151,7 @@ func TestDeribitFailedReauthenticationDropsTheConnection(t *testing.T) {
 	require.NoError(t, err)
 	requireRefused(t, ev.Err, 13009, "timestamp in the future", secret)
 	msg := ev.Err.Error()
-	assert.Contains(t, msg, "Deribit token refresh failed (wsfan: call public/auth: rpc error 13009: unauthorized")
+	assert.Contains(t, msg, "Deribit token refresh failed (call public/auth: rpc error 13009: unauthorized")
 	assert.Contains(t, msg, "and so did authenticating again")
 
 	// The new connection's login fails the same way, and is retried.

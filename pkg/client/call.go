@@ -28,7 +28,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, result any
 	default:
 		var err error
 		if raw, err = sonic.Marshal(p); err != nil {
-			return fmt.Errorf("wsfan: failed to encode params of %s: %w", method, err)
+			return fmt.Errorf("failed to encode params of %s: %w", method, err)
 		}
 	}
 	res, err := c.CallRaw(ctx, method, raw)
@@ -40,7 +40,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, result any
 		return nil
 	}
 	if err := decodeInPlace(copying, res, result); err != nil {
-		return fmt.Errorf("wsfan: failed to decode result of %s: %w", method, err)
+		return fmt.Errorf("failed to decode result of %s: %w", method, err)
 	}
 	return nil
 }
@@ -54,7 +54,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, result any
 func (c *Client) CallRaw(ctx context.Context, method string, params []byte) ([]byte, error) {
 	cn, err := c.activeConn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("wsfan: call %s: %w", method, err)
+		return nil, fmt.Errorf("call %s: %w", method, err)
 	}
 	return cn.call(ctx, method, params)
 }
@@ -65,28 +65,28 @@ func (c *Client) CallRaw(ctx context.Context, method string, params []byte) ([]b
 func (cn *conn) call(ctx context.Context, method string, params []byte) ([]byte, error) {
 	c := cn.c
 	if err := c.cfg.pace.wait(ctx, c.ctx, method); err != nil {
-		return nil, fmt.Errorf("wsfan: call %s: %w", method, err)
+		return nil, fmt.Errorf("call %s: %w", method, err)
 	}
 	id := c.nextID()
 	buf := getBuffer()
 	frame, err := c.proto.AppendRequest((*buf)[:0], id, method, params)
 	if err != nil {
 		putBuffer(buf)
-		return nil, fmt.Errorf("wsfan: call %s: %w", method, err)
+		return nil, fmt.Errorf("call %s: %w", method, err)
 	}
 	*buf = frame
 	p := getPendingCall()
 	if err := cn.pending.add(id, p); err != nil {
 		putBuffer(buf)
 		putPendingCall(p)
-		return nil, fmt.Errorf("wsfan: call %s: %w", method, err)
+		return nil, fmt.Errorf("call %s: %w", method, err)
 	}
 	start := time.Now()
 	if err := cn.send(frame, buf); err != nil {
 		cn.pending.remove(id)
 		putBuffer(buf)
 		putPendingCall(p)
-		return nil, fmt.Errorf("wsfan: call %s: %w", method, err)
+		return nil, fmt.Errorf("call %s: %w", method, err)
 	}
 
 	// The request timeout applies unless ctx ends sooner.
@@ -102,13 +102,13 @@ func (cn *conn) call(ctx context.Context, method string, params []byte) ([]byte,
 	case <-ctx.Done():
 		if cn.pending.remove(id) {
 			putPendingCall(p)
-			return nil, fmt.Errorf("wsfan: call %s: %w", method, ctxError(ctx, "no response"))
+			return nil, fmt.Errorf("call %s: %w", method, ctxError(ctx, "no response"))
 		}
 		r = <-p.done // the reader took it: its answer is on the way
 	case <-expired:
 		if cn.pending.remove(id) {
 			putPendingCall(p)
-			return nil, fmt.Errorf("wsfan: call %s: %w: no response within %v", method, ErrTimeout, c.cfg.requestTimeout)
+			return nil, fmt.Errorf("call %s: %w: no response within %v", method, ErrTimeout, c.cfg.requestTimeout)
 		}
 		r = <-p.done
 	}
@@ -117,7 +117,7 @@ func (cn *conn) call(ctx context.Context, method string, params []byte) ([]byte,
 		c.metrics.latency.Observe(time.Since(start).Seconds())
 	}
 	if r.err != nil {
-		return nil, fmt.Errorf("wsfan: call %s: %w", method, r.err)
+		return nil, fmt.Errorf("call %s: %w", method, r.err)
 	}
 	return r.result, nil
 }

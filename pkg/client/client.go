@@ -72,7 +72,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		o(&cfg)
 	}
 	if cfg.protocol == nil {
-		return nil, fmt.Errorf("wsfan: WithProtocol(nil)")
+		return nil, fmt.Errorf("WithProtocol(nil)")
 	}
 	if cfg.bufferSize < 1 {
 		cfg.bufferSize = 1
@@ -98,7 +98,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	if cfg.registerer != nil {
 		c.metrics = newCollector(c, cfg.metricsName)
 		if err := cfg.registerer.Register(c.metrics); err != nil {
-			return nil, fmt.Errorf("wsfan: failed to register metrics: %w", err)
+			return nil, fmt.Errorf("failed to register metrics: %w", err)
 		}
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())

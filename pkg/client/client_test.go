@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 func TestSubscribeReceivesInOrderOnEveryDialect(t *testing.T) {
@@ -266,4 +268,20 @@ func TestSubscribeTimesOutThenWorks(t *testing.T) {
 			assert.Equal(t, client.StateConnected, c.State())
 		})
 	}
+}
+
+// An error names the package once, however it was wrapped.
+func TestErrorsNameThePackageOnce(t *testing.T) {
+	srv := exchangetest.NewServer(exchangetest.Thalex)
+	t.Cleanup(srv.Close)
+	c := dial(t, srv, protocol.Thalex())
+	require.NoError(t, c.Close())
+
+	_, err := c.CallRaw(testutil.Context(t), "public/get_time", nil)
+	require.ErrorIs(t, err, client.ErrClosed)
+	require.Equal(t, "call public/get_time: wsfan: client closed", err.Error())
+
+	_, err = c.Subscribe(testutil.Context(t), []string{"ticker.BTC-PERPETUAL.raw"})
+	require.ErrorIs(t, err, client.ErrClosed)
+	require.Equal(t, 1, strings.Count(err.Error(), "wsfan:"), err.Error())
 }

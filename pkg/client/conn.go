@@ -87,16 +87,16 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	}
 	if err != nil {
 		if resp != nil {
-			return nil, fmt.Errorf("wsfan: failed to dial %s: %w (HTTP %s)", c.url, err, resp.Status)
+			return nil, fmt.Errorf("failed to dial %s: %w (HTTP %s)", c.url, err, resp.Status)
 		}
 		// gorilla sets ctx's deadline on the socket, which may expire a
 		// moment before ctx does: a socket timeout is the dial timeout too.
 		var ne net.Error
 		timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 		if timedOut && c.ctx.Err() == nil {
-			return nil, fmt.Errorf("wsfan: failed to dial %s: %w within %v: %w", c.url, ErrTimeout, c.cfg.dialTimeout, err)
+			return nil, fmt.Errorf("failed to dial %s: %w within %v: %w", c.url, ErrTimeout, c.cfg.dialTimeout, err)
 		}
-		return nil, fmt.Errorf("wsfan: failed to dial %s: %w", c.url, err)
+		return nil, fmt.Errorf("failed to dial %s: %w", c.url, err)
 	}
 	if resp != nil && resp.Body != nil {
 		_ = resp.Body.Close() // the handshake response has no body worth reading

@@ -57,7 +57,7 @@ func Warm(values ...any) error {
 			t = t.Elem()
 		}
 		if err := sonic.Pretouch(t); err != nil {
-			return fmt.Errorf("wsfan: failed to warm the decoder of %v: %w", t, err)
+			return fmt.Errorf("failed to warm the decoder of %v: %w", t, err)
 		}
 	}
 	return nil

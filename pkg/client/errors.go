@@ -10,6 +10,11 @@ import (
 
 // Sentinel errors. Every error the client returns wraps one of these or is
 // an *RPCError, so errors.Is and errors.As work through the wrapping.
+//
+// An error names the package once: the sentinels (and RefusedError) say
+// "wsfan:", the operations that wrap them say only what failed, so a
+// call on a closed client reads "call public/get_time: wsfan: client
+// closed".
 var (
 	// ErrClosed: the client was closed.
 	ErrClosed = errors.New("wsfan: client closed")

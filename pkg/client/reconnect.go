@@ -35,12 +35,12 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 	defer cancel()
 	for _, call := range c.proto.Handshake() {
 		if _, err := cn.call(ctx, call.Method, call.Params); err != nil {
-			return abort(fmt.Errorf("wsfan: handshake %s: %w", call.Method, err))
+			return abort(fmt.Errorf("handshake %s: %w", call.Method, err))
 		}
 	}
 	if c.cfg.onConnect != nil {
 		if err := c.cfg.onConnect(ctx, c); err != nil {
-			return abort(fmt.Errorf("wsfan: on-connect hook: %w", err))
+			return abort(fmt.Errorf("on-connect hook: %w", err))
 		}
 	}
 	restored, err := c.restore(ctx, cn, &c.restoreRound, false)
@@ -105,7 +105,7 @@ func (c *Client) restore(ctx context.Context, cn *conn, r *opRound, queuedOnly b
 	}
 	c.mu.Unlock()
 	if failed != nil {
-		return 0, fmt.Errorf("wsfan: resubscribe: %w", failed)
+		return 0, fmt.Errorf("resubscribe: %w", failed)
 	}
 	if len(refused) > 0 {
 		names := make([]string, len(refused))
@@ -145,7 +145,7 @@ func (c *Client) queueRestore(cn *conn, r *opRound, queuedOnly bool) ([]*topicSt
 	// of the resubscribe together (BenchmarkResubscribe).
 	ops, err := c.sendSubscribeLocked(cn, states, r)
 	if err != nil {
-		return nil, nil, fmt.Errorf("wsfan: resubscribe: %w", err)
+		return nil, nil, fmt.Errorf("resubscribe: %w", err)
 	}
 	return states, ops, nil
 }

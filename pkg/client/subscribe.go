@@ -34,7 +34,7 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 		cn, err = c.activeConn(ctx)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("wsfan: failed to subscribe %s: %w", format.QuotedList(names), err)
+		return nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(names), err)
 	}
 
 	c.mu.Lock()
@@ -71,7 +71,7 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 		}
 		c.mu.Unlock()
 		_ = c.unsubscribe(ctx, s, nil)
-		return nil, fmt.Errorf("wsfan: failed to subscribe %s: %w", format.QuotedList(names), err)
+		return nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(names), err)
 	}
 	c.mu.Unlock()
 
@@ -107,7 +107,7 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 	case len(refused) > 0:
 		err = refusedError(refused)
 	case failed != nil:
-		err = fmt.Errorf("wsfan: failed to subscribe %s: %w", format.QuotedList(names), failed)
+		err = fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(names), failed)
 	default:
 		return s, nil
 	}
@@ -158,7 +158,7 @@ func (c *Client) parseTopics(topics []string) ([]string, []*protocol.Topic, erro
 		seen[name] = struct{}{}
 		t, err := c.proto.NewTopic(name)
 		if err != nil {
-			return nil, nil, fmt.Errorf("wsfan: failed to subscribe: %w", err)
+			return nil, nil, fmt.Errorf("failed to subscribe: %w", err)
 		}
 		names = append(names, name)
 		parsed = append(parsed, t)

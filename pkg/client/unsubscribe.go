@@ -38,7 +38,7 @@ func (c *Client) unsubscribeOn(ctx context.Context, cn *conn, s *Subscription, r
 		if errors.Is(err, ErrConnectionLost) {
 			return nil // the server forgot the connection's subscriptions anyway
 		}
-		return fmt.Errorf("wsfan: failed to unsubscribe: %w", err)
+		return fmt.Errorf("failed to unsubscribe: %w", err)
 	}
 	return c.awaitUnsubscribe(ctx, cn, ops)
 }
@@ -54,7 +54,7 @@ func (c *Client) awaitUnsubscribe(ctx context.Context, cn *conn, ops []*subscrib
 	c.awaitOps(ctx, cn, ops)
 	for _, op := range ops {
 		if op.err != nil && !errors.Is(op.err, ErrConnectionLost) && !errors.Is(op.err, ErrClosed) {
-			return fmt.Errorf("wsfan: failed to unsubscribe: %w", op.err)
+			return fmt.Errorf("failed to unsubscribe: %w", op.err)
 		}
 	}
 	return nil

@@ -23,7 +23,7 @@ import (
 func (c *Client) WhileConnected(ctx context.Context, f func(ctx context.Context) error) error {
 	cn, err := c.activeConn(ctx)
 	if err != nil {
-		return fmt.Errorf("wsfan: WhileConnected: %w", err)
+		return fmt.Errorf("WhileConnected: %w", err)
 	}
 	// Not derived from ctx: the hook's context ends when the hook returns.
 	life, end := context.WithCancelCause(context.WithValue(context.Background(), connectingKey{}, cn))
