@@ -52,7 +52,10 @@
 //   - Per topic, a consumer delivers in the leader's order with no
 //     duplicate: the live interest is registered before the last value is
 //     read, the last value goes first, and the live messages it already
-//     contains are dropped by sequence.
+//     contains are dropped by sequence. The cache is written in rounds and
+//     may lag the live subject; what it misses went out before the
+//     consumer's interest existed, so the first live message after the
+//     last value moves Message.Seq by one and is not flagged as a gap.
 //   - The live path never waits on JetStream: a publisher only replaces
 //     the topic's pending last value, which the last-value writer stores
 //     in rounds.

@@ -34,3 +34,22 @@ func TestPositionAdvance(t *testing.T) {
 	}
 	assert.Equal(t, position{epoch: 12, seq: 5}, p)
 }
+
+// The cached last value may lag: the first live message after it moves
+// the counter by one and is not a gap; the next jump is.
+func TestPositionAfterCachedValue(t *testing.T) {
+	p := position{epoch: 3, seq: 10, cached: true}
+	v, step, flags := p.advance(3, 13)
+	assert.Equal(t, accept, v)
+	assert.Equal(t, uint64(1), step)
+	assert.Zero(t, flags)
+	v, step, flags = p.advance(3, 15)
+	assert.Equal(t, accept, v)
+	assert.Equal(t, uint64(2), step)
+	assert.Equal(t, client.FlagGap, flags)
+
+	p = position{epoch: 3, seq: 10, cached: true}
+	v, _, _ = p.advance(3, 10)
+	assert.Equal(t, duplicate, v, "the live copy of the cached value")
+	assert.True(t, p.cached, "still waiting for the first live message")
+}

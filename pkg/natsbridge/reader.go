@@ -26,6 +26,7 @@ type topicReader struct {
 	mu      sync.Mutex
 	started bool
 	pending []*nats.Msg // live messages that arrived before start
+	lost    bool        // a live message was dropped from pending
 	pos     position
 }
 
@@ -41,6 +42,7 @@ func (r *topicReader) onMsg(msg *nats.Msg) {
 			r.pending[0] = nil
 			r.pending = r.pending[1:]
 			r.s.drop()
+			r.lost = true
 		}
 		r.pending = append(r.pending, msg)
 		r.mu.Unlock()
@@ -61,6 +63,9 @@ func (r *topicReader) start(h nats.Header, data []byte) {
 	release := false
 	if h != nil {
 		release = r.handle(h, data, now)
+		// The cache may lag the live subject by a message or two; what
+		// it misses went out before this reader's interest did.
+		r.pos.cached = r.pos.epoch != 0 && !r.lost
 	}
 	for i, msg := range r.pending {
 		if !release {
