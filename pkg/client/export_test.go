@@ -1,10 +1,6 @@
 package client
 
-import (
-	"time"
-
-	"github.com/wsfan/wsfan/pkg/protocol"
-)
+import "github.com/wsfan/wsfan/pkg/protocol"
 
 // This file opens the reader's hot path to the package's benchmarks
 // without a network, so they time classify + route alone.
@@ -55,5 +51,3 @@ func (c *Client) subscribeLocal(topics ...string) *Subscription {
 	c.subs[s] = struct{}{}
 	return s
 }
-
-func (cn *conn) handle(data []byte, now time.Time) { cn.c.handleFrame(cn, data, now) }

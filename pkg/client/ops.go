@@ -10,11 +10,12 @@ import (
 // subscribeOp is one subscribe or unsubscribe request in flight and its
 // outcome.
 type subscribeOp struct {
+	c         *Client
 	req       protocol.Request
 	states    []*topicState // parallel to req.Topics (subscribes only)
 	subscribe bool          // the ack carries routing keys
 	group     *opGroup      // nil when the dialect acknowledges nothing (req.ID is 0)
-	call      pendingCall   // registered under req.ID; points back to this op
+	call      pendingCall   // registered under req.ID; answers to this op
 
 	// Set by whoever answers the op before it arrives at group: the
 	// reader, the connection's failure or the waiter giving up; or track,
@@ -52,6 +53,10 @@ type opRound struct {
 	ops     []subscribeOp
 	ptrs    []*subscribeOp
 	ackKeys []string // storage for every op's keys
+	// The acknowledged requests' ids and pending entries, registered
+	// in the connection's pending table together.
+	ids   []uint64
+	calls []*pendingCall
 }
 
 // send encodes the round's requests for states, registers their ids and
@@ -64,7 +69,7 @@ func (r *opRound) send(c *Client, cn *conn, states []*topicState, subscribe bool
 		return nil, err
 	}
 	if err := cn.sendAll(r.batch.Messages); err != nil {
-		forget(cn, ops)
+		r.forget(cn)
 		return nil, err
 	}
 	c.cfg.pace.chargeBatch(&r.batch, subscribe)
@@ -103,12 +108,12 @@ func (r *opRound) track(c *Client, cn *conn, states []*topicState, subscribe boo
 	clear(r.ackKeys)
 
 	var group *opGroup
-	acked := 0
+	r.ids, r.calls = r.ids[:0], r.calls[:0]
 	find := stateFinder{all: states}
 	used := 0
 	for i, req := range reqs {
 		op := &r.ops[i]
-		*op = subscribeOp{req: req, subscribe: subscribe}
+		*op = subscribeOp{c: c, req: req, subscribe: subscribe}
 		op.keys = r.ackKeys[used : used+len(req.Topics) : used+len(req.Topics)]
 		used += len(req.Topics)
 		if subscribe {
@@ -125,18 +130,22 @@ func (r *opRound) track(c *Client, cn *conn, states []*topicState, subscribe boo
 			group = &opGroup{done: make(chan struct{})}
 		}
 		op.group = group
-		op.call = pendingCall{op: op}
-		acked++
+		op.call = pendingCall{to: op}
+		r.ids = append(r.ids, req.ID)
+		r.calls = append(r.calls, &op.call)
 	}
 	if group == nil {
 		return r.ptrs, nil
 	}
-	group.left.Store(int32(acked))
-	if err := cn.pending.addOps(r.ptrs); err != nil {
+	group.left.Store(int32(len(r.ids)))
+	if err := cn.pending.addAll(r.ids, r.calls); err != nil {
 		return nil, err
 	}
 	return r.ptrs, nil
 }
+
+// forget unregisters the round's requests, which will not be sent.
+func (r *opRound) forget(cn *conn) { cn.pending.removeAll(r.ids) }
 
 // release drops the round's references to topics and ops, keeping its
 // storage, so a reused round does not keep unsubscribed topics alive
@@ -146,6 +155,7 @@ func (r *opRound) release() {
 	clear(r.topics)
 	clear(r.ops)
 	clear(r.ptrs)
+	clear(r.calls)
 	r.batch.Reset()
 }
 
@@ -158,12 +168,16 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// answer records the server's response to op and counts it in its group.
-// It runs on the reader goroutine, so that a server-assigned routing key
-// (an Ethereum subscription id) is routable before the next frame is
-// read.
-func (c *Client) answer(op *subscribeOp, f *protocol.Frame) {
+// answer records the outcome of op and counts it in its group. The
+// server's response comes on the reader goroutine, so that a
+// server-assigned routing key (an Ethereum subscription id) is routable
+// before the next frame is read; an error comes from the connection's
+// failure or from a waiter giving up.
+func (op *subscribeOp) answer(f *protocol.Frame, err error) {
+	c := op.c
 	switch {
+	case err != nil:
+		op.err = err
 	case f.Error != nil:
 		c.stats.rpcErrors.Add(1)
 		op.err = parseRPCError(f.Error)
@@ -180,9 +194,6 @@ func (c *Client) answer(op *subscribeOp, f *protocol.Frame) {
 	}
 	op.group.arrive()
 }
-
-// forget unregisters ops that will not be sent.
-func forget(cn *conn, ops []*subscribeOp) { cn.pending.removeOps(ops) }
 
 // awaitOps waits until every op is answered, or ctx ends: then the ops
 // nobody has taken yet fail with ctx's error, and those the reader took
@@ -203,8 +214,7 @@ func (c *Client) awaitOps(ctx context.Context, cn *conn, ops []*subscribeOp) {
 				if op.subscribe {
 					what = "subscribe"
 				}
-				op.err = ctxError(ctx, what)
-				op.group.arrive()
+				op.answer(nil, ctxError(ctx, what))
 			}
 		}
 		for _, op := range ops {

@@ -1,6 +1,10 @@
 package client
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
 
 // response is what the reader hands a waiting call.
 type response struct {
@@ -14,17 +18,23 @@ type response struct {
 // be queued), or the connection's failure.
 type pendingCall struct {
 	done chan response // a call's: capacity 1, the reader never blocks on it
-	op   *subscribeOp  // a subscribe or unsubscribe request's, answered in place
+	to   answerer      // a request answered in place (subscribe, unsubscribe)
 	// With neither, nobody waits (a heartbeat reply): the response is
 	// dropped.
+}
+
+// answerer takes the answer to a request that is not a call: the
+// response frame from the reader goroutine (err nil), or the error that
+// ended its wait (f nil) from whoever gave up on it. It must not block.
+type answerer interface {
+	answer(f *protocol.Frame, err error)
 }
 
 // fail answers p with err.
 func (p *pendingCall) fail(err error) {
 	switch {
-	case p.op != nil:
-		p.op.err = err
-		p.op.group.arrive()
+	case p.to != nil:
+		p.to.answer(nil, err)
 	case p.done != nil:
 		p.done <- response{err: err}
 	}
@@ -62,30 +72,26 @@ func (t *pendingTable) add(id uint64, p *pendingCall) error {
 	return nil
 }
 
-// addOps registers every op that expects an answer, under one lock, or
-// none of them when the connection has failed.
-func (t *pendingTable) addOps(ops []*subscribeOp) error {
+// addAll registers calls[i] under ids[i], all under one lock, or none of
+// them when the connection has failed.
+func (t *pendingTable) addAll(ids []uint64, calls []*pendingCall) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.failed != nil {
 		return t.failed
 	}
-	for _, op := range ops {
-		if op.group != nil {
-			t.calls[op.req.ID] = &op.call
-		}
+	for i, id := range ids {
+		t.calls[id] = calls[i]
 	}
 	return nil
 }
 
-// removeOps unregisters ops under one lock.
-func (t *pendingTable) removeOps(ops []*subscribeOp) {
+// removeAll unregisters ids under one lock.
+func (t *pendingTable) removeAll(ids []uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, op := range ops {
-		if op.group != nil {
-			delete(t.calls, op.req.ID)
-		}
+	for _, id := range ids {
+		delete(t.calls, id)
 	}
 }
 

@@ -6,8 +6,12 @@ import (
 	"io"
 	"net"
 	"time"
+	"unsafe"
 
 	"github.com/gorilla/websocket"
+	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // slabSize is the size of the buffers frames are read into. Frames are
@@ -45,7 +49,7 @@ func (cn *conn) readLoop() {
 			c.dropFrame(dropBinary, errors.New("binary message"), data)
 			continue
 		}
-		c.handleFrame(cn, data, now)
+		cn.handleFrame(data, now)
 	}
 }
 
@@ -87,6 +91,163 @@ func (cn *conn) readFrame(r io.Reader) ([]byte, error) {
 		cn.slab = cn.slab[n:]
 	}
 	return frame, nil
+}
+
+// handleFrame classifies one frame and acts on it. It runs on the reader
+// goroutine; nothing here blocks (unless a subscription's policy is Block).
+func (cn *conn) handleFrame(data []byte, now time.Time) {
+	c := cn.c
+	c.stats.frames.Add(1)
+	c.stats.bytes.Add(uint64(len(data)))
+	f := &cn.frame
+	if err := c.proto.Classify(data, f); err != nil {
+		c.dropFrame(dropMalformed, err, data)
+		return
+	}
+	switch f.Kind {
+	case protocol.KindNotification:
+		cn.route(f.Key, f.Data, now)
+	case protocol.KindResponse:
+		cn.resolve(f, data)
+	case protocol.KindBatch:
+		err := protocol.EachElement(data, func(elem []byte) bool {
+			if err := c.proto.Classify(elem, &cn.elem); err != nil || cn.elem.Kind != protocol.KindResponse {
+				c.dropFrame(dropMalformed, errBatchElement, elem)
+				return true
+			}
+			cn.resolve(&cn.elem, elem)
+			return true
+		})
+		if err != nil {
+			c.dropFrame(dropMalformed, err, data)
+		}
+	case protocol.KindHeartbeat:
+		cn.answerHeartbeat()
+	case protocol.KindEvent:
+		if f.Event == protocol.EventReconnect {
+			c.log.Info("server announced a reconnect; reconnecting now")
+			c.emit(Event{Kind: ServerNotice})
+			cn.fail(ErrServerReconnect)
+		}
+	default:
+		c.dropFrame(dropUnrouted, errUnknownKind, data)
+	}
+}
+
+// route delivers a notification to every subscription of its topic.
+func (cn *conn) route(key, data []byte, now time.Time) {
+	c := cn.c
+	ts, ok := c.routes.Load(unsafe.String(unsafe.SliceData(key), len(key)))
+	if !ok {
+		c.dropFrame(dropUnrouted, errNoTopic, key)
+		return
+	}
+	var flags Flags
+	if ts.resumed.Load() {
+		ts.resumed.Store(false)
+		flags |= FlagReconnected
+	}
+	if ts.topic.Sequenced {
+		flags |= cn.checkSequence(ts, data)
+	}
+	subs := ts.subs.Load()
+	if subs == nil {
+		return
+	}
+	msg := Message{Topic: ts.name, Data: data, Flags: flags, RecvTime: now}
+	var delivered uint64
+	for _, s := range *subs {
+		if s.deliver(msg) {
+			delivered++
+		}
+	}
+	c.stats.delivered.Add(delivered)
+}
+
+// checkSequence compares a sequenced topic's change id with the previous
+// one and reports a gap. Runs on the reader goroutine, which owns lastID.
+func (cn *conn) checkSequence(ts *topicState, data []byte) Flags {
+	c := cn.c
+	id, prev, ok := c.proto.Sequence(data)
+	if !ok {
+		return 0
+	}
+	last := ts.lastID
+	ts.lastID = id
+	if last == 0 || prev == 0 || prev == last {
+		return 0
+	}
+	c.stats.gaps.Add(1)
+	c.emit(Event{Kind: Gap, Topic: ts.name})
+	if c.cfg.resubscribeGap {
+		c.refreshTopic(ts)
+	}
+	return FlagGap
+}
+
+// resolve hands a response to the call waiting for it.
+func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
+	c := cn.c
+	if !f.HasID {
+		c.dropFrame(dropUnknownID, errNoID, raw)
+		return
+	}
+	p := cn.pending.take(f.ID)
+	if p == nil {
+		c.dropFrame(dropUnknownID, errNoCall, raw)
+		return
+	}
+	if p.to != nil {
+		p.to.answer(f, nil)
+		return
+	}
+	if p.done == nil {
+		return
+	}
+	if f.Error != nil {
+		c.stats.rpcErrors.Add(1)
+		p.done <- response{err: parseRPCError(f.Error)}
+		return
+	}
+	p.done <- response{result: f.Result}
+}
+
+// answerHeartbeat replies to a server's test request at once; the reply's
+// response is expected and discarded.
+func (cn *conn) answerHeartbeat() {
+	id := cn.c.nextID()
+	if cn.pending.add(id, &pendingCall{}) != nil {
+		return
+	}
+	buf := getBuffer()
+	*buf = cn.c.proto.HeartbeatReply((*buf)[:0], id)
+	if cn.send(*buf, buf) != nil {
+		cn.pending.remove(id)
+	}
+}
+
+// Why frames are dropped, for the drop log.
+var (
+	errBatchElement = errors.New("batch element is not a response")
+	errUnknownKind  = errors.New("frame of unknown kind")
+	errNoTopic      = errors.New("notification for no subscribed topic")
+	errNoID         = errors.New("response without a usable id")
+	errNoCall       = errors.New("response to no pending call")
+)
+
+// dropFrame counts a dropped frame and logs the 1st, 2nd, 4th, 8th ...
+// drop of each reason: bad input is always visible in the log and never
+// floods it, and counting costs no clock read.
+func (c *Client) dropFrame(reason int, err error, data []byte) {
+	n := c.stats.dropped[reason].Add(1)
+	if n&(n-1) != 0 {
+		return
+	}
+	c.log.Warn("dropped frame",
+		zap.String("reason", dropReasonNames[reason]),
+		zap.Error(err),
+		zap.Uint64("dropped_total", n),
+		zap.String("sample", truncate(data, 200)))
 }
 
 // readError names why reading stopped.

@@ -50,7 +50,7 @@ func BenchmarkResubscribe(b *testing.B) {
 				b.ReportAllocs()
 				b.ResetTimer()
 				for b.Loop() {
-					states, ops, err := c.queueRestore(cn, &c.restoreRound, false)
+					states, _, err := c.queueRestore(cn, &c.restoreRound, false)
 					if err != nil || len(states) != n {
 						b.Fatalf("queueRestore: %d topics, %v", len(states), err)
 					}
@@ -60,7 +60,7 @@ func BenchmarkResubscribe(b *testing.B) {
 					clear(cn.queue)
 					cn.queue = cn.queue[:0]
 					cn.wmu.Unlock()
-					forget(cn, ops)
+					c.restoreRound.forget(cn)
 					c.restoreRound.release()
 				}
 				b.ReportMetric(float64(frames), "frames/op")

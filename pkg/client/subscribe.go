@@ -173,6 +173,41 @@ func (c *Client) sendSubscribeLocked(cn *conn, states []*topicState, r *opRound)
 	return r.send(c, cn, states, true)
 }
 
+// refreshTopic resubscribes a topic after a gap so the server sends a
+// fresh snapshot, at most once at a time per topic. Called on the reader.
+func (c *Client) refreshTopic(ts *topicState) {
+	if !ts.refreshing.CompareAndSwap(false, true) {
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer ts.refreshing.Store(false)
+		cn := c.conn.Load()
+		if cn == nil {
+			return
+		}
+		c.mu.Lock()
+		if ts.removed {
+			c.mu.Unlock()
+			return
+		}
+		unsubs, err := c.sendUnsubscribeLocked(cn, []*topicState{ts}, new(opRound))
+		var subs []*subscribeOp
+		if err == nil {
+			subs, err = c.sendSubscribeLocked(cn, []*topicState{ts}, new(opRound))
+		}
+		c.mu.Unlock()
+		if err != nil {
+			return
+		}
+		ctx, cancel := c.withTimeout(c.ctx)
+		defer cancel()
+		c.awaitOps(ctx, cn, append(unsubs, subs...))
+		c.log.Info("resubscribed after a gap")
+	}()
+}
+
 // stateFinder maps a request's topics back to their states. Dialects
 // keep the order they were given (Thalex and Deribit move private
 // channels after public ones), so a request usually covers a run of the

@@ -32,7 +32,7 @@ func BenchmarkRouteTicker(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				cn.handle(thalexTicker, now)
+				cn.handleFrame(thalexTicker, now)
 				if i++; i == drainEvery {
 					b.StopTimer()
 					for range i {
@@ -65,7 +65,7 @@ func BenchmarkRouteTickerConsumed(b *testing.B) {
 	now := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
-		cn.handle(thalexTicker, now)
+		cn.handleFrame(thalexTicker, now)
 		<-sub.ch
 	}
 }
@@ -79,7 +79,7 @@ func BenchmarkRouteTickerUnsubscribed(b *testing.B) {
 	now := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
-		cn.handle(thalexTicker, now)
+		cn.handleFrame(thalexTicker, now)
 	}
 }
 
@@ -99,7 +99,7 @@ func BenchmarkResolveResponse(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				_ = cn.pending.add(42, p)
-				cn.handle(frame, now)
+				cn.handleFrame(frame, now)
 				<-p.done
 			}
 		})
