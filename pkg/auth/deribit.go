@@ -73,7 +73,9 @@ func WithClientCredentials() DeribitOption {
 // its lifetime (expires_in) have passed. A refused refresh authenticates
 // again; if that fails too, the connection is dropped and replaced, and
 // the new one logs in afresh. Called directly with a connected client, it
-// authenticates the live connection and keeps it so.
+// authenticates the live connection and keeps it so. A login the server
+// refuses returns an error wrapping both client.ErrLoginRefused and the
+// server's *client.RPCError.
 func Deribit(key *DeribitKey, opts ...DeribitOption) client.OnConnect {
 	cfg := deribitConfig{clock: clock.Real{}}
 	for _, o := range opts {
@@ -145,7 +147,7 @@ func (s *deribitSession) auth(ctx context.Context, c *client.Client, now time.Ti
 		ExpiresIn    int64  `json:"expires_in"`
 	}
 	if err := c.Call(ctx, "public/auth", p, &res); err != nil {
-		return deribitToken{}, err
+		return deribitToken{}, refused(err)
 	}
 	if res.AccessToken == "" {
 		return deribitToken{}, errors.New("auth: Deribit public/auth granted no access token")

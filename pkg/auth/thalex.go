@@ -102,6 +102,8 @@ type thalexLoginParams struct {
 // Thalex returns an on-connect hook that logs in with Thalex's
 // public/login on every connection, with a fresh token from key. Called
 // directly with a connected client, it logs in on the live connection.
+// A login the server refuses returns an error wrapping both
+// client.ErrLoginRefused and the server's *client.RPCError.
 func Thalex(key *ThalexKey, opts ...ThalexOption) client.OnConnect {
 	cfg := thalexConfig{clock: clock.Real{}}
 	for _, o := range opts {
@@ -112,6 +114,6 @@ func Thalex(key *ThalexKey, opts ...ThalexOption) client.OnConnect {
 		if err != nil {
 			return err
 		}
-		return c.Call(ctx, "public/login", thalexLoginParams{Token: token, Account: cfg.account}, nil)
+		return refused(c.Call(ctx, "public/login", thalexLoginParams{Token: token, Account: cfg.account}, nil))
 	}
 }

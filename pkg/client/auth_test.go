@@ -47,20 +47,22 @@ func thalexLogin(registered bool) client.OnConnect {
 	return auth.Thalex(auth.NewThalexKey("key", rsaKeys()[1]))
 }
 
-// Private channels need a login on every connection: the hook logs in
-// first, then the private and public topics are restored.
-func TestLoginHookRestoresPrivateChannels(t *testing.T) {
-	cases := []struct {
-		name     string
-		server   func(t *testing.T) *exchangetest.Server
-		proto    protocol.Protocol
-		hook     client.OnConnect
-		badHook  client.OnConnect
-		login    string
-		private  string
-		public   string
-		loginErr int
-	}{
+// loginCase is one dialect's login: a good and a bad hook, the login
+// method, a private and a public topic, and the code of a refused login.
+type loginCase struct {
+	name     string
+	server   func(t *testing.T) *exchangetest.Server
+	proto    protocol.Protocol
+	hook     client.OnConnect
+	badHook  client.OnConnect
+	login    string
+	private  string
+	public   string
+	loginErr int
+}
+
+func loginCases() []loginCase {
+	return []loginCase{
 		{
 			name: "thalex", server: thalexServer, proto: protocol.Thalex(),
 			hook: thalexLogin(true), badHook: thalexLogin(false), login: "public/login",
@@ -79,7 +81,12 @@ func TestLoginHookRestoresPrivateChannels(t *testing.T) {
 			loginErr: 13009,
 		},
 	}
-	for _, tc := range cases {
+}
+
+// Private channels need a login on every connection: the hook logs in
+// first, then the private and public topics are restored.
+func TestLoginHookRestoresPrivateChannels(t *testing.T) {
+	for _, tc := range loginCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := tc.server(t)
 			c := dial(t, srv, tc.proto, fastBackoff(), client.WithOnConnect(tc.hook))
@@ -123,6 +130,60 @@ func TestLoginHookRestoresPrivateChannels(t *testing.T) {
 			var rpcErr *client.RPCError
 			require.ErrorAs(t, err, &rpcErr)
 			assert.Equal(t, tc.loginErr, rpcErr.Code)
+		})
+	}
+}
+
+// A login refused on a reconnect would be refused again: the client keeps
+// the connection, restores the public topics and ends the subscriptions
+// holding private ones with the server's error.
+func TestRefusedLoginEndsOnlyPrivateSubscriptions(t *testing.T) {
+	for _, tc := range loginCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := tc.server(t)
+			var refuse atomic.Bool
+			hook := func(ctx context.Context, c *client.Client) error {
+				if refuse.Load() {
+					return tc.badHook(ctx, c)
+				}
+				return tc.hook(ctx, c)
+			}
+			c := dial(t, srv, tc.proto, fastBackoff(), client.WithOnConnect(hook))
+			ctx := testutil.Context(t)
+			private, err := c.Subscribe(ctx, []string{tc.private, tc.public})
+			require.NoError(t, err)
+			public, err := c.Subscribe(ctx, []string{tc.public})
+			require.NoError(t, err)
+			drainEvents(c)
+
+			refuse.Store(true)
+			srv.Stop()
+			srv.ResetReceived()
+			require.NoError(t, srv.Start())
+			ev := waitEvent(t, c, client.Resubscribed)
+			assert.Equal(t, 1, ev.Topics, "only the public topic")
+			assert.Equal(t, client.StateConnected, c.State())
+
+			select {
+			case err := <-private.Err():
+				require.ErrorIs(t, err, client.ErrLoginRefused)
+				var rpcErr *client.RPCError
+				require.ErrorAs(t, err, &rpcErr)
+				assert.Equal(t, tc.loginErr, rpcErr.Code)
+			case <-ctx.Done():
+				t.Fatal("the subscription holding a private topic did not end")
+			}
+			_, open := <-private.C()
+			assert.False(t, open)
+
+			srv.Publish(tc.public, payload(tc.name, tc.public, 1))
+			m := receive(t, public)
+			assert.Equal(t, tc.public, m.Topic)
+			assert.True(t, m.Reconnected())
+			for _, r := range srv.Received() {
+				assert.NotContains(t, string(r.Data), "private/subscribe", "a private topic was restored")
+			}
+			assert.Zero(t, srv.Subscribers(tc.private))
 		})
 	}
 }

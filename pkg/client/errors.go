@@ -36,6 +36,13 @@ var (
 	// ErrServerReconnect: the server announced that it will close the
 	// connection (Thalex's system reconnect notice).
 	ErrServerReconnect = errors.New("wsfan: server asked the client to reconnect")
+	// ErrLoginRefused: the server refused the on-connect hook's login. A
+	// hook says so by returning an error that wraps it (auth.Thalex and
+	// auth.Deribit do, around the server's *RPCError). On a reconnect the
+	// client keeps the connection, restores the public topics and ends
+	// every subscription holding a private topic with the error; Dial
+	// fails with it.
+	ErrLoginRefused = errors.New("wsfan: login refused")
 )
 
 // RPCError is an error object returned by the server in place of a result.

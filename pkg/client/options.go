@@ -48,8 +48,12 @@ func (p OverflowPolicy) String() string {
 }
 
 // OnConnect runs on every new connection before subscriptions are
-// restored; use it to log in (Thalex public/login, Deribit public/auth).
-// An error drops the connection and is retried with backoff.
+// restored; use it to log in (Thalex public/login, Deribit public/auth;
+// package auth has both). An error drops the connection and is retried
+// with backoff, except a refused login (an error wrapping
+// ErrLoginRefused) on a reconnect: retrying would be refused again, so
+// the connection stays, the public topics are restored and the
+// subscriptions holding a private topic end with the error.
 type OnConnect func(ctx context.Context, c *Client) error
 
 // Option configures Dial.

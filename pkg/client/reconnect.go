@@ -40,7 +40,12 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 	}
 	if c.cfg.onConnect != nil {
 		if err := c.cfg.onConnect(ctx, c); err != nil {
-			return abort(fmt.Errorf("on-connect hook: %w", err))
+			err = fmt.Errorf("on-connect hook: %w", err)
+			if !restoring || !errors.Is(err, ErrLoginRefused) {
+				return abort(err)
+			}
+			// Retrying would be refused again: serve what needs no login.
+			c.endPrivate(err)
 		}
 	}
 	restored, err := c.restore(ctx, cn, &c.restoreRound, false)
@@ -74,6 +79,33 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 		c.emit(Event{Kind: Resubscribed, Topics: restored})
 	}
 	return cn, nil
+}
+
+// endPrivate ends every subscription holding a private topic with
+// reason, after a refused login. Nothing goes to the server: the new
+// connection has not subscribed them, and the restore that follows skips
+// the topics they alone held.
+func (c *Client) endPrivate(reason error) {
+	c.mu.Lock()
+	var ended []*Subscription
+	for s := range c.subs {
+		for _, ts := range s.states {
+			if ts.topic.Private {
+				ended = append(ended, s)
+				break
+			}
+		}
+	}
+	for _, s := range ended {
+		delete(c.subs, s)
+		c.detachLocked(s)
+	}
+	c.mu.Unlock()
+	c.log.Error("login refused: subscriptions with private topics end, public topics are restored",
+		zap.Int("subscriptions", len(ended)), zap.Error(reason))
+	for _, s := range ended {
+		s.end(reason)
+	}
 }
 
 // restore resubscribes every confirmed topic from its cached payload,
