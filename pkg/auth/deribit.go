@@ -173,7 +173,7 @@ func (s *deribitSession) keepFresh(ctx context.Context, c *client.Client, tok de
 		if err != nil && ctx.Err() == nil {
 			var again error
 			if next, again = s.authenticate(ctx, c); again != nil {
-				err = fmt.Errorf("auth: Deribit token refresh failed (%v), and so did authenticating again: %w", err, again)
+				err = fmt.Errorf("Deribit token refresh failed (%v), and so did authenticating again: %w", err, again)
 			} else {
 				err = nil
 			}
