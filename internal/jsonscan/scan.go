@@ -426,6 +426,17 @@ func (m *Members) Skip() int {
 // SkipTo moves past the current member's value, whose end the caller found.
 func (m *Members) SkipTo(end int) { m.i = end }
 
+// SkipTail moves past the current member's value and returns its end,
+// like Skip, but first tries TailValue with outer closing braces: a value
+// that closes the frame is then sliced without being scanned.
+func (m *Members) SkipTail(outer int) int {
+	if end, ok := TailValue(m.b, m.i, outer); ok {
+		m.i = end
+		return end
+	}
+	return m.Skip()
+}
+
 // Err reports a syntax error met while iterating.
 func (m *Members) Err() error { return m.err }
 

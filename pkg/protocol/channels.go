@@ -144,13 +144,7 @@ func classifyResponseMember(m *jsonscan.Members, frame []byte, key []byte, start
 	case "id":
 		f.ID, f.HasID = jsonscan.Uint(frame[start:m.Skip()])
 	case "result":
-		end, ok := jsonscan.TailValue(frame, start, 1)
-		if ok {
-			m.SkipTo(end)
-		} else {
-			end = m.Skip()
-		}
-		f.Result = frame[start:end]
+		f.Result = frame[start:m.SkipTail(1)]
 	case "error":
 		f.Error = frame[start:m.Skip()]
 	default:

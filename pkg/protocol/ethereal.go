@@ -85,11 +85,7 @@ func (ethereal) Classify(frame []byte, f *Frame) error {
 	var typ []byte
 	var ids etherealIDs
 	m := jsonscan.Object(frame, 0)
-	for {
-		key, start, ok := m.Next()
-		if !ok {
-			break
-		}
+	for key, start, ok := m.Next(); ok; key, start, ok = m.Next() {
 		switch string(key) {
 		case "e":
 			typ = frame[start:m.Skip()]
@@ -140,11 +136,7 @@ type etherealIDs struct {
 func (ids *etherealIDs) scan(frame []byte, start int) (int, error) {
 	var s, symbol []byte
 	d := jsonscan.Object(frame, start)
-	for {
-		key, vstart, ok := d.Next()
-		if !ok {
-			break
-		}
+	for key, vstart, ok := d.Next(); ok; key, vstart, ok = d.Next() {
 		end := d.Skip()
 		switch string(key) {
 		case "s":

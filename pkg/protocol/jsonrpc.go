@@ -48,11 +48,7 @@ type rpcFrame struct {
 // which is sliced from the tail (see jsonscan.TailValue).
 func scanRPC(frame []byte, f *Frame, layout *rpcLayout, r *rpcFrame) error {
 	m := jsonscan.Object(frame, 0)
-	for {
-		key, start, ok := m.Next()
-		if !ok {
-			break
-		}
+	for key, start, ok := m.Next(); ok; key, start, ok = m.Next() {
 		switch string(key) {
 		case "method":
 			r.method = frame[start:m.Skip()]
@@ -93,22 +89,12 @@ func scanParams(frame []byte, start int, layout *rpcLayout, r *rpcFrame) (end in
 		return end, nil
 	}
 	p := jsonscan.Object(frame, start)
-	for {
-		key, vstart, ok := p.Next()
-		if !ok {
-			break
-		}
+	for key, vstart, ok := p.Next(); ok; key, vstart, ok = p.Next() {
 		switch {
 		case string(key) == layout.key:
 			r.key = frame[vstart:p.Skip()]
 		case string(key) == layout.payload:
-			e, tail := jsonscan.TailValue(frame, vstart, 2)
-			if tail {
-				p.SkipTo(e)
-			} else {
-				e = p.Skip()
-			}
-			r.payload = frame[vstart:e]
+			r.payload = frame[vstart:p.SkipTail(2)]
 		case layout.aux != "" && string(key) == layout.aux:
 			r.aux = frame[vstart:p.Skip()]
 		default:

@@ -30,22 +30,12 @@ func (*thalex) Classify(frame []byte, f *Frame) error {
 	// occurrence (as encoding/json decodes it).
 	var channel, note []byte
 	m := jsonscan.Object(frame, 0)
-	for {
-		key, start, ok := m.Next()
-		if !ok {
-			break
-		}
+	for key, start, ok := m.Next(); ok; key, start, ok = m.Next() {
 		switch string(key) {
 		case "channel_name":
 			channel = frame[start:m.Skip()]
 		case "notification":
-			end, tail := jsonscan.TailValue(frame, start, 1)
-			if tail {
-				m.SkipTo(end)
-			} else {
-				end = m.Skip()
-			}
-			note = frame[start:end]
+			note = frame[start:m.SkipTail(1)]
 		default:
 			if !classifyResponseMember(&m, frame, key, start, f) {
 				m.Skip()
@@ -86,11 +76,7 @@ func thalexNotification(f *Frame) error {
 func thalexReconnect(data []byte) bool {
 	var event []byte
 	m := jsonscan.Object(data, 0)
-	for {
-		key, start, ok := m.Next()
-		if !ok {
-			break
-		}
+	for key, start, ok := m.Next(); ok; key, start, ok = m.Next() {
 		end := m.Skip()
 		if string(key) == "event" {
 			event = data[start:end]
