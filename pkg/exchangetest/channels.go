@@ -6,6 +6,20 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
+// channelRequest answers the subscribe and unsubscribe requests of the
+// channel exchanges (Thalex, Deribit); ok is false for any other request.
+func channelRequest(c *conn, req *protocol.Incoming) (result any, rerr *RPCError, ok bool) {
+	switch req.Op {
+	case protocol.OpSubscribe:
+		result, rerr = subscribeChannels(c, req)
+		return result, rerr, true
+	case protocol.OpUnsubscribe:
+		result, rerr = unsubscribeChannels(c, req)
+		return result, rerr, true
+	}
+	return nil, nil, false
+}
+
 // subscribeChannels handles a Thalex/Deribit subscribe request on c's
 // reader goroutine. The result is the accepted channels; refused channels,
 // unknown ones and private ones requested without login or through the

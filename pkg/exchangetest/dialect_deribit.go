@@ -13,12 +13,6 @@ type deribitExchange struct{}
 
 func (deribitExchange) builtin(c *conn, req *protocol.Incoming) (any, *RPCError, bool) {
 	switch {
-	case req.Op == protocol.OpSubscribe:
-		res, err := subscribeChannels(c, req)
-		return res, err, true
-	case req.Op == protocol.OpUnsubscribe:
-		res, err := unsubscribeChannels(c, req)
-		return res, err, true
 	case req.Op == protocol.OpHeartbeat:
 		d := req.Interval
 		c.after = append(c.after, func() { c.setHeartbeat(d) })
@@ -30,7 +24,7 @@ func (deribitExchange) builtin(c *conn, req *protocol.Incoming) (any, *RPCError,
 		res, err := deribitAuth(c, req)
 		return res, err, true
 	}
-	return nil, nil, false
+	return channelRequest(c, req)
 }
 
 func (deribitExchange) appendResult(dst, id, result []byte, received time.Time) []byte {

@@ -11,18 +11,11 @@ import (
 type thalexExchange struct{}
 
 func (thalexExchange) builtin(c *conn, req *protocol.Incoming) (any, *RPCError, bool) {
-	switch {
-	case req.Op == protocol.OpSubscribe:
-		res, err := subscribeChannels(c, req)
-		return res, err, true
-	case req.Op == protocol.OpUnsubscribe:
-		res, err := unsubscribeChannels(c, req)
-		return res, err, true
-	case req.Method == "public/login":
+	if req.Method == "public/login" {
 		res, err := thalexLogin(c, req)
 		return res, err, true
 	}
-	return nil, nil, false
+	return channelRequest(c, req)
 }
 
 func (thalexExchange) appendResult(dst, id, result []byte, _ time.Time) []byte {
