@@ -33,6 +33,24 @@ var impls = []struct {
 
 const higher, lower = "higher is better", "lower is better"
 
+// percentiles is one panel per percentile of bench's latency, in µs.
+func percentiles(bench string, ps ...string) []panel {
+	panels := make([]panel, len(ps))
+	for i, p := range ps {
+		panels[i] = panel{title: p, bench: bench, unit: p + "-µs", axis: "µs"}
+	}
+	return panels
+}
+
+// sameUnit is one panel per benchmark, all in unit.
+func sameUnit(unit string, benches ...string) []panel {
+	panels := make([]panel, len(benches))
+	for i, b := range benches {
+		panels[i] = panel{bench: b, unit: unit}
+	}
+	return panels
+}
+
 // charts are the pictures of BENCHMARKS.md: the peer comparisons of
 // bench/, measured in the same run against the same loopback servers.
 var charts = []chart{
@@ -48,56 +66,33 @@ var charts = []chart{
 		},
 	},
 	{
-		file:  "peers-call-size.svg",
-		title: "Sequential calls on exchangetest by response size",
-		note:  higher,
-		panels: []panel{
-			{bench: "Call/size=small", unit: "req/s"},
-			{bench: "Call/size=medium", unit: "req/s"},
-			{bench: "Call/size=large", unit: "req/s"},
-		},
+		file:   "peers-call-size.svg",
+		title:  "Sequential calls on exchangetest by response size",
+		note:   higher,
+		panels: sameUnit("req/s", "Call/size=small", "Call/size=medium", "Call/size=large"),
 	},
 	{
-		file:  "peers-concurrent.svg",
-		title: "Concurrent callers on exchangetest",
-		note:  higher,
-		panels: []panel{
-			{bench: "CallConcurrent/callers=1", unit: "req/s"},
-			{bench: "CallConcurrent/callers=10", unit: "req/s"},
-			{bench: "CallConcurrent/callers=50", unit: "req/s"},
-			{bench: "CallConcurrent/callers=100", unit: "req/s"},
-		},
+		file:   "peers-concurrent.svg",
+		title:  "Concurrent callers on exchangetest",
+		note:   higher,
+		panels: sameUnit("req/s", "CallConcurrent/callers=1", "CallConcurrent/callers=10", "CallConcurrent/callers=50", "CallConcurrent/callers=100"),
 	},
 	{
-		file:  "peers-latency.svg",
-		title: "Sequential call latency on the echo server (CallEcho/callers=1)",
-		note:  lower,
-		panels: []panel{
-			{title: "p50", bench: "CallEcho/callers=1", unit: "p50-µs", axis: "µs"},
-			{title: "p90", bench: "CallEcho/callers=1", unit: "p90-µs", axis: "µs"},
-			{title: "p99", bench: "CallEcho/callers=1", unit: "p99-µs", axis: "µs"},
-			{title: "p99.9", bench: "CallEcho/callers=1", unit: "p99.9-µs", axis: "µs"},
-		},
+		file:   "peers-latency.svg",
+		title:  "Sequential call latency on the echo server (CallEcho/callers=1)",
+		note:   lower,
+		panels: percentiles("CallEcho/callers=1", "p50", "p90", "p99", "p99.9"),
 	},
 	{
-		file:  "peers-getlogs.svg",
-		title: "eth_getLogs calls by number of logs in the result",
-		note:  higher,
-		panels: []panel{
-			{bench: "GetLogsCall/logs=100", unit: "MB/s"},
-			{bench: "GetLogsCall/logs=1000", unit: "MB/s"},
-			{bench: "GetLogsCall/logs=5000", unit: "MB/s"},
-		},
+		file:   "peers-getlogs.svg",
+		title:  "eth_getLogs calls by number of logs in the result",
+		note:   higher,
+		panels: sameUnit("MB/s", "GetLogsCall/logs=100", "GetLogsCall/logs=1000", "GetLogsCall/logs=5000"),
 	},
 	{
-		file:  "peers-allocs.svg",
-		title: "Allocations per message or call, the in-process server's included",
-		note:  lower,
-		panels: []panel{
-			{bench: "Notify", unit: "allocs/op"},
-			{bench: "CallEcho/callers=1", unit: "allocs/op"},
-			{bench: "CallEcho/callers=100", unit: "allocs/op"},
-			{bench: "Call/size=small", unit: "allocs/op"},
-		},
+		file:   "peers-allocs.svg",
+		title:  "Allocations per message or call, the in-process server's included",
+		note:   lower,
+		panels: sameUnit("allocs/op", "Notify", "CallEcho/callers=1", "CallEcho/callers=100", "Call/size=small"),
 	},
 }
