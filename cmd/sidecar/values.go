@@ -112,6 +112,25 @@ func countValue(p *int) value[int] {
 	}
 }
 
+// rateValue is a non-negative rate in requests a second: 50, 2.5.
+func rateValue(p *float64) value[float64] {
+	return value[float64]{p: p,
+		parse: func(s string) (float64, error) {
+			r, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || !(r >= 0) || math.IsInf(r, 0) {
+				return 0, errors.New("want a number of requests a second, 0 or more")
+			}
+			return r, nil
+		},
+		format: func(r float64) string {
+			if r == 0 { // the default
+				return ""
+			}
+			return strconv.FormatFloat(r, 'g', -1, 64)
+		},
+	}
+}
+
 // durationValue is a non-negative duration: 5s, 250ms, 1m30s.
 func durationValue(p *time.Duration) value[time.Duration] {
 	return value[time.Duration]{p: p,

@@ -3,6 +3,7 @@ package sidecar
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strings"
 	"time"
@@ -92,6 +93,20 @@ type Config struct {
 	// Default: 64.
 	MaxCallsPerClient int `yaml:"max_calls_per_client"`
 
+	// RateLimit paces the requests sent upstream, in requests a second:
+	// forwarded calls and subscribes of every local client together, so
+	// that many local programs cannot push the shared account over the
+	// exchange's limit. A call over it waits for its turn (within
+	// RequestTimeout) instead of being refused by the exchange; the
+	// restore after a reconnect still goes out at once, in one write, and
+	// the calls after it wait for what it took. For an exchange's credit
+	// model (Deribit's costs per method) pass client.WithRateLimit in
+	// UpstreamOptions instead. Default: 0, no limit.
+	RateLimit float64 `yaml:"rate_limit"`
+	// RateBurst is how many requests go upstream at once under RateLimit.
+	// Default: one second's worth (RateLimit, rounded up).
+	RateBurst int `yaml:"rate_burst"`
+
 	// WriteTimeout bounds each write to a local client. Default: 10s.
 	WriteTimeout time.Duration `yaml:"write_timeout"`
 	// RequestTimeout bounds an upstream subscribe or forwarded call,
@@ -155,6 +170,12 @@ func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 	setDefault(&c.MaxTopics, 10000)
 	setDefault(&c.MaxFrameBytes, 1<<20)
 	setDefault(&c.MaxCallsPerClient, 64)
+	if c.RateLimit < 0 || math.IsNaN(c.RateLimit) || math.IsInf(c.RateLimit, 0) || c.RateBurst < 0 {
+		return c, nil, fmt.Errorf("rate limit %v a second in bursts of %d: want a finite rate and burst, 0 or more", c.RateLimit, c.RateBurst)
+	}
+	if c.RateLimit > 0 {
+		setDefault(&c.RateBurst, int(math.Ceil(c.RateLimit)))
+	}
 	setDefault(&c.WriteTimeout, 10*time.Second)
 	setDefault(&c.RequestTimeout, 30*time.Second)
 	setDefault(&c.DrainTimeout, 10*time.Second)

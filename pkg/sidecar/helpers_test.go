@@ -92,11 +92,11 @@ type rig struct {
 	url string // http://127.0.0.1:PORT
 }
 
-// newRig starts an upstream speaking d and a sidecar serving it on a
-// random loopback port; both stop at the end of the test.
-func newRig(t *testing.T, d exchangetest.Dialect, tune func(*sidecar.Config)) *rig {
+// newRig starts an upstream speaking d (with opts) and a sidecar serving
+// it on a random loopback port; both stop at the end of the test.
+func newRig(t *testing.T, d exchangetest.Dialect, tune func(*sidecar.Config), opts ...exchangetest.Option) *rig {
 	t.Helper()
-	up := exchangetest.NewServer(d)
+	up := exchangetest.NewServer(d, opts...)
 	t.Cleanup(up.Close)
 	cfg := sidecar.Config{
 		Upstream:       up.URL(),

@@ -6,9 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/sidecar"
 )
 
 // Calls other than subscribe are forwarded upstream under the upstream
@@ -101,4 +104,49 @@ func TestDeribitHeartbeatIsLocal(t *testing.T) {
 		}
 	}
 	require.EqualValues(t, 0, r.up.CountReceived("public/disable_heartbeat"))
+}
+
+// The sidecar paces what all its local clients send through the shared
+// upstream connection: a burst of calls from three clients, over the
+// exchange's own limit, waits for its turn instead of being refused.
+// Without -rate-limit the same burst is refused in part.
+func TestRateLimitSharedByLocalClients(t *testing.T) {
+	const clients, calls = 3, 15
+	for _, limit := range []float64{0, 80} {
+		t.Run(fmt.Sprintf("limit=%v", limit), func(t *testing.T) {
+			r := newRig(t, exchangetest.Thalex, func(c *sidecar.Config) {
+				c.RateLimit, c.RateBurst = limit, 5
+				if limit == 0 {
+					c.RateBurst = 0
+				}
+			}, exchangetest.WithRateLimit(100, 10))
+			r.up.Handle("public/instruments", func(json.RawMessage) (any, *exchangetest.RPCError) {
+				return []string{"BTC-PERPETUAL"}, nil
+			})
+			conns := make([]*websocket.Conn, clients)
+			for i := range conns {
+				conns[i] = r.dial(t)
+			}
+			for _, ws := range conns {
+				for id := range calls {
+					testutil.Send(t, ws, fmt.Sprintf(`{"id":%d,"method":"public/instruments","params":{}}`, id))
+				}
+			}
+			var refused int
+			for _, ws := range conns {
+				for range calls {
+					res := testutil.RecvJSON(t, ws)
+					if e, ok := res["error"].(map[string]any); ok {
+						require.EqualValues(t, 4, e["code"], "Thalex's throttle error")
+						refused++
+					}
+				}
+			}
+			if limit == 0 {
+				assert.Positive(t, refused, "the burst is over the exchange's limit")
+			} else {
+				assert.Zero(t, refused, "paced by the sidecar, nothing is refused")
+			}
+		})
+	}
 }

@@ -79,6 +79,9 @@ func New(cfg Config) (*Server, error) {
 		client.WithBufferSize(8192),
 		client.WithRequestTimeout(cfg.RequestTimeout),
 	}
+	if cfg.RateLimit > 0 {
+		opts = append(opts, client.WithRateLimit(client.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}))
+	}
 	s.up = newUpstream(cfg.Upstream, append(opts, cfg.UpstreamOptions...), &s.stats, s.log)
 	wire, err := protocol.ServerByName(proto.Name())
 	if err != nil {
