@@ -51,18 +51,34 @@ type readers struct {
 // empty) and reading the acknowledgement, then counting frames.
 func dialReaders(b *testing.B, url string, n int, subscribe string, stamped bool) *readers {
 	b.Helper()
+	r, err := connectReaders(url, n, subscribe, stamped)
+	require.NoError(b, err)
+	return r
+}
+
+// connectReaders is dialReaders for a caller with no testing.B (the hop
+// benchmark's child process).
+func connectReaders(url string, n int, subscribe string, stamped bool) (*readers, error) {
 	r := &readers{stamped: stamped}
 	d := websocket.Dialer{ReadBufferSize: 16 << 10}
 	for range n {
 		ws, resp, err := d.Dial(url, nil)
-		require.NoError(b, err)
-		_ = resp.Body.Close()
-		if subscribe != "" {
-			require.NoError(b, ws.WriteMessage(websocket.TextMessage, []byte(subscribe)))
-			_, _, err = ws.ReadMessage()
-			require.NoError(b, err)
+		if err != nil {
+			r.close()
+			return nil, err
 		}
+		_ = resp.Body.Close()
 		r.conns = append(r.conns, ws)
+		if subscribe != "" {
+			if err := ws.WriteMessage(websocket.TextMessage, []byte(subscribe)); err != nil {
+				r.close()
+				return nil, err
+			}
+			if _, _, err := ws.ReadMessage(); err != nil {
+				r.close()
+				return nil, err
+			}
+		}
 	}
 	for _, ws := range r.conns {
 		r.wg.Add(1)
@@ -80,7 +96,7 @@ func dialReaders(b *testing.B, url string, n int, subscribe string, stamped bool
 			}
 		}()
 	}
-	return r
+	return r, nil
 }
 
 func (r *readers) readStamped(ws *websocket.Conn) {
@@ -386,92 +402,4 @@ func rawSubscribe(b *testing.B, addr string, subscribe []byte) net.Conn {
 	_, err = c.Write(append(frame, subscribe...))
 	require.NoError(b, err)
 	return c
-}
-
-// BenchmarkHopLatency measures the latency the sidecar adds between the
-// upstream's publish and a local client's receipt, at fixed rates, to 100
-// WebSocket clients. The upstream (pkg/exchangetest) publishes payloads
-// carrying their publish time ("t", Unix nanoseconds), evenly paced: each
-// message waits for its own due time (start + i/rate), so no bursts go out
-// unless the publisher falls behind. One client connected directly to the
-// upstream is the baseline; the added latency is the difference of the
-// percentiles of the clients behind the sidecar and the direct client's.
-// Each round lasts about half a second, after a warm-up whose messages are
-// not counted. msgs/s is the rate achieved; late-µs the publisher's mean
-// lateness against its schedule (timer resolution, a loaded machine).
-func BenchmarkHopLatency(b *testing.B) {
-	for _, rate := range []int{1000, 5000} {
-		b.Run(fmt.Sprintf("rate=%d", rate), func(b *testing.B) { benchHop(b, rate) })
-	}
-}
-
-func benchHop(b *testing.B, rate int) {
-	const clients = 100
-	up := exchangetest.NewServer(exchangetest.Thalex)
-	defer up.Close()
-	sc, url := startBenchSidecar(b, up, nil)
-	defer sc.Close()
-	subscribe := dialects[0].subscribe(1, benchTopic)
-	viaSidecar := dialReaders(b, url, clients, subscribe, true)
-	defer viaSidecar.close()
-	direct := dialReaders(b, up.URL(), 1, subscribe, true)
-	defer direct.close()
-	require.NoError(b, up.WaitSubscribers(context.Background(), benchTopic, 2))
-	waitFor2(b, func() bool { return countAttached(sc) == clients })
-
-	// Stamped payloads are as long as benchPayload.
-	pad := strings.Repeat("x", len(benchPayload)-len(`{"t":1700000000000000000,"pad":""}`))
-	interval := time.Second / time.Duration(rate)
-	msgs := rate / 2
-	var late time.Duration
-	paced := func(n int) time.Duration {
-		base, dbase := viaSidecar.got.Load(), direct.got.Load()
-		start := time.Now()
-		for i := range n {
-			due := start.Add(time.Duration(i) * interval)
-			if d := time.Until(due); d > 0 {
-				time.Sleep(d)
-			}
-			now := time.Now()
-			late += now.Sub(due)
-			up.Publish(benchTopic, []byte(`{"t":`+strconv.FormatInt(now.UnixNano(), 10)+`,"pad":"`+pad+`"}`))
-		}
-		elapsed := time.Since(start)
-		viaSidecar.waitGot(b, base+int64(clients*n))
-		direct.waitGot(b, dbase+int64(n))
-		return elapsed
-	}
-	paced(rate / 5) // warm up: connections, buffers, goroutine stacks
-	late = 0
-	from := time.Now().UnixNano()
-	viaSidecar.from.Store(from)
-	direct.from.Store(from)
-
-	b.ReportAllocs()
-	b.ResetTimer()
-	var elapsed time.Duration
-	for range b.N {
-		elapsed += paced(msgs)
-	}
-	b.StopTimer()
-	viaSidecar.close()
-	direct.close()
-
-	pct := func(d []time.Duration, p float64) float64 {
-		if len(d) == 0 {
-			return 0
-		}
-		slices.Sort(d)
-		return float64(d[int(p*float64(len(d)-1))].Nanoseconds()) / 1e3
-	}
-	p50, p99 := pct(viaSidecar.lat, 0.50), pct(viaSidecar.lat, 0.99)
-	d50, d99 := pct(direct.lat, 0.50), pct(direct.lat, 0.99)
-	b.ReportMetric(p50-d50, "added-p50-µs")
-	b.ReportMetric(p99-d99, "added-p99-µs")
-	b.ReportMetric(p50, "p50-µs")
-	b.ReportMetric(p99, "p99-µs")
-	b.ReportMetric(d50, "direct-p50-µs")
-	b.ReportMetric(d99, "direct-p99-µs")
-	b.ReportMetric(float64(msgs*b.N)/elapsed.Seconds(), "msgs/s")
-	b.ReportMetric(float64(late.Microseconds())/float64(msgs*b.N), "late-µs")
 }

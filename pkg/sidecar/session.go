@@ -38,6 +38,11 @@ type transport interface {
 	abort()
 	// cut closes the client's connection at once (Server.Close).
 	cut()
+	// tryWrite writes as much of frame as the socket takes without
+	// waiting and returns how many bytes that was (0 when the transport
+	// cannot write without its writer). The session calls it without mu,
+	// only while the writer is stopped, so nothing else writes meanwhile.
+	tryWrite(frame []byte) int
 }
 
 // session is one local client: a WebSocket connection or an SSE stream. Its
@@ -72,6 +77,7 @@ type session struct {
 	discard bool        // while closing: drop the queued frames instead of writing them
 	reason  closeReason // why the session is closing
 	idle    bool        // the writer is stopped or parked: the next frame or close wakes it
+	head    []byte      // the unwritten end of a frame offer began writing; written first, even when discarding
 
 	// Owned by the session's reader: the WebSocket reader goroutine, or
 	// the SSE handler.
@@ -94,8 +100,21 @@ func newSession(remote string, cfg *Config, st *stats, h *hub, tr transport) *se
 
 // offer queues a notification frame without blocking and reports whether
 // it was queued. A full queue drops it or closes the session, by policy.
-func (s *session) offer(frame []byte) bool {
+// With direct, when the writer is stopped and nothing is queued, the frame
+// is written from the caller's goroutine instead, as far as the socket
+// takes it at once: starting a writer goroutine per client per message is
+// what made the hop slow at modest rates (BenchmarkHopLatency). Topic
+// pumps pass direct only while they are caught up, so under load the
+// writers batch as before.
+func (s *session) offer(frame []byte, direct bool) bool {
 	s.mu.Lock()
+	if direct && s.idle && s.bytes == 0 && !s.closing {
+		s.idle = false // this goroutine is the writer until writeDirect returns
+		s.mu.Unlock()
+		s.writeDirect(frame)
+		s.delivered.Add(1)
+		return true
+	}
 	if s.closing {
 		s.mu.Unlock()
 		s.dropped.Add(1)
@@ -119,6 +138,27 @@ func (s *session) offer(frame []byte) bool {
 	s.mu.Unlock()
 	s.delivered.Add(1)
 	return true
+}
+
+// writeDirect writes frame through the transport now and hands what the
+// socket did not take, and whatever was queued meanwhile, to the writer.
+// The caller has marked the writer running (idle false) and holds no lock.
+func (s *session) writeDirect(frame []byte) {
+	n := s.tr.tryWrite(frame)
+	s.writtenBytes.Add(uint64(n))
+	s.stats.writtenBytes.Add(uint64(n))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n == len(frame) {
+		s.written.Add(1)
+	} else {
+		s.head = frame[n:]
+		s.bytes += len(s.head)
+	}
+	s.idle = true
+	if s.head != nil || len(s.frames) > 0 || s.closing {
+		s.wakeLocked()
+	}
 }
 
 // reply queues a frame the client asked for (a response, a pong). It is
@@ -189,6 +229,17 @@ const idleQueueCap = 16
 func (s *session) take(spare [][]byte, stop bool) (batch [][]byte, closing bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.head != nil {
+		// A frame offer began: its end goes first, even when discarding,
+		// so the close frame after it is readable.
+		batch, s.head = append(spare[:0], s.head), nil
+		if !s.discard {
+			batch = append(batch, s.frames...)
+			clear(s.frames)
+			s.frames = s.frames[:0]
+		}
+		return batch, false
+	}
 	if len(s.frames) > 0 && !s.discard {
 		batch, s.frames = s.frames, spare[:0]
 		return batch, false
@@ -242,7 +293,11 @@ func (s *session) wrote(batch [][]byte) [][]byte {
 func (s *session) queued() (frames, bytes int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.frames), s.bytes
+	frames = len(s.frames)
+	if s.head != nil {
+		frames++
+	}
+	return frames, s.bytes
 }
 
 // closeState returns why the session is closing, if it is.

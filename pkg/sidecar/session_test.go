@@ -29,12 +29,24 @@ func testConfig(t testing.TB, tune func(*Config)) *Config {
 type testTransport struct {
 	k                   sessionKind
 	wakes, aborts, cuts int
+	room                int    // bytes tryWrite takes; -1 for all
+	wrote               []byte // what tryWrite took
 }
 
 func (tr *testTransport) kind() sessionKind { return tr.k }
 func (tr *testTransport) wake()             { tr.wakes++ }
 func (tr *testTransport) abort()            { tr.aborts++ }
 func (tr *testTransport) cut()              { tr.cuts++ }
+
+func (tr *testTransport) tryWrite(f []byte) int {
+	n := len(f)
+	if tr.room >= 0 {
+		n = min(n, tr.room)
+		tr.room -= n
+	}
+	tr.wrote = append(tr.wrote, f[:n]...)
+	return n
+}
 
 // disconnects returns the count of sessions closed for label.
 func disconnects(st *stats, label string) uint64 {
@@ -44,7 +56,7 @@ func disconnects(st *stats, label string) uint64 {
 // newTestSession returns a session of kind k built from cfg, counting into
 // st, taking topics from h (nil when the test subscribes nothing).
 func newTestSession(cfg *Config, st *stats, h *hub, k sessionKind) (*session, *testTransport) {
-	tr := &testTransport{k: k}
+	tr := &testTransport{k: k, room: -1}
 	return newSession("test", cfg, st, h, tr), tr
 }
 
@@ -54,7 +66,7 @@ func TestSessionWakesAnIdleWriterOnce(t *testing.T) {
 	var st stats
 	s, tr := newTestSession(testConfig(t, nil), &st, nil, kindWS)
 	for _, f := range []string{"a", "bb", "ccc"} {
-		require.True(t, s.offer([]byte(f)))
+		require.True(t, s.offer([]byte(f), false))
 	}
 	assert.Equal(t, 1, tr.wakes)
 	frames, bytes := s.queued()
@@ -84,9 +96,9 @@ func TestSessionOverflowDrop(t *testing.T) {
 	var st stats
 	cfg := testConfig(t, func(c *Config) { c.QueueBytes = 10; c.Overflow = OverflowDrop })
 	s, tr := newTestSession(cfg, &st, nil, kindWS)
-	assert.True(t, s.offer(make([]byte, 8)))
-	assert.False(t, s.offer(make([]byte, 8)))
-	assert.True(t, s.offer(make([]byte, 2)))
+	assert.True(t, s.offer(make([]byte, 8), false))
+	assert.False(t, s.offer(make([]byte, 8), false))
+	assert.True(t, s.offer(make([]byte, 2), false))
 	assert.Equal(t, uint64(2), s.delivered.Load())
 	assert.Equal(t, uint64(1), s.dropped.Load())
 	assert.Equal(t, uint64(1), st.dropped[dropQueueFull].Load())
@@ -102,9 +114,9 @@ func TestSessionOverflowDisconnect(t *testing.T) {
 	var st stats
 	cfg := testConfig(t, func(c *Config) { c.QueueBytes = 10 })
 	s, tr := newTestSession(cfg, &st, nil, kindWS)
-	assert.True(t, s.offer(make([]byte, 8)))
-	assert.False(t, s.offer(make([]byte, 8)))
-	assert.False(t, s.offer(make([]byte, 1)))
+	assert.True(t, s.offer(make([]byte, 8), false))
+	assert.False(t, s.offer(make([]byte, 8), false))
+	assert.False(t, s.offer(make([]byte, 1), false))
 	reason, closing := s.closeState()
 	require.True(t, closing)
 	assert.Equal(t, reasonSlow(10), reason)
@@ -136,11 +148,11 @@ func TestSessionReplyOverLimitCloses(t *testing.T) {
 func TestSessionDrainWritesTheQueueFirst(t *testing.T) {
 	var st stats
 	s, tr := newTestSession(testConfig(t, nil), &st, nil, kindSSE)
-	require.True(t, s.offer([]byte("last")))
+	require.True(t, s.offer([]byte("last"), false))
 	s.close(reasonShutdown, false)
 	assert.Equal(t, 1, tr.wakes, "the writer was already woken by the frame")
 	assert.Zero(t, tr.aborts)
-	assert.False(t, s.offer([]byte("late")))
+	assert.False(t, s.offer([]byte("late"), false))
 
 	batch, closing := s.take(nil, true)
 	assert.Equal(t, [][]byte{[]byte("last")}, batch)
@@ -160,7 +172,57 @@ func TestSessionResume(t *testing.T) {
 	assert.True(t, s.resume())
 	assert.False(t, s.resume())
 	s.take(nil, true)
-	require.True(t, s.offer([]byte("x")))
+	require.True(t, s.offer([]byte("x"), false))
 	assert.Equal(t, 1, tr.wakes)
 	assert.False(t, s.resume())
+}
+
+// A caught-up publisher writes to an idle session with nothing queued at
+// once, with no writer started; anything queued meanwhile, or a busy
+// writer, keeps the frames in the queue.
+func TestSessionWritesDirectlyWhenIdle(t *testing.T) {
+	var st stats
+	s, tr := newTestSession(testConfig(t, nil), &st, nil, kindWS)
+	require.True(t, s.offer([]byte("one"), true))
+	assert.Equal(t, "one", string(tr.wrote))
+	assert.Zero(t, tr.wakes, "no writer started")
+	frames, bytes := s.queued()
+	assert.Zero(t, frames)
+	assert.Zero(t, bytes)
+	assert.Equal(t, uint64(1), s.written.Load())
+
+	require.True(t, s.offer([]byte("two"), false)) // behind a backlog: queued
+	require.True(t, s.offer([]byte("three"), true))
+	assert.Equal(t, "one", string(tr.wrote), "a queue is never overtaken")
+	assert.Equal(t, 1, tr.wakes)
+	batch, closing := s.take(nil, false)
+	assert.False(t, closing)
+	assert.Equal(t, [][]byte{[]byte("two"), []byte("three")}, batch)
+}
+
+// What the socket does not take of a direct write goes to the writer
+// first, before frames queued after it, and even when the session closes
+// discarding its queue, so the stream stays readable.
+func TestSessionDirectWriteRestGoesFirst(t *testing.T) {
+	for _, discard := range []bool{false, true} {
+		var st stats
+		s, tr := newTestSession(testConfig(t, nil), &st, nil, kindWS)
+		tr.room = 2
+		require.True(t, s.offer([]byte("abcdef"), true))
+		assert.Equal(t, "ab", string(tr.wrote))
+		assert.Equal(t, 1, tr.wakes, "the writer takes the rest")
+		require.True(t, s.offer([]byte("next"), true))
+		frames, bytes := s.queued()
+		assert.Equal(t, 2, frames, "the rest and the next frame")
+		assert.Equal(t, len("cdef")+len("next"), bytes)
+		if discard {
+			s.close(reasonSlow(1), true)
+		}
+		batch, _ := s.take(nil, false)
+		want := [][]byte{[]byte("cdef"), []byte("next")}
+		if discard {
+			want = want[:1]
+		}
+		assert.Equal(t, want, batch, "discard=%v", discard)
+	}
 }

@@ -92,6 +92,10 @@ func (st *sseStream) kind() sessionKind { return kindSSE }
 // wake leaves a token for the parked handler. It never blocks: a token
 // already waiting wakes it just as well, and a spare one only makes it
 // look at the queue once more.
+// tryWrite writes nothing: an SSE stream is written through its
+// http.ResponseWriter, by its writer alone.
+func (st *sseStream) tryWrite([]byte) int { return 0 }
+
 func (st *sseStream) wake() {
 	select {
 	case st.wakeup <- struct{}{}:

@@ -77,15 +77,18 @@ func (t *topic) pump(sub feed) error {
 	defer close(t.done)
 	t.sub = sub
 	close(t.ready)
-	for m := range sub.C() {
-		t.publish(m)
+	ch := sub.C()
+	for m := range ch {
+		t.publish(m, len(ch) == 0)
 	}
 	return <-sub.Err()
 }
 
 // publish encodes m once per format and offers the same bytes to every
-// subscriber. It never blocks.
-func (t *topic) publish(m client.Message) {
+// subscriber. It never blocks. caughtUp says no message waits behind m:
+// then subscribers with nothing queued are written to from here (see
+// session.offer); behind a backlog their writers batch instead.
+func (t *topic) publish(m client.Message, caughtUp bool) {
 	t.received.Add(1)
 	resumed := m.Flags&client.FlagReconnected != 0
 	if resumed {
@@ -112,7 +115,7 @@ func (t *topic) publish(m client.Message) {
 		if s.kind == kindSSE {
 			f = sse
 		}
-		if s.offer(f) {
+		if s.offer(f, caughtUp) {
 			delivered++
 		} else {
 			dropped++
@@ -138,7 +141,7 @@ func (t *topic) attachLocked(s *session) {
 	if s.kind == kindSSE {
 		f = t.sseEvent(t.last, false)
 	}
-	if s.offer(f) {
+	if s.offer(f, false) {
 		t.delivered.Add(1)
 	} else {
 		t.dropped.Add(1)

@@ -42,7 +42,7 @@ func TestTopicPublishEncodesOnce(t *testing.T) {
 	sse, _ := newTestSession(cfg, &st, nil, kindSSE)
 	attachTo(tp, ws1, ws2, sse)
 
-	tp.publish(client.Message{Data: []byte(`{"p":1}`)})
+	tp.publish(client.Message{Data: []byte(`{"p":1}`)}, false)
 
 	f1, f2, ev := takeAll(t, ws1), takeAll(t, ws2), takeAll(t, sse)
 	require.Len(t, f1, 1)
@@ -63,7 +63,7 @@ func TestTopicResume(t *testing.T) {
 	sse, _ := newTestSession(testConfig(t, nil), &st, nil, kindSSE)
 	attachTo(tp, sse)
 
-	tp.publish(client.Message{Data: []byte(`1`), Flags: client.FlagReconnected})
+	tp.publish(client.Message{Data: []byte(`1`), Flags: client.FlagReconnected}, false)
 
 	assert.Equal(t, "event: wsfan.reconnected\ndata: {\"topic\":\"a.b\"}\n\n"+"event: a.b\ndata: 1\n\n",
 		string(takeAll(t, sse)[0]))
@@ -79,8 +79,8 @@ func TestTopicLastMessageCache(t *testing.T) {
 		var st stats
 		cfg := testConfig(t, nil)
 		tp := newTopic("a.b", topicConfig{wire: thalexWire, stats: &st, cache: cache})
-		tp.publish(client.Message{Data: []byte(`1`)})
-		tp.publish(client.Message{Data: []byte(`2`)})
+		tp.publish(client.Message{Data: []byte(`1`)}, false)
+		tp.publish(client.Message{Data: []byte(`2`)}, false)
 		late, _ := newTestSession(cfg, &st, nil, kindWS)
 		attachTo(tp, late)
 		got := takeAll(t, late)
@@ -105,7 +105,7 @@ func TestTopicDetach(t *testing.T) {
 	assert.False(t, tp.detach(b))
 	assert.Equal(t, 0, tp.nSSE)
 
-	tp.publish(client.Message{Data: []byte(`1`)})
+	tp.publish(client.Message{Data: []byte(`1`)}, false)
 	assert.Len(t, takeAll(t, a), 1)
 	assert.Empty(t, takeAll(t, b))
 	assert.Equal(t, []*session{a}, tp.subscribers())

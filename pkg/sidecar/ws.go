@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -68,12 +69,13 @@ type wsConn struct {
 	s        *session
 	cfg      *wsConfig
 	ws       *websocket.Conn
-	nc       net.Conn       // the write deadline cuts a stuck write short
-	readDone chan struct{}  // closed when the reader has ended
-	flush    func()         // writeLoop as a value: go flush() allocates nothing, go c.writeLoop() would
-	writers  sync.WaitGroup // the writer goroutine, while it runs
-	rpc      sync.WaitGroup // forwarded calls in flight
-	calls    chan struct{}  // semaphore of forwarded calls
+	nc       net.Conn        // the write deadline cuts a stuck write short
+	raw      syscall.RawConn // nc's descriptor, for session.offer's direct writes (tryWrite); nil without one
+	readDone chan struct{}   // closed when the reader has ended
+	flush    func()          // writeLoop as a value: go flush() allocates nothing, go c.writeLoop() would
+	writers  sync.WaitGroup  // the writer goroutine, while it runs
+	rpc      sync.WaitGroup  // forwarded calls in flight
+	calls    chan struct{}   // semaphore of forwarded calls
 
 	// Owned by the reader goroutine: the context of forwarded calls,
 	// made by the first one and cancelled when the reader ends.
@@ -89,6 +91,7 @@ func newWSConn(ws *websocket.Conn, remote string, cfg *wsConfig) *wsConn {
 	c := &wsConn{cfg: cfg, ws: ws, nc: ws.NetConn(), readDone: make(chan struct{}),
 		calls: make(chan struct{}, cfg.MaxCallsPerClient)}
 	c.flush = c.writeLoop
+	c.raw = rawConnOf(c.nc)
 	c.s = newSession(remote, cfg.Config, cfg.stats, cfg.hub, c)
 	ws.SetReadLimit(0) // frames are limited in readLoop, with a clear close reason
 	ws.SetPingHandler(func(data string) error {

@@ -1,0 +1,15 @@
+//go:build !unix
+
+package sidecar
+
+import (
+	"net"
+	"syscall"
+)
+
+// rawConnOf returns nil: without write(2) every frame goes through the
+// writer goroutine.
+func rawConnOf(net.Conn) syscall.RawConn { return nil }
+
+// tryWrite writes nothing; the writer goroutine writes every frame.
+func (c *wsConn) tryWrite([]byte) int { return 0 }
