@@ -5,8 +5,8 @@ import "github.com/wsfan/wsfan/pkg/protocol"
 // This file opens the reader's hot path to the package's benchmarks
 // without a network, so they time classify + route alone.
 
-// benchConn is a connection with no socket: the reader's frame handling
-// and pending table, nothing else.
+// newBenchClient is a client with no connection or goroutines: the
+// topic table and the routing the reader uses, nothing else.
 func newBenchClient(p protocol.Protocol, opts ...Option) *Client {
 	cfg := defaultConfig()
 	cfg.protocol = p
@@ -23,6 +23,8 @@ func newBenchClient(p protocol.Protocol, opts ...Option) *Client {
 	}
 }
 
+// newBenchConn is a connection with no socket: the reader's frame
+// handling and pending table, nothing else.
 func newBenchConn(c *Client) *conn {
 	return &conn{c: c, pending: newPendingTable(), wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
