@@ -78,6 +78,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("%s %s is not a loopback address: set a token (-token or WSFAN_TOKEN) for local clients to send",
 			opts.named("listen"), cfg.Listen)
 	}
+	if err := opts.checkNATS(); err != nil {
+		_ = ln.Close()
+		return err
+	}
 	srv, err := sidecar.New(cfg)
 	if err != nil {
 		_ = ln.Close()

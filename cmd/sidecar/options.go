@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"go.uber.org/zap/zapcore"
 
@@ -116,6 +117,14 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.Var(durationValue(&c.RequestTimeout), "request-timeout", "the longest `duration` of an upstream subscribe or forwarded call (default 30s)")
 	fs.Var(durationValue(&c.DrainTimeout), "drain-timeout", "the longest `duration` SIGINT/SIGTERM waits for local clients to drain (default 10s)")
 
+	fs.Var(natsURLsValue(&c.NATS), "nats", "NATS server `URLs` (nats://host:4222, comma-separated): join a group of sidecars sharing one\nupstream connection, held by one of them at a time (default: none, hold it here)")
+	fs.Var(groupValue(&c.NATSGroup), "nats-group", "the NATS group's `name`, one per exchange account, e.g. deribit-main (required with -nats)")
+	fs.Var(fileValue(&c.NATSCreds), "nats-creds", "NATS credentials `file` (JWT and NKey)")
+	fs.Var(fileValue(&c.NATSTLSCA), "nats-tls-ca", "PEM `file` of the CA signing the NATS servers' certificates")
+	fs.Var(fileValue(&c.NATSTLSCert), "nats-tls-cert", "PEM `file` of this sidecar's NATS client certificate (with -nats-tls-key)")
+	fs.Var(fileValue(&c.NATSTLSKey), "nats-tls-key", "PEM `file` of the key of -nats-tls-cert")
+	fs.Var(durationValue(&c.NATSLeaseTTL), "nats-lease-ttl", "the group leader's lease `duration`: the longest a takeover takes, at least 200ms (default 2s)")
+
 	fs.TextVar(&o.logFormat, "log-format", o.logFormat, "`format` of the logs: console or json")
 	fs.TextVar(&o.logLevel, "log-level", o.logLevel, "`level` of the logs: debug, info, warn or error")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -167,4 +176,27 @@ func (o *options) named(flagName string) string {
 		return s
 	}
 	return "-" + flagName
+}
+
+// checkNATS refuses NATS settings that do not go together, naming them
+// as the user wrote them.
+func (o *options) checkNATS() error {
+	c := &o.cfg
+	if c.NATS == "" {
+		for _, f := range []string{"nats-group", "nats-creds", "nats-tls-ca", "nats-tls-cert", "nats-tls-key", "nats-lease-ttl"} {
+			if o.source[f] != "" {
+				return fmt.Errorf("%s is set without -nats (or WSFAN_NATS): give the NATS server URLs too", o.named(f))
+			}
+		}
+		return nil
+	}
+	switch {
+	case c.NATSGroup == "":
+		return fmt.Errorf("%s needs a group: set -nats-group (or WSFAN_NATS_GROUP), e.g. deribit-main", o.named("nats"))
+	case (c.NATSTLSCert == "") != (c.NATSTLSKey == ""):
+		return fmt.Errorf("%s and %s go together", o.named("nats-tls-cert"), o.named("nats-tls-key"))
+	case c.NATSLeaseTTL != 0 && c.NATSLeaseTTL < 200*time.Millisecond:
+		return fmt.Errorf("%s %v is below 200ms", o.named("nats-lease-ttl"), c.NATSLeaseTTL)
+	}
+	return nil
 }

@@ -138,6 +138,9 @@ func TestOptionErrorsNameSettingAndValue(t *testing.T) {
 		{file: "- a\n- b\n", want: []string{"want a mapping"}},
 		{args: []string{"-nope"}, want: []string{"-nope"}},
 		{args: []string{"extra"}, want: []string{`"extra"`}},
+		{args: []string{"-nats", "http://x:4222"}, want: []string{`"http://x:4222"`, "-nats", "nats://host:4222"}},
+		{env: map[string]string{"WSFAN_NATS_GROUP": "deribit main"}, want: []string{`"deribit main"`, "WSFAN_NATS_GROUP", "A-Z a-z 0-9 _ -"}},
+		{args: []string{"-nats-creds", "/no/such.creds"}, want: []string{`"/no/such.creds"`, "-nats-creds", "existing file"}},
 	} {
 		env := tc.env
 		if tc.file != "" {
@@ -164,6 +167,26 @@ func TestPublicListenNeedsToken(t *testing.T) {
 	err = run(context.Background(), []string{"-protocol", "deribit"}, noEnv, io.Discard, io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no upstream: set -upstream")
+}
+
+// NATS settings that do not go together are refused before anything
+// starts, naming what the user set.
+func TestNATSSettingsGoTogether(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"WSFAN_NATS_GROUP": "g"}, "WSFAN_NATS_GROUP is set without -nats"},
+		{map[string]string{"WSFAN_NATS": "nats://127.0.0.1:1"}, "WSFAN_NATS needs a group: set -nats-group"},
+		{map[string]string{"WSFAN_NATS": "nats://127.0.0.1:1", "WSFAN_NATS_GROUP": "g", "WSFAN_NATS_LEASE_TTL": "100ms"},
+			"WSFAN_NATS_LEASE_TTL 100ms is below 200ms"},
+	} {
+		tc.env["WSFAN_UPSTREAM"] = "ws://127.0.0.1:1"
+		tc.env["WSFAN_LISTEN"] = "127.0.0.1:0"
+		err := run(context.Background(), nil, func(k string) string { return tc.env[k] }, io.Discard, io.Discard)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), tc.want)
+	}
 }
 
 // -h and -version work whatever else is wrong; an empty or comment-only

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"math"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/wsfan/wsfan/pkg/natsbridge"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -164,6 +166,48 @@ func listValue(p *[]string) value[[]string] {
 			return l, nil
 		},
 		format: func(l []string) string { return strings.Join(l, ",") },
+	}
+}
+
+// natsURLsValue is a comma-separated list of nats:// or tls:// URLs.
+func natsURLsValue(p *string) value[string] {
+	return value[string]{p: p,
+		parse: func(s string) (string, error) {
+			for _, e := range strings.Split(s, ",") {
+				u, err := url.Parse(strings.TrimSpace(e))
+				if err != nil || (u.Scheme != "nats" && u.Scheme != "tls") || u.Host == "" {
+					return "", errors.New("want nats://host:4222 URLs, comma-separated")
+				}
+			}
+			return s, nil
+		},
+		format: func(s string) string { return s },
+	}
+}
+
+// groupValue is a NATS group name.
+func groupValue(p *string) value[string] {
+	return value[string]{p: p,
+		parse: func(s string) (string, error) {
+			if natsbridge.CheckGroup(s) != nil {
+				return "", errors.New("want 1-64 of A-Z a-z 0-9 _ -, e.g. deribit-main")
+			}
+			return s, nil
+		},
+		format: func(s string) string { return s },
+	}
+}
+
+// fileValue is the path of a file that exists.
+func fileValue(p *string) value[string] {
+	return value[string]{p: p,
+		parse: func(s string) (string, error) {
+			if _, err := os.Stat(s); err != nil {
+				return "", errors.New("want an existing file")
+			}
+			return s, nil
+		},
+		format: func(s string) string { return s },
 	}
 }
 

@@ -77,8 +77,8 @@ func defaultConfig() config {
 }
 
 func (c *config) validate(group string) error {
-	if !groupRE.MatchString(group) {
-		return fmt.Errorf("natsbridge: invalid group %q (want 1-64 of A-Z a-z 0-9 _ -)", group)
+	if err := CheckGroup(group); err != nil {
+		return err
 	}
 	if c.id == "" {
 		c.id = defaultMemberID()

@@ -135,6 +135,15 @@ func hashTopic(topic string) string {
 	return hashPrefix + hex.EncodeToString(sum[:])
 }
 
+// CheckGroup reports whether group can name a group (Join refuses the
+// same names), so a configuration can be refused before joining.
+func CheckGroup(group string) error {
+	if !groupRE.MatchString(group) {
+		return fmt.Errorf("natsbridge: invalid group %q (want 1-64 of A-Z a-z 0-9 _ -)", group)
+	}
+	return nil
+}
+
 // groupRE is what a group name may be: it is used in subjects, stream
 // and bucket names.
 var groupRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/natsbridge"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -126,6 +127,31 @@ type Config struct {
 	// reach a sidecar on localhost; programs send no Origin and are allowed.
 	AllowedOrigins []string `yaml:"allowed_origins"`
 
+	// NATS, when set, makes the sidecar a member of a group of sidecars
+	// that share one upstream connection through NATS (pkg/natsbridge):
+	// comma-separated server URLs (nats://host:4222). Exactly one member,
+	// the leader, holds the upstream; every member serves its local
+	// clients from NATS, and a leader change reaches them as a reconnect
+	// (the resumed mark, wsfan.reconnected). Default: none, the sidecar
+	// holds the upstream itself.
+	NATS string `yaml:"nats"`
+	// NATSGroup names the group: one per exchange account (deribit-main).
+	// Required with NATS.
+	NATSGroup string `yaml:"nats_group"`
+	// NATSCreds is a NATS credentials file (JWT and NKey). Default: none.
+	NATSCreds string `yaml:"nats_creds"`
+	// NATSTLSCA, NATSTLSCert and NATSTLSKey are PEM files: the CA that
+	// signs the NATS servers' certificates, and this client's certificate
+	// and key (both or neither). Default: none.
+	NATSTLSCA   string `yaml:"nats_tls_ca"`
+	NATSTLSCert string `yaml:"nats_tls_cert"`
+	NATSTLSKey  string `yaml:"nats_tls_key"`
+	// NATSLeaseTTL is the leader lease's time to live: a takeover after
+	// the leader is lost takes at most about this long, and a leader cut
+	// off from NATS drops its upstream within half of it. At least 200ms.
+	// Default: natsbridge.DefaultLeaseTTL (2s).
+	NATSLeaseTTL time.Duration `yaml:"nats_lease_ttl"`
+
 	// Logger logs state changes and errors, never per frame. Default: nop.
 	Logger *zap.Logger `yaml:"-"`
 	// Registry receives the wsfan_sidecar_* and the upstream's
@@ -176,6 +202,9 @@ func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 	if c.RateLimit > 0 {
 		setDefault(&c.RateBurst, int(math.Ceil(c.RateLimit)))
 	}
+	if err := c.checkNATS(); err != nil {
+		return c, nil, err
+	}
 	setDefault(&c.WriteTimeout, 10*time.Second)
 	setDefault(&c.RequestTimeout, 30*time.Second)
 	setDefault(&c.DrainTimeout, 10*time.Second)
@@ -186,6 +215,30 @@ func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 		c.Logger = zap.NewNop()
 	}
 	return c, proto, nil
+}
+
+// checkNATS checks the NATS settings and fills their defaults.
+func (c *Config) checkNATS() error {
+	if c.NATS == "" {
+		if c.NATSGroup != "" || c.NATSCreds != "" || c.NATSTLSCA != "" || c.NATSTLSCert != "" || c.NATSTLSKey != "" {
+			return errors.New("NATS settings without NATS: set the NATS server URLs too")
+		}
+		return nil
+	}
+	if c.NATSGroup == "" {
+		return errors.New("NATS needs NATSGroup, the group's name (one per exchange account)")
+	}
+	if err := natsbridge.CheckGroup(c.NATSGroup); err != nil {
+		return err
+	}
+	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
+		return errors.New("NATSTLSCert and NATSTLSKey go together")
+	}
+	setDefault(&c.NATSLeaseTTL, natsbridge.DefaultLeaseTTL)
+	if c.NATSLeaseTTL < 200*time.Millisecond {
+		return fmt.Errorf("NATS lease TTL %v is below 200ms", c.NATSLeaseTTL)
+	}
+	return nil
 }
 
 func setDefault[T comparable](v *T, def T) {

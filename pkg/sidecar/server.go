@@ -36,7 +36,7 @@ type Server struct {
 	upg     websocket.Upgrader
 	stats   stats
 
-	up      *upstream
+	src     source // the upstream held here, or a NATS group's
 	hub     *hub
 	clients *registry
 	wsCfg   wsConfig // what every WebSocket session shares
@@ -82,18 +82,23 @@ func New(cfg Config) (*Server, error) {
 	if cfg.RateLimit > 0 {
 		opts = append(opts, client.WithRateLimit(client.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}))
 	}
-	s.up = newUpstream(cfg.Upstream, append(opts, cfg.UpstreamOptions...), &s.stats, s.log)
+	opts = append(opts, cfg.UpstreamOptions...)
+	if cfg.NATS != "" {
+		s.src = newNATSSource(&s.cfg, opts, &s.stats, s.log)
+	} else {
+		s.src = newUpstream(cfg.Upstream, opts, &s.stats, s.log)
+	}
 	wire, err := protocol.ServerByName(proto.Name())
 	if err != nil {
 		s.cancel()
 		return nil, err
 	}
-	s.hub = newHub(s.ctx, &s.cfg, proto, s.up.subscribe,
+	s.hub = newHub(s.ctx, &s.cfg, proto, s.src.subscribe,
 		topicConfig{wire: wire, cache: cfg.LastMessageCache, stats: &s.stats}, s.log)
 	s.clients = newRegistry(cfg.MaxClients, &s.stats)
 	s.wsCfg = wsConfig{Config: &s.cfg, wire: wire, subIDs: wire.SubscriptionID() != "", stats: &s.stats, hub: s.hub,
-		ctx: s.ctx, call: s.up.call, clients: s.clients, log: s.log}
-	s.coll = newCollector(&s.stats, s.hub, s.clients, s.up.state)
+		ctx: s.ctx, call: s.src.call, clients: s.clients, log: s.log}
+	s.coll = newCollector(&s.stats, s.hub, s.clients, s.src.state)
 	if err := s.reg.Register(s.coll); err != nil {
 		s.cancel()
 		return nil, fmt.Errorf("failed to register metrics: %w", err)
@@ -113,7 +118,7 @@ func New(cfg Config) (*Server, error) {
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
-		s.up.run(s.ctx)
+		s.src.run(s.ctx)
 	}()
 	go func() {
 		defer s.wg.Done()
@@ -229,7 +234,7 @@ func (s *Server) Close() {
 			ss.tr.cut()
 		}
 		s.cancel()
-		s.up.close()
+		s.src.close()
 		s.hub.close()
 		s.clients.wait()
 		s.wg.Wait()

@@ -25,6 +25,9 @@ type UpstreamStatus struct {
 	Reconnects uint64     `json:"reconnects"`
 	Resumes    uint64     `json:"resumes"`
 	LastResume *time.Time `json:"last_resume,omitempty"`
+	// Group is the NATS group the sidecar serves from (Config.NATS);
+	// State is then its NATS connection's.
+	Group *GroupStatus `json:"group,omitempty"`
 }
 
 // TopicStatus describes one upstream topic.
@@ -70,9 +73,10 @@ func (s *Server) Status() Status {
 	st.Upstream = UpstreamStatus{
 		URL:        s.cfg.Upstream,
 		Protocol:   s.proto.Name(),
-		State:      s.up.state().String(),
+		State:      s.src.state().String(),
 		Reconnects: s.stats.reconnects.Load(),
 		Resumes:    s.stats.resumes.Load(),
+		Group:      s.src.group(),
 	}
 	if ns := s.stats.lastResume.Load(); ns != 0 {
 		t := time.Unix(0, ns)
@@ -97,11 +101,12 @@ func (s *Server) serveHealthz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte("ok\n"))
 }
 
-// serveReadyz answers 200 while the upstream is connected and the sidecar
-// is not draining, 503 otherwise.
+// serveReadyz answers 200 while the upstream is connected (in a NATS
+// group: the group is joined and NATS connected) and the sidecar is not
+// draining, 503 otherwise.
 func (s *Server) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 	draining := s.clients.isDraining()
-	state := s.up.state()
+	state := s.src.state()
 	if draining || state != client.StateConnected {
 		msg := "upstream " + state.String()
 		if draining {
@@ -113,5 +118,6 @@ func (s *Server) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte("ok\n"))
 }
 
-// Ready reports whether the upstream is connected.
-func (s *Server) Ready() bool { return s.up.state() == client.StateConnected }
+// Ready reports whether the upstream is connected; in a NATS group,
+// whether the group is joined and NATS connected.
+func (s *Server) Ready() bool { return s.src.state() == client.StateConnected }

@@ -144,6 +144,9 @@ func (u *upstream) state() client.State {
 	return client.StateConnecting
 }
 
+// group is nil: this upstream is the sidecar's own.
+func (u *upstream) group() *GroupStatus { return nil }
+
 // connected waits until the upstream is connected.
 func (u *upstream) connected(ctx context.Context) (*client.Client, error) {
 	for {

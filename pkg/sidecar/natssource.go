@@ -1,0 +1,205 @@
+package sidecar
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/natsbridge"
+)
+
+// natsSource makes the sidecar a member of a NATS group (Config.NATS):
+// its topics and calls come from the group, and whichever member leads
+// holds the one upstream connection, dialed with the same options as a
+// sidecar's own. Its goroutine connects to NATS and joins the group,
+// retrying until it can, so the sidecar may start before NATS.
+type natsSource struct {
+	// Set by newNATSSource, read only after.
+	cfg   *Config
+	opts  []nats.Option
+	join  []natsbridge.Option
+	stats *stats // reconnects, calls, call errors
+	log   *zap.Logger
+
+	// mu protects the following.
+	mu      sync.Mutex
+	nc      *nats.Conn         // nil until run connects
+	m       *natsbridge.Member // nil until the member joined
+	changed chan struct{}      // closed and replaced when m is set
+}
+
+func newNATSSource(cfg *Config, upstream []client.Option, st *stats, log *zap.Logger) *natsSource {
+	n := &natsSource{cfg: cfg, stats: st, log: log.With(zap.String("group", cfg.NATSGroup)), changed: make(chan struct{})}
+	n.opts = []nats.Option{
+		nats.Name("wsfan-sidecar " + cfg.NATSGroup),
+		nats.MaxReconnects(-1),
+		nats.ReconnectBufSize(-1), // a cut-off leader publishes no backlog when it comes back
+		nats.RetryOnFailedConnect(true),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			st.reconnects.Add(1)
+			n.log.Warn("NATS disconnected", zap.Error(err))
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			n.log.Info("NATS reconnected", zap.String("server", nc.ConnectedUrlRedacted()))
+		}),
+	}
+	if cfg.NATSCreds != "" {
+		n.opts = append(n.opts, nats.UserCredentials(cfg.NATSCreds))
+	}
+	if cfg.NATSTLSCA != "" {
+		n.opts = append(n.opts, nats.RootCAs(cfg.NATSTLSCA))
+	}
+	if cfg.NATSTLSCert != "" {
+		n.opts = append(n.opts, nats.ClientCert(cfg.NATSTLSCert, cfg.NATSTLSKey))
+	}
+	n.join = []natsbridge.Option{
+		natsbridge.WithUpstream(natsbridge.DialClient(cfg.Upstream, upstream...)),
+		natsbridge.WithLeaseTTL(cfg.NATSLeaseTTL),
+		natsbridge.WithGrace(cfg.Grace),
+		natsbridge.WithRequestTimeout(cfg.RequestTimeout),
+		natsbridge.WithBufferSize(8192),
+		natsbridge.WithLogger(log),
+		// The leader refuses what its own configuration blocks, whatever
+		// the member that forwarded the call allows.
+		natsbridge.WithCallPolicy(func(method string) error {
+			if slices.Contains(cfg.BlockedMethods, method) {
+				return fmt.Errorf("%s is not forwarded: the group's upstream connection is shared", method)
+			}
+			return nil
+		}),
+	}
+	return n
+}
+
+// run is the source's goroutine: it connects to NATS and joins the group,
+// each retried until it succeeds or ctx ends, then waits for ctx.
+func (n *natsSource) run(ctx context.Context) {
+	nc, err := nats.Connect(n.cfg.NATS, n.opts...)
+	if err != nil { // with RetryOnFailedConnect, only unusable settings
+		n.log.Error("cannot use the NATS settings", zap.Error(err))
+		return
+	}
+	n.mu.Lock()
+	n.nc = nc
+	n.mu.Unlock()
+	if !nc.IsConnected() {
+		n.log.Warn("NATS not reachable yet; retrying", zap.String("nats", n.cfg.NATS))
+	}
+	m, err := natsbridge.Join(ctx, nc, n.cfg.NATSGroup, n.join...)
+	if err != nil {
+		if ctx.Err() == nil {
+			n.log.Error("cannot join the group", zap.Error(err))
+		}
+		return
+	}
+	n.mu.Lock()
+	if ctx.Err() != nil { // close ran before m was stored: it is ours to close
+		n.mu.Unlock()
+		_ = m.Close()
+		return
+	}
+	n.m = m
+	close(n.changed)
+	n.changed = make(chan struct{})
+	n.mu.Unlock()
+	n.log.Info("joined the group", zap.String("member", m.Status().MemberID))
+	<-ctx.Done()
+}
+
+// member waits until the group is joined.
+func (n *natsSource) member(ctx context.Context) (*natsbridge.Member, error) {
+	for {
+		n.mu.Lock()
+		m, changed := n.m, n.changed
+		n.mu.Unlock()
+		if m != nil {
+			return m, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("group %s not joined: %w", n.cfg.NATSGroup, ctx.Err())
+		}
+	}
+}
+
+func (n *natsSource) subscribe(ctx context.Context, topic string) (feed, error) {
+	m, err := n.member(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sub, err := m.Subscribe(ctx, topic)
+	if err != nil {
+		if errors.Is(err, natsbridge.ErrClosed) {
+			return nil, ErrClosed
+		}
+		return nil, err
+	}
+	return sub, nil
+}
+
+func (n *natsSource) call(ctx context.Context, method string, params json.RawMessage) ([]byte, error) {
+	n.stats.calls.Add(1)
+	m, err := n.member(ctx)
+	if err == nil {
+		var res []byte
+		if res, err = m.CallRaw(ctx, method, params); err == nil {
+			return res, nil
+		}
+	}
+	n.stats.callErrors.Add(1)
+	return nil, err
+}
+
+// state is Connected once the group is joined and while NATS is
+// connected: the member then serves its clients, whichever member leads.
+func (n *natsSource) state() client.State {
+	n.mu.Lock()
+	nc, m := n.nc, n.m
+	n.mu.Unlock()
+	switch {
+	case nc == nil || m == nil:
+		return client.StateConnecting
+	case nc.IsClosed():
+		return client.StateClosed
+	case nc.IsConnected():
+		return client.StateConnected
+	default:
+		return client.StateReconnecting
+	}
+}
+
+func (n *natsSource) group() *GroupStatus {
+	n.mu.Lock()
+	m := n.m
+	n.mu.Unlock()
+	g := &GroupStatus{Name: n.cfg.NATSGroup}
+	if m != nil {
+		st := m.Status()
+		g.Member, g.Leader, g.Epoch = st.MemberID, st.Leader, st.Epoch
+	}
+	return g
+}
+
+// close leaves the group (a leader steps down and drops the upstream at
+// once) and closes the NATS connection.
+func (n *natsSource) close() {
+	n.mu.Lock()
+	nc, m := n.nc, n.m
+	n.mu.Unlock()
+	if m != nil {
+		if err := m.Close(); err != nil {
+			n.log.Warn("leaving the group", zap.Error(err))
+		}
+	}
+	if nc != nil {
+		nc.Close()
+	}
+}

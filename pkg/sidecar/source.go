@@ -1,0 +1,44 @@
+package sidecar
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/wsfan/wsfan/pkg/client"
+)
+
+// source is where the sidecar's topics and forwarded calls come from: the
+// upstream connection it holds itself (upstream.go), or a NATS group of
+// sidecars whose leader holds the one connection (natssource.go). The
+// hub opens topics with subscribe, local clients' calls go through call,
+// and status, metrics and /readyz read state.
+type source interface {
+	// run is the source's goroutine: it connects (retrying until it
+	// succeeds, so the sidecar may start before what it depends on) and
+	// watches the connection until ctx ends.
+	run(ctx context.Context)
+	// subscribe subscribes one topic, waiting for the source within ctx.
+	subscribe(ctx context.Context, topic string) (feed, error)
+	// call makes an RPC call upstream and returns the raw result,
+	// waiting for the source within ctx; a call that may have been sent
+	// is never sent twice.
+	call(ctx context.Context, method string, params json.RawMessage) ([]byte, error)
+	// state is the connection's state, StateConnecting before the first.
+	state() client.State
+	// group describes the NATS group, or is nil for an upstream held
+	// directly.
+	group() *GroupStatus
+	// close drops the connection; run's ctx is cancelled first.
+	close()
+}
+
+// GroupStatus describes the NATS group a sidecar belongs to
+// (Config.NATS).
+type GroupStatus struct {
+	Name   string `json:"name"`
+	Member string `json:"member"`
+	// Leader is true while this sidecar holds the group's upstream;
+	// Epoch is the epoch of its current or last term (0 if it never led).
+	Leader bool   `json:"leader"`
+	Epoch  uint64 `json:"epoch"`
+}
