@@ -228,6 +228,13 @@ func (c *Client) pendingCalls() int {
 	return 0
 }
 
+// holds reports whether topic is in the client's table.
+func (c *Client) holds(topic string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.topics.get(topic) != nil
+}
+
 func (c *Client) counts() (subs, topics int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -91,6 +91,9 @@ type Event struct {
 	Topic   string        // Gap, SlowConsumer
 	Topics  int           // Resubscribed
 	Dropped uint64        // SlowConsumer: the subscription's drops so far
+	// Connection is the index of the Pool connection the event came
+	// from (0 for a Client's).
+	Connection int
 
 	// Subscription is the subscription that dropped (SlowConsumer).
 	Subscription *Subscription

@@ -38,6 +38,12 @@ type Subscription struct {
 	// states are the topics this subscription is attached to. c.mu
 	// protects it; nil once detached.
 	states []*topicState
+
+	// A subscription of a Pool spanning connections (poolsub.go) is fed
+	// by its parts, one per connection, and attached to no topic itself.
+	// Set before it is shared.
+	pool  *Pool
+	parts []*Subscription
 }
 
 func newSubscription(c *Client, topics []string, sc subConfig) *Subscription {
@@ -94,6 +100,9 @@ func (s *Subscription) Topics() []string { return append([]string(nil), s.topics
 // are unsubscribed on the server, and Unsubscribe waits for the server to
 // acknowledge that (when connected).
 func (s *Subscription) Unsubscribe(ctx context.Context) error {
+	if s.parts != nil {
+		return s.endParts(ctx, nil)
+	}
 	return s.c.unsubscribe(ctx, s, nil)
 }
 
@@ -155,7 +164,7 @@ func (s *Subscription) deliver(m Message) bool {
 	case CloseSubscription:
 		s.drop(m.Topic)
 		s.endLocked(ErrSlowConsumer)
-		s.c.detachAsync(s)
+		s.detachAsync()
 		return false
 	default: // DropOldest
 		// Drop the oldest until m fits; an empty channel always has room

@@ -30,12 +30,22 @@ func subscribeChannels(c *conn, req *protocol.Incoming) (any, *RPCError) {
 		return nil, errTooMany
 	}
 	accepted := make([]string, 0, len(req.Topics))
+	room := -1 // no cap
+	if limit := c.s.cfg.topicCap; limit > 0 {
+		room = limit - c.s.topicsOf(c)
+	}
 	for _, ch := range req.Topics {
 		if c.s.wire.Private(ch) && (!req.Private || !c.loggedIn()) {
 			continue
 		}
 		if !c.s.accepts(ch) {
 			continue
+		}
+		if room >= 0 && !c.s.subscribed(c, ch) {
+			if room == 0 {
+				continue
+			}
+			room--
 		}
 		accepted = append(accepted, ch)
 	}

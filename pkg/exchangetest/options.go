@@ -14,6 +14,7 @@ type config struct {
 	credentials bool
 	key, secret string
 	batchCap    int
+	topicCap    int // topics one connection may hold; 0: no cap
 	logger      *zap.Logger
 
 	// Logins and limits: login.go, login_thalex.go, login_deribit.go,
@@ -61,6 +62,14 @@ func WithCredentials(key, secret string) Option {
 // -32600. The default, 0, is unlimited.
 func WithBatchCap(n int) Option {
 	return func(c *config) { c.batchCap = n }
+}
+
+// WithTopicCap caps the topics one Thalex/Deribit connection may hold at
+// n, as exchanges cap subscriptions per connection: the channels of a
+// subscribe request past the cap are refused (omitted from the
+// acknowledgement). The default, 0, is unlimited.
+func WithTopicCap(n int) Option {
+	return func(c *config) { c.topicCap = n }
 }
 
 // WithLogger sets the logger for connection events and errors (never per

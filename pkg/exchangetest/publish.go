@@ -139,6 +139,45 @@ func (s *Server) Subscribers(topic string) int {
 	return len(s.subs[topic])
 }
 
+// topicsOf counts the topics c is subscribed to.
+func (s *Server) topicsOf(c *conn) int {
+	s.subMu.RLock()
+	defer s.subMu.RUnlock()
+	n := 0
+	for _, conns := range s.subs {
+		if _, ok := conns[c]; ok {
+			n++
+		}
+	}
+	return n
+}
+
+// subscribed reports whether c is subscribed to topic.
+func (s *Server) subscribed(c *conn, topic string) bool {
+	s.subMu.RLock()
+	defer s.subMu.RUnlock()
+	_, ok := s.subs[topic][c]
+	return ok
+}
+
+// DropConnectionOf abruptly closes, at the TCP level, the connection
+// subscribed to topic (the first one found), and reports whether there
+// was one. The server keeps listening.
+func (s *Server) DropConnectionOf(topic string) bool {
+	s.subMu.RLock()
+	var victim *conn
+	for c := range s.subs[topic] {
+		victim = c
+		break
+	}
+	s.subMu.RUnlock()
+	if victim == nil {
+		return false
+	}
+	victim.close()
+	return true
+}
+
 // WaitSubscribers waits until exactly n connections are subscribed to topic.
 func (s *Server) WaitSubscribers(ctx context.Context, topic string, n int) error {
 	return s.chg.wait(ctx, func() (bool, string) {
