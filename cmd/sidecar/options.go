@@ -112,6 +112,8 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.Var(countValue(&c.MaxCallsPerClient), "max-calls-per-client", "`number` of calls one local client may have in flight upstream (default 64)")
 	fs.Var(rateValue(&c.RateLimit), "rate-limit", "`requests` a second sent upstream at most, shared by every local client: calls over it wait\ninstead of being refused by the exchange (default 0: no limit)")
 	fs.Var(countValue(&c.RateBurst), "rate-burst", "`number` of requests sent upstream at once under -rate-limit (default: one second's worth)")
+	fs.Var(countValue(&c.SSEHistory), "sse-history", "`number` of each topic's last messages kept for SSE streams resuming with Last-Event-ID (default 1000)")
+	fs.Var(sizeValue(&c.SSEHistoryBytes), "sse-history-bytes", "`size` of the payloads each topic keeps for resuming SSE streams (default 1MiB)")
 	fs.Var(listValue(&c.BlockedMethods), "blocked-methods", "comma-separated `methods` never forwarded upstream\n(default public/login,public/auth,private/subscribe)")
 	fs.Var(durationValue(&c.WriteTimeout), "write-timeout", "the longest `duration` of each write to a local client (default 10s)")
 	fs.Var(durationValue(&c.RequestTimeout), "request-timeout", "the longest `duration` of an upstream subscribe or forwarded call (default 30s)")

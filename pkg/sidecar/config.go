@@ -108,6 +108,14 @@ type Config struct {
 	// Default: one second's worth (RateLimit, rounded up).
 	RateBurst int `yaml:"rate_burst"`
 
+	// SSEHistory and SSEHistoryBytes bound what each topic keeps, once it
+	// has had an SSE subscriber, for streams that resume with
+	// Last-Event-ID: the last SSEHistory messages, at most SSEHistoryBytes
+	// of payload. A stream that asks for more than is kept gets a gap
+	// mark. Defaults: 1000 messages, 1 MiB.
+	SSEHistory      int `yaml:"sse_history"`
+	SSEHistoryBytes int `yaml:"sse_history_bytes"`
+
 	// WriteTimeout bounds each write to a local client. Default: 10s.
 	WriteTimeout time.Duration `yaml:"write_timeout"`
 	// RequestTimeout bounds an upstream subscribe or forwarded call,
@@ -196,6 +204,8 @@ func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 	setDefault(&c.MaxTopics, 10000)
 	setDefault(&c.MaxFrameBytes, 1<<20)
 	setDefault(&c.MaxCallsPerClient, 64)
+	setDefault(&c.SSEHistory, 1000)
+	setDefault(&c.SSEHistoryBytes, 1<<20)
 	if c.RateLimit < 0 || math.IsNaN(c.RateLimit) || math.IsInf(c.RateLimit, 0) || c.RateBurst < 0 {
 		return c, nil, fmt.Errorf("rate limit %v a second in bursts of %d: want a finite rate and burst, 0 or more", c.RateLimit, c.RateBurst)
 	}

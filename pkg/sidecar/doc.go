@@ -18,7 +18,9 @@
 // # Endpoints
 //
 //	/ and /ws          WebSocket, the upstream dialect
-//	/v1/stream?topic=  Server-Sent Events (repeat topic for several)
+//	/v1/stream?topic=  Server-Sent Events (repeat topic for several): default
+//	                   message events with ids, resumable with Last-Event-ID;
+//	                   &event=topic names each event after its topic
 //	/v1/status         JSON: upstream state, topics, local clients
 //	/metrics           Prometheus, wsfan_sidecar_* and the upstream's wsfan_client_*
 //	/healthz           200 while the process serves
@@ -30,9 +32,10 @@
 // keep their connections and their streams simply resume. The reconnect is
 // surfaced, not hidden: /v1/status counts reconnects per topic and for the
 // upstream (with the time of the last one), wsfan_sidecar_upstream_resumes_total
-// counts them, and SSE streams get a "wsfan.reconnected" event before the
-// first message of a topic after a reconnect. The WebSocket streams carry
-// no extra frame, so a program written for the real server is unaffected.
+// counts them, and on SSE streams the first message of a topic after a
+// reconnect is marked "reconnected":true (with named events, a
+// "wsfan.reconnected" event goes first). The WebSocket streams carry no
+// extra frame, so a program written for the real server is unaffected.
 //
 // # Invariants
 //

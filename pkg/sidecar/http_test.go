@@ -3,6 +3,7 @@ package sidecar_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -17,50 +18,174 @@ import (
 	"github.com/wsfan/wsfan/pkg/sidecar"
 )
 
-// SSE streams each message as an event named after its topic.
+// SSE streams each message as a default message event carrying its topic
+// and an id, so EventSource.onmessage sees it and can resume; the stream
+// opens with a retry hint.
 func TestSSEDelivers(t *testing.T) {
 	r := newRig(t, exchangetest.Thalex, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.url+"/v1/stream?topic=a.b&topic=c.d", nil)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.EqualValues(t, http.StatusOK, resp.StatusCode)
-	require.EqualValues(t, "text/event-stream", resp.Header.Get("Content-Type"))
-	br := bufio.NewReader(resp.Body)
-	line, err := br.ReadString('\n')
-	require.NoError(t, err)
-	require.EqualValues(t, ": wsfan sidecar: streaming a.b, c.d\n", line)
+	st := openSSE(t, r.url+"/v1/stream?topic=a.b&topic=c.d", "")
+	require.Equal(t, sseEvent{comment: "wsfan sidecar: streaming a.b, c.d", retry: "2000"}, st.next(t))
 	r.waitClients(t, 1, 2)
 	r.up.Publish("c.d", []byte("{\"x\":\n1}"))
 	r.up.Publish("a.b", []byte(`[2]`))
 	// Order holds per topic; two topics have two pumps.
-	events := map[string]bool{}
+	got := map[string]bool{}
 	for range 2 {
-		var ev strings.Builder
-		for {
-			line, err := br.ReadString('\n')
-			require.NoError(t, err)
-			if line == "\n" {
-				if ev.Len() > 0 {
-					break
-				}
-				continue
-			}
-			ev.WriteString(line)
-		}
-		events[ev.String()] = true
+		ev := st.next(t)
+		assert.NotEmpty(t, ev.id)
+		assert.Empty(t, ev.event, "a default message event")
+		got[ev.data] = true
 	}
-	if !events["event: c.d\ndata: {\"x\": 1}\n"] || !events["event: a.b\ndata: [2]\n"] {
-		t.Fatalf("got events %v", events)
-	}
+	assert.Equal(t, map[string]bool{`{"topic":"c.d","data":{"x": 1}}`: true, `{"topic":"a.b","data":[2]}`: true}, got)
 
 	code, body := httpGet(t, r.url+"/v1/stream")
 	require.EqualValues(t, http.StatusBadRequest, code)
 	if !strings.Contains(body, "topic") {
 		t.Fatalf("unhelpful error %q", body)
 	}
+	code, body = httpGet(t, r.url+"/v1/stream?topic=a.b&event=loud")
+	require.EqualValues(t, http.StatusBadRequest, code)
+	assert.Contains(t, body, "message (the default) or topic")
+}
+
+// With ?event=topic each event is named after its topic and carries the
+// payload alone.
+func TestSSENamedEvents(t *testing.T) {
+	r := newRig(t, exchangetest.Thalex, nil)
+	st := openSSE(t, r.url+"/v1/stream?topic=a.b&event=topic", "")
+	st.next(t)
+	r.waitClients(t, 1, 1)
+	r.up.Publish("a.b", []byte(`{"p":1}`))
+	ev := st.next(t)
+	assert.Equal(t, "a.b", ev.event)
+	assert.Equal(t, `{"p":1}`, ev.data)
+	assert.NotEmpty(t, ev.id)
+}
+
+// A stream cut and opened again with Last-Event-ID gets the messages it
+// missed from the topic's history, then the live ones, with no loss and
+// no repeat; when the history no longer holds them all, a gap mark comes
+// first; an id that is not this sidecar's resumes nothing and says so.
+func TestSSEResumesFromLastEventID(t *testing.T) {
+	r := newRig(t, exchangetest.Thalex, func(c *sidecar.Config) { c.SSEHistory = 5; c.Grace = time.Minute })
+	st := openSSE(t, r.url+"/v1/stream?topic=a.b", "")
+	st.next(t)
+	r.waitClients(t, 1, 1)
+	publish := func(from, to int) {
+		for n := from; n <= to; n++ {
+			r.up.Publish("a.b", fmt.Appendf(nil, `{"n":%d}`, n))
+		}
+	}
+	publish(1, 2)
+	st.next(t)
+	last := st.next(t)
+	require.Equal(t, `{"topic":"a.b","data":{"n":2}}`, last.data)
+	st.close()
+	r.waitClients(t, 0, 0)
+
+	publish(3, 5) // missed while away; the topic stays open in its grace period
+	waitFor(t, "the missed messages published", func() bool { return topicReceived(r, "a.b") == 5 })
+	st = openSSE(t, r.url+"/v1/stream?topic=a.b", last.id)
+	st.next(t)
+	for n := 3; n <= 5; n++ {
+		assert.Equal(t, fmt.Sprintf(`{"topic":"a.b","data":{"n":%d}}`, n), st.next(t).data)
+	}
+	r.waitClients(t, 1, 1)
+	publish(6, 6)
+	ev := st.next(t)
+	assert.Equal(t, `{"topic":"a.b","data":{"n":6}}`, ev.data, "then live, nothing twice")
+	st.close()
+	r.waitClients(t, 0, 0)
+
+	publish(7, 14) // more than the history's 5
+	waitFor(t, "the missed messages published", func() bool { return topicReceived(r, "a.b") == 14 })
+	st = openSSE(t, r.url+"/v1/stream?topic=a.b&lastEventId="+ev.id, "")
+	st.next(t)
+	assert.Equal(t, `{"topic":"a.b","gap":true}`, st.next(t).data, "the history lost some")
+	for n := 10; n <= 14; n++ {
+		assert.Equal(t, fmt.Sprintf(`{"topic":"a.b","data":{"n":%d}}`, n), st.next(t).data)
+	}
+	st.close()
+	r.waitClients(t, 0, 0)
+
+	st = openSSE(t, r.url+"/v1/stream?topic=a.b", "another-sidecar-7")
+	st.next(t)
+	assert.Equal(t, `{"topic":"a.b","gap":true}`, st.next(t).data, "a position this sidecar never gave")
+}
+
+// topicReceived returns how many messages the sidecar received on topic.
+func topicReceived(r *rig, topic string) uint64 {
+	for _, ts := range r.sc.Status().Topics {
+		if ts.Topic == topic {
+			return ts.Received
+		}
+	}
+	return 0
+}
+
+// sseEvent is one event (or the opening comment block) of a stream.
+type sseEvent struct{ comment, retry, id, event, data string }
+
+// sseReader reads a stream's events.
+type sseReader struct {
+	resp *http.Response
+	br   *bufio.Reader
+	stop context.CancelFunc
+}
+
+// openSSE opens url as EventSource would, with lastEventID when not empty.
+func openSSE(t *testing.T, url, lastEventID string) *sseReader {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.EqualValues(t, http.StatusOK, resp.StatusCode)
+	require.EqualValues(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	st := &sseReader{resp: resp, br: bufio.NewReader(resp.Body), stop: cancel}
+	t.Cleanup(st.close)
+	return st
+}
+
+// next reads the next event: the lines up to a blank one.
+func (st *sseReader) next(t *testing.T) sseEvent {
+	t.Helper()
+	var ev sseEvent
+	for {
+		line, err := st.br.ReadString('\n')
+		require.NoError(t, err)
+		line = strings.TrimSuffix(line, "\n")
+		if line == "" {
+			if ev != (sseEvent{}) {
+				return ev
+			}
+			continue
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "":
+			ev.comment = value
+		case "retry":
+			ev.retry = value
+		case "id":
+			ev.id = value
+		case "event":
+			ev.event = value
+		case "data":
+			ev.data = value
+		}
+	}
+}
+
+func (st *sseReader) close() {
+	st.stop()
+	_ = st.resp.Body.Close()
 }
 
 // A topic the sidecar cannot subscribe fails the whole stream with a

@@ -50,7 +50,7 @@ func newTestUpstream(t *testing.T, st *stats) (exch *exchangetest.Server, u *ups
 func newTestHub(t *testing.T, cfg *Config, st *stats, subscribe subscribeFunc, stop func()) *hub {
 	ctx, cancel := context.WithCancel(context.Background())
 	h := newHub(ctx, cfg, protocol.Thalex(), subscribe,
-		topicConfig{wire: thalexWire, stats: st}, zap.NewNop())
+		testTopicConfig(thalexWire, st), zap.NewNop())
 	t.Cleanup(func() {
 		cancel()
 		if stop != nil {

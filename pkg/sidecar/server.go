@@ -8,7 +8,9 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -35,6 +37,9 @@ type Server struct {
 	handler http.Handler
 	upg     websocket.Upgrader
 	stats   stats
+	// published counts the messages published on every topic: the
+	// sequence of SSE event ids.
+	published atomic.Uint64
 
 	src     source // the upstream held here, or a NATS group's
 	hub     *hub
@@ -94,7 +99,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.hub = newHub(s.ctx, &s.cfg, proto, s.src.subscribe,
-		topicConfig{wire: wire, cache: cfg.LastMessageCache, stats: &s.stats}, s.log)
+		topicConfig{wire: wire, cache: cfg.LastMessageCache, stats: &s.stats, seq: &s.published,
+			stream:  strconv.FormatInt(time.Now().UnixNano(), 36),
+			history: historyLimit{messages: cfg.SSEHistory, bytes: cfg.SSEHistoryBytes}}, s.log)
 	s.clients = newRegistry(cfg.MaxClients, &s.stats)
 	s.wsCfg = wsConfig{Config: &s.cfg, wire: wire, subIDs: wire.SubscriptionID() != "", stats: &s.stats, hub: s.hub,
 		ctx: s.ctx, call: s.src.call, clients: s.clients, log: s.log}

@@ -60,7 +60,8 @@ type session struct {
 	stats  *stats
 	hub    *hub
 	tr     transport
-	id     uint64 // set by registry.add, before the session is shared
+	sse    *sseSettings // an SSE stream's; nil for a WebSocket
+	id     uint64       // set by registry.add, before the session is shared
 
 	// Counters: offered = delivered + dropped, exactly.
 	delivered    atomic.Uint64 // frames queued
@@ -82,6 +83,16 @@ type session struct {
 	// Owned by the session's reader: the WebSocket reader goroutine, or
 	// the SSE handler.
 	topics map[string]*topic
+}
+
+// sseSettings are what an SSE stream asked for: events named after their
+// topic (?event=topic) rather than default message events, and where it
+// resumes (Last-Event-ID).
+type sseSettings struct {
+	named  bool
+	resume bool   // a Last-Event-ID came
+	known  bool   // it names a position of this sidecar: from
+	from   uint64 // the last message the stream had
 }
 
 func newSession(remote string, cfg *Config, st *stats, h *hub, tr transport) *session {

@@ -2,10 +2,13 @@ package sidecar
 
 import (
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // The tests in package sidecar build one part (session, topic, hub) from
@@ -48,6 +51,13 @@ func (tr *testTransport) tryWrite(f []byte) int {
 	return n
 }
 
+// testTopicConfig is what a Server gives its topics, with its own
+// message count and the default history limits.
+func testTopicConfig(wire protocol.Server, st *stats) topicConfig {
+	return topicConfig{wire: wire, stats: st, seq: new(atomic.Uint64), stream: "test",
+		history: historyLimit{messages: 1000, bytes: 1 << 20}}
+}
+
 // disconnects returns the count of sessions closed for label.
 func disconnects(st *stats, label string) uint64 {
 	return st.disconnect[slices.Index(disconnectReasons, label)].Load()
@@ -57,7 +67,11 @@ func disconnects(st *stats, label string) uint64 {
 // st, taking topics from h (nil when the test subscribes nothing).
 func newTestSession(cfg *Config, st *stats, h *hub, k sessionKind) (*session, *testTransport) {
 	tr := &testTransport{k: k, room: -1}
-	return newSession("test", cfg, st, h, tr), tr
+	s := newSession("test", cfg, st, h, tr)
+	if k == kindSSE {
+		s.sse = &sseSettings{}
+	}
+	return s, tr
 }
 
 // The writer is woken once when frames arrive for an idle writer, not

@@ -12,17 +12,22 @@ import (
 // proxies and browsers keep it open.
 const sseKeepAlive = 15 * time.Second
 
-// serveSSE streams topics as Server-Sent Events:
+// sseRetry is the reconnection delay the stream suggests to EventSource.
+const sseRetry = 2 * time.Second
+
+// serveSSE streams topics as Server-Sent Events (see sseevent.go for the
+// events):
 //
-//	GET /v1/stream?topic=ticker.BTC-PERPETUAL.raw&topic=...
+//	GET /v1/stream?topic=ticker.BTC-PERPETUAL.raw&topic=...[&event=topic]
 //
-//	event: ticker.BTC-PERPETUAL.raw
-//	data: {...the notification payload...}
-//
-// The handler goroutine is the session's reader and writer both. A topic
-// that cannot be subscribed fails the whole request.
+// A stream that reconnects with the Last-Event-ID header (EventSource
+// sends it by itself), or the lastEventId parameter, first gets what it
+// missed from the topics' history, then the live messages. The handler
+// goroutine is the session's reader and writer both. A topic that cannot
+// be subscribed fails the whole request.
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
-	topics := slices.Compact(slices.Sorted(slices.Values(r.URL.Query()["topic"])))
+	q := r.URL.Query()
+	topics := slices.Compact(slices.Sorted(slices.Values(q["topic"])))
 	if len(topics) == 0 {
 		http.Error(w, "name at least one topic: /v1/stream?topic=NAME[&topic=NAME...]", http.StatusBadRequest)
 		return
@@ -43,8 +48,14 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
+	settings, err := s.sseSettings(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	st := &sseStream{w: w, flusher: flusher, wakeup: make(chan struct{}, 1), writeTimeout: s.cfg.WriteTimeout}
 	ss := newSession(r.RemoteAddr, &s.cfg, &s.stats, s.hub, st)
+	ss.sse = settings
 	st.s = ss
 	if reason, ok := s.clients.add(ss); !ok {
 		http.Error(w, reason.text, http.StatusServiceUnavailable)
@@ -67,13 +78,36 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	_, _ = fmt.Fprintf(w, ": wsfan sidecar: streaming %s\n\n", strings.Join(topics, ", "))
+	_, _ = fmt.Fprintf(w, ": wsfan sidecar: streaming %s\nretry: %d\n\n", strings.Join(topics, ", "), sseRetry.Milliseconds())
 	flusher.Flush()
 	ss.attach(nil, fresh)
 
 	st.writeLoop(r.Context().Done())
 	ss.unsubscribeAll()
 	ss.close(closeReason{}, true)
+}
+
+// sseSettings reads what a stream asks for: ?event=topic (or the default,
+// message), and where it resumes.
+func (s *Server) sseSettings(r *http.Request) (*sseSettings, error) {
+	q := r.URL.Query()
+	st := &sseSettings{}
+	switch q.Get("event") {
+	case "", "message":
+	case "topic":
+		st.named = true
+	default:
+		return nil, fmt.Errorf("event=%q: want message (the default) or topic", q.Get("event"))
+	}
+	id := r.Header.Get("Last-Event-ID")
+	if id == "" {
+		id = q.Get("lastEventId")
+	}
+	if id != "" {
+		st.resume = true
+		st.from, st.known = parseEventID(id, s.hub.topicCfg.stream)
+	}
+	return st, nil
 }
 
 // sseStream is an SSE session's transport: the response, written by the

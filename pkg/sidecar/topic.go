@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"bytes"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -13,9 +12,12 @@ import (
 
 // topicConfig is what every topic is built from; the hub holds one.
 type topicConfig struct {
-	wire  protocol.Server // the local notification frame
-	cache bool            // Config.LastMessageCache
-	stats *stats          // the Server's resume counters
+	wire    protocol.Server // the local notification frame
+	cache   bool            // Config.LastMessageCache
+	stats   *stats          // the Server's resume counters
+	seq     *atomic.Uint64  // the Server's count of published messages: SSE ids
+	stream  string          // the Server's SSE stream id (sseevent.go)
+	history historyLimit    // what a topic keeps for resuming SSE streams
 }
 
 // topic is one upstream subscription shared by every local subscriber of
@@ -26,7 +28,8 @@ type topic struct {
 	cfg     topicConfig
 
 	prefix, suffix []byte // the local notification frame around a payload
-	ssePrefix      []byte // "event: NAME\ndata: "
+	sse            sseEncoder
+	firstSeq       uint64 // the Server's seq when the topic opened: SSE resumes from before it had a gap
 
 	ready chan struct{} // closed when the upstream subscribe has finished
 	err   error         // why it failed; set before ready closes
@@ -37,8 +40,11 @@ type topic struct {
 	// against the pump's publish, so a joiner sees no gap and no repeat.
 	mu      sync.Mutex
 	subs    []*session // copy on write: the pump offers to a snapshot
-	nSSE    int
+	nSSE    int        // SSE subscribers,
+	nNamed  int        // of which want events named after the topic
+	hist    history
 	last    []byte // the last payload, when the cache is on
+	lastSeq uint64 // its seq
 	hasLast bool
 
 	// hub.mu protects the following.
@@ -59,7 +65,9 @@ func newTopic(name string, cfg topicConfig) *topic {
 	t := &topic{name: name, cfg: cfg, ready: make(chan struct{}), done: make(chan struct{})}
 	t.localID = cfg.wire.SubscriptionID()
 	t.prefix, t.suffix = cfg.wire.Envelope(name, t.localID)
-	t.ssePrefix = append(append([]byte("event: "), sseSafe(name)...), "\ndata: "...)
+	t.sse = newSSEEncoder(cfg.stream, name)
+	t.hist.limit = cfg.history
+	t.firstSeq = cfg.seq.Load()
 	return t
 }
 
@@ -97,23 +105,33 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 		t.cfg.stats.lastResume.Store(time.Now().UnixNano())
 	}
 	ws := textFrame(t.prefix, m.Data, t.suffix)
+	seq := t.cfg.seq.Add(1)
 
 	t.mu.Lock()
 	subs := t.subs
-	var sse []byte
-	if t.nSSE > 0 {
-		sse = t.sseEvent(m.Data, resumed)
+	var sse, sseNamed []byte
+	if t.nSSE > t.nNamed {
+		sse = t.sse.event(false, seq, m.Data, resumed)
+	}
+	if t.nNamed > 0 {
+		sseNamed = t.sse.event(true, seq, m.Data, resumed)
+	}
+	if t.hist.on {
+		t.hist.add(seq, m.Data, resumed)
 	}
 	if t.cfg.cache {
-		t.last, t.hasLast = m.Data, true
+		t.last, t.lastSeq, t.hasLast = m.Data, seq, true
 	}
 	t.mu.Unlock()
 
 	var delivered, dropped uint64
 	for _, s := range subs {
 		f := ws
-		if s.kind == kindSSE {
+		if s.sse != nil {
 			f = sse
+			if s.sse.named {
+				f = sseNamed
+			}
 		}
 		if s.offer(f, caughtUp) {
 			delivered++
@@ -131,20 +149,51 @@ func (t *topic) attachLocked(s *session) {
 	next := make([]*session, len(t.subs), len(t.subs)+1)
 	copy(next, t.subs)
 	t.subs = append(next, s)
-	if s.kind == kindSSE {
+	if s.sse != nil {
 		t.nSSE++
+		if s.sse.named {
+			t.nNamed++
+		}
+		t.hist.on = true
+		if s.sse.resume {
+			t.replayLocked(s)
+			return
+		}
 	}
 	if !t.hasLast {
 		return
 	}
 	f := textFrame(t.prefix, t.last, t.suffix)
-	if s.kind == kindSSE {
-		f = t.sseEvent(t.last, false)
+	if s.sse != nil {
+		f = t.sse.event(s.sse.named, t.lastSeq, t.last, false)
 	}
 	if s.offer(f, false) {
 		t.delivered.Add(1)
 	} else {
 		t.dropped.Add(1)
+	}
+}
+
+// replayLocked queues for a resuming SSE stream the messages it missed,
+// from the history, preceded by a gap mark when the history cannot
+// account for all of them: the stream's position is not this sidecar's,
+// the topic opened after it, or messages after it were dropped for room.
+// Called with t.mu held, so the live messages follow without a gap or a
+// repeat.
+func (t *topic) replayLocked(s *session) {
+	from := s.sse.from
+	if !s.sse.known || t.firstSeq > from || t.hist.evicted > from {
+		s.offer(t.sse.gap(s.sse.named), false)
+		if !s.sse.known {
+			return // no position: nothing is known to be missed
+		}
+	}
+	for _, e := range t.hist.after(from) {
+		if s.offer(t.sse.event(s.sse.named, e.seq, e.data, e.resumed), false) {
+			t.delivered.Add(1)
+		} else {
+			t.dropped.Add(1)
+		}
 	}
 }
 
@@ -157,8 +206,11 @@ func (t *topic) detach(s *session) bool {
 			next := make([]*session, 0, len(t.subs)-1)
 			next = append(append(next, t.subs[:i]...), t.subs[i+1:]...)
 			t.subs = next
-			if s.kind == kindSSE {
+			if s.sse != nil {
 				t.nSSE--
+				if s.sse.named {
+					t.nNamed--
+				}
 			}
 			return true
 		}
@@ -171,32 +223,6 @@ func (t *topic) subscribers() []*session {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.subs
-}
-
-// sseEvent encodes one SSE event. JSON never needs a raw line break, so
-// any (pretty-printing whitespace) becomes a space and the data stays one
-// line. After an upstream reconnect a wsfan.reconnected event goes first.
-func (t *topic) sseEvent(data []byte, resumed bool) []byte {
-	n := len(t.ssePrefix) + len(data) + 2
-	var pre []byte
-	if resumed {
-		pre = protocol.AppendJSONString([]byte("event: wsfan.reconnected\ndata: {\"topic\":"), t.name)
-		pre = append(pre, "}\n\n"...)
-		n += len(pre)
-	}
-	f := make([]byte, 0, n)
-	f = append(f, pre...)
-	f = append(f, t.ssePrefix...)
-	start := len(f)
-	f = append(f, data...)
-	if bytes.ContainsAny(data, "\r\n") {
-		for i := start; i < len(f); i++ {
-			if f[i] == '\n' || f[i] == '\r' {
-				f[i] = ' '
-			}
-		}
-	}
-	return append(f, '\n', '\n')
 }
 
 // sample updates the topic's rate. Called by the sampler goroutine only.
@@ -228,15 +254,4 @@ func (t *topic) status(refs int) TopicStatus {
 	default:
 	}
 	return ts
-}
-
-// sseSafe removes line breaks from a topic used as an SSE event name.
-func sseSafe(s string) []byte {
-	b := []byte(s)
-	for i, c := range b {
-		if c == '\n' || c == '\r' {
-			b[i] = ' '
-		}
-	}
-	return b
 }

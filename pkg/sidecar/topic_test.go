@@ -36,7 +36,7 @@ func takeAll(t *testing.T, s *session) [][]byte {
 func TestTopicPublishEncodesOnce(t *testing.T) {
 	var st stats
 	cfg := testConfig(t, nil)
-	tp := newTopic("ticker.BTC-PERPETUAL.raw", topicConfig{wire: thalexWire, stats: &st})
+	tp := newTopic("ticker.BTC-PERPETUAL.raw", testTopicConfig(thalexWire, &st))
 	ws1, _ := newTestSession(cfg, &st, nil, kindWS)
 	ws2, _ := newTestSession(cfg, &st, nil, kindWS)
 	sse, _ := newTestSession(cfg, &st, nil, kindSSE)
@@ -50,23 +50,27 @@ func TestTopicPublishEncodesOnce(t *testing.T) {
 	require.Len(t, ev, 1)
 	assert.Same(t, &f1[0][0], &f2[0][0], "one frame shared by every WebSocket subscriber")
 	assert.Equal(t, textFrame([]byte(`{"channel_name":"ticker.BTC-PERPETUAL.raw","notification":{"p":1}}`)), f1[0])
-	assert.Equal(t, "event: ticker.BTC-PERPETUAL.raw\ndata: {\"p\":1}\n\n", string(ev[0]))
+	assert.Equal(t, "id: test-1\ndata: {\"topic\":\"ticker.BTC-PERPETUAL.raw\",\"data\":{\"p\":1}}\n\n", string(ev[0]))
 	assert.Equal(t, uint64(1), tp.received.Load())
 	assert.Equal(t, uint64(3), tp.delivered.Load())
 }
 
-// The first message after an upstream reconnect is counted as a resume,
-// and SSE subscribers see a wsfan.reconnected event before it.
+// The first message after an upstream reconnect is counted as a resume;
+// SSE subscribers see it marked reconnected, or, with named events, a
+// wsfan.reconnected event before it.
 func TestTopicResume(t *testing.T) {
 	var st stats
-	tp := newTopic("a.b", topicConfig{wire: deribitWire, stats: &st})
+	tp := newTopic("a.b", testTopicConfig(deribitWire, &st))
 	sse, _ := newTestSession(testConfig(t, nil), &st, nil, kindSSE)
-	attachTo(tp, sse)
+	named, _ := newTestSession(testConfig(t, nil), &st, nil, kindSSE)
+	named.sse.named = true
+	attachTo(tp, sse, named)
 
 	tp.publish(client.Message{Data: []byte(`1`), Flags: client.FlagReconnected}, false)
 
-	assert.Equal(t, "event: wsfan.reconnected\ndata: {\"topic\":\"a.b\"}\n\n"+"event: a.b\ndata: 1\n\n",
-		string(takeAll(t, sse)[0]))
+	assert.Equal(t, "id: test-1\ndata: {\"topic\":\"a.b\",\"reconnected\":true,\"data\":1}\n\n", string(takeAll(t, sse)[0]))
+	assert.Equal(t, "event: wsfan.reconnected\ndata: {\"topic\":\"a.b\"}\n\n"+"id: test-1\nevent: a.b\ndata: 1\n\n",
+		string(takeAll(t, named)[0]))
 	assert.Equal(t, uint64(1), tp.resumes.Load())
 	assert.Equal(t, uint64(1), st.resumes.Load())
 	assert.NotZero(t, st.lastResume.Load())
@@ -78,7 +82,9 @@ func TestTopicLastMessageCache(t *testing.T) {
 	for _, cache := range []bool{false, true} {
 		var st stats
 		cfg := testConfig(t, nil)
-		tp := newTopic("a.b", topicConfig{wire: thalexWire, stats: &st, cache: cache})
+		tc := testTopicConfig(thalexWire, &st)
+		tc.cache = cache
+		tp := newTopic("a.b", tc)
 		tp.publish(client.Message{Data: []byte(`1`)}, false)
 		tp.publish(client.Message{Data: []byte(`2`)}, false)
 		late, _ := newTestSession(cfg, &st, nil, kindWS)
@@ -97,7 +103,7 @@ func TestTopicLastMessageCache(t *testing.T) {
 func TestTopicDetach(t *testing.T) {
 	var st stats
 	cfg := testConfig(t, nil)
-	tp := newTopic("a.b", topicConfig{wire: thalexWire, stats: &st})
+	tp := newTopic("a.b", testTopicConfig(thalexWire, &st))
 	a, _ := newTestSession(cfg, &st, nil, kindWS)
 	b, _ := newTestSession(cfg, &st, nil, kindSSE)
 	attachTo(tp, a, b)

@@ -1,0 +1,113 @@
+package sidecar
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// An SSE stream carries each message as one event with an id,
+//
+//	id: <stream>-<seq>
+//	data: {"topic":"ticker.BTC-PERPETUAL.raw","data":{...the payload...}}
+//
+// a default "message" event, so EventSource.onmessage sees it; with
+// ?event=topic the event is named after its topic instead and its data is
+// the payload alone. <seq> counts every message the sidecar published,
+// across topics, so one id says where a stream of many topics stood;
+// <stream> names the sidecar process, so an id from another one is never
+// taken for a position in this one. After an upstream change the first
+// message of a topic says "reconnected":true (named events: an event
+// wsfan.reconnected goes first); a resumed stream that lost messages says
+// so with {"topic":T,"gap":true} (named: an event wsfan.gap).
+
+// sseEncoder encodes a topic's SSE events.
+type sseEncoder struct {
+	stream    string // this sidecar's stream id, the ids' prefix
+	topicJSON []byte // the topic as a JSON string
+	eventName []byte // the topic as an event name: no line breaks
+}
+
+func newSSEEncoder(stream, topic string) sseEncoder {
+	return sseEncoder{
+		stream:    stream,
+		topicJSON: protocol.AppendJSONString(nil, topic),
+		eventName: []byte(strings.NewReplacer("\n", " ", "\r", " ").Replace(topic)),
+	}
+}
+
+// event encodes message seq of the topic, in the named or the message
+// form, with the reconnected mark when resumed.
+func (e *sseEncoder) event(named bool, seq uint64, data []byte, resumed bool) []byte {
+	f := make([]byte, 0, len(data)+len(e.topicJSON)+len(e.stream)+64)
+	if named && resumed {
+		f = append(f, "event: wsfan.reconnected\ndata: {\"topic\":"...)
+		f = append(f, e.topicJSON...)
+		f = append(f, "}\n\n"...)
+	}
+	f = append(f, "id: "...)
+	f = append(f, e.stream...)
+	f = append(f, '-')
+	f = strconv.AppendUint(f, seq, 10)
+	if named {
+		f = append(f, "\nevent: "...)
+		f = append(f, e.eventName...)
+		f = append(f, "\ndata: "...)
+		f = appendOneLine(f, data)
+		return append(f, '\n', '\n')
+	}
+	f = append(f, "\ndata: {\"topic\":"...)
+	f = append(f, e.topicJSON...)
+	if resumed {
+		f = append(f, ",\"reconnected\":true"...)
+	}
+	f = append(f, ",\"data\":"...)
+	f = appendOneLine(f, data)
+	return append(f, '}', '\n', '\n')
+}
+
+// gap encodes the mark of a resumed stream that lost messages of the
+// topic.
+func (e *sseEncoder) gap(named bool) []byte {
+	var f []byte
+	if named {
+		f = append(f, "event: wsfan.gap\ndata: {\"topic\":"...)
+	} else {
+		f = append(f, "data: {\"topic\":"...)
+	}
+	f = append(f, e.topicJSON...)
+	if !named {
+		f = append(f, ",\"gap\":true"...)
+	}
+	return append(f, "}\n\n"...)
+}
+
+// appendOneLine appends JSON data with any line break (pretty-printing
+// whitespace: JSON never needs a raw one) made a space, so the data stays
+// one SSE line.
+func appendOneLine(f, data []byte) []byte {
+	start := len(f)
+	f = append(f, data...)
+	if bytes.ContainsAny(data, "\r\n") {
+		for i := start; i < len(f); i++ {
+			if f[i] == '\n' || f[i] == '\r' {
+				f[i] = ' '
+			}
+		}
+	}
+	return f
+}
+
+// parseEventID reads a Last-Event-ID: the sequence it names, and whether
+// it is this stream's (an id of another sidecar process, or garbage,
+// names no position here).
+func parseEventID(id, stream string) (seq uint64, ok bool) {
+	s, found := strings.CutPrefix(id, stream+"-")
+	if !found {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(s, 10, 64)
+	return seq, err == nil
+}
