@@ -21,7 +21,9 @@
 //	/v1/stream?topic=  Server-Sent Events (repeat topic for several): default
 //	                   message events with ids, resumable with Last-Event-ID;
 //	                   &event=topic names each event after its topic
+//	/                  the status page (a browser), live from /v1/status/stream
 //	/v1/status         JSON: upstream state, topics, local clients
+//	/v1/status/stream  the same as SSE message events, once a second
 //	/metrics           Prometheus, wsfan_sidecar_* and the upstream's wsfan_client_*
 //	/healthz           200 while the process serves
 //	/readyz            200 while the upstream is connected, else 503

@@ -3,6 +3,7 @@ package sidecar_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -282,4 +283,32 @@ func TestToken(t *testing.T) {
 	require.EqualValues(t, http.StatusOK, do("/v1/status", "Bearer s3cret"))
 	require.EqualValues(t, http.StatusOK, do("/metrics?token=s3cret", ""))
 	require.EqualValues(t, http.StatusOK, do("/healthz", ""))
+	require.EqualValues(t, http.StatusUnauthorized, do("/", ""), "the status page")
+	require.EqualValues(t, http.StatusOK, do("/?token=s3cret", ""))
+	require.EqualValues(t, http.StatusUnauthorized, do("/v1/status/stream", ""))
+}
+
+// The status page is served at / to anything but a WebSocket upgrade,
+// from the binary, with nothing fetched from elsewhere; its data comes
+// live from /v1/status/stream, a message event of /v1/status's JSON.
+func TestStatusPage(t *testing.T) {
+	r := newRig(t, exchangetest.Thalex, nil)
+	code, body := httpGet(t, r.url+"/")
+	require.EqualValues(t, http.StatusOK, code)
+	assert.Contains(t, body, "<title>wsfan sidecar</title>")
+	assert.Contains(t, body, `new EventSource("v1/status/stream"`)
+	assert.NotContains(t, body, "http://", "nothing from elsewhere")
+	assert.NotContains(t, body, "https://", "nothing from elsewhere")
+
+	ws := r.dial(t)
+	testutil.Send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["a.b"]}}`)
+	testutil.Recv(t, ws)
+	st := openSSE(t, r.url+"/v1/status/stream", "")
+	var status sidecar.Status
+	require.NoError(t, json.Unmarshal([]byte(st.next(t).data), &status))
+	assert.Equal(t, "connected", status.Upstream.State)
+	require.Len(t, status.Topics, 1)
+	assert.Equal(t, "a.b", status.Topics[0].Topic)
+	assert.Len(t, status.Clients, 1)
+	require.NoError(t, json.Unmarshal([]byte(st.next(t).data), &status), "and again a second later")
 }

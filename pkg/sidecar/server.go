@@ -141,6 +141,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/ws", s.serveWS)
 	mux.HandleFunc("/v1/stream", s.serveSSE)
 	mux.HandleFunc("/v1/status", s.serveStatus)
+	mux.HandleFunc("/v1/status/stream", s.serveStatusStream)
 	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", s.serveHealthz)
 	mux.HandleFunc("/readyz", s.serveReadyz)

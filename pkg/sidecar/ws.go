@@ -3,7 +3,6 @@ package sidecar
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -17,16 +16,14 @@ import (
 	"go.uber.org/zap"
 )
 
-// serveRoot upgrades WebSocket requests on "/" and describes the sidecar
-// to anything else.
+// serveRoot upgrades WebSocket requests on "/" and serves the status
+// page to anything else.
 func (s *Server) serveRoot(w http.ResponseWriter, r *http.Request) {
 	if websocket.IsWebSocketUpgrade(r) {
 		s.serveWS(w, r)
 		return
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	_, _ = fmt.Fprintf(w, "wsfan sidecar (%s): WebSocket on / and /ws, SSE on /v1/stream?topic=..., /v1/status, /metrics, /healthz, /readyz\n",
-		s.proto.Name())
+	s.serveStatusPage(w, r)
 }
 
 // serveWS upgrades the request, starts the session's reader goroutine
