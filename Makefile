@@ -1,6 +1,6 @@
 # wsfan's build. CI calls `make test`; every target works on a fresh clone.
 GO        ?= go
-MODULES   := . bench natstest
+MODULES   := . bench natstest browsertest
 COUNT     ?= 6
 BENCHTIME ?= 300ms
 BENCH     ?= .
