@@ -21,12 +21,22 @@ func startDemo(protocol string) (*demoUpstream, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := exchangetest.NewServer(d)
-	srv.StartFeed(exchangetest.FeedOptions{})
+	feed := exchangetest.FeedOptions{Instruments: []string{"BTC-PERPETUAL", "ETH-PERPETUAL"}}
+	if d == exchangetest.Ethereal {
+		feed.Instruments = []string{"BTCUSD", "ETHUSD"}
+	}
+	// The demo knows its feed's topics only, as an exchange knows its
+	// instruments: a typo is refused, not subscribed to silence.
+	srv := exchangetest.NewServer(d, exchangetest.WithTopics(exchangetest.FeedTopicsOf(d, feed)...))
+	handleDemoMethods(srv, feed.Instruments)
+	srv.StartFeed(feed)
 	return &demoUpstream{srv: srv}, nil
 }
 
 func (d *demoUpstream) url() string { return d.srv.URL() }
+
+// topics are the topics the demo exchange publishes and knows.
+func (d *demoUpstream) topics() []string { return d.srv.FeedTopics() }
 
 func (d *demoUpstream) close() { d.srv.Close() }
 

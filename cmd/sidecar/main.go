@@ -65,6 +65,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		defer demo.close()
 		cfg.Upstream = demo.url()
+		if len(cfg.Topics) == 0 {
+			cfg.Topics = demo.topics()
+		}
 	}
 	if cfg.Upstream == "" {
 		return errors.New("no upstream: set -upstream (or WSFAN_UPSTREAM, or upstream: in -config), or try -demo")

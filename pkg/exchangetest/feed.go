@@ -104,7 +104,14 @@ func (s *Server) FeedTopics() []string {
 		opts = FeedOptions{}.withDefaults(s.dialect)
 	}
 	s.fd.mu.Unlock()
-	fts := feedTopics(s.dialect, opts.Instruments)
+	return FeedTopicsOf(s.dialect, opts)
+}
+
+// FeedTopicsOf returns the topics a feed with opts publishes in dialect
+// d, as Server.FeedTopics does, before any server exists: a server that
+// knows only these (WithTopics) refuses every other topic.
+func FeedTopicsOf(d Dialect, opts FeedOptions) []string {
+	fts := feedTopics(d, opts.withDefaults(d).Instruments)
 	out := make([]string, len(fts))
 	for i, ft := range fts {
 		out[i] = ft.topic

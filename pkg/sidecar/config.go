@@ -81,6 +81,12 @@ type Config struct {
 	// first, so late joiners do not wait for the next update. Default: off.
 	LastMessageCache bool `yaml:"last_message_cache"`
 
+	// Topics, when set, are the topics the upstream offers: a request for
+	// any other is refused at once, naming them, without a word upstream
+	// (a typo gets an answer, not a silent subscription). /v1/status lists
+	// them. Default: none, every topic of the dialect is asked upstream.
+	Topics []string `yaml:"topics"`
+
 	// MaxClients caps local connections (WebSocket and SSE). Default: 10000.
 	MaxClients int `yaml:"max_clients"`
 	// MaxTopicsPerClient caps one client's subscriptions. Default: 1000.

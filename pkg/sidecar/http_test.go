@@ -114,6 +114,17 @@ func TestSSEResumesFromLastEventID(t *testing.T) {
 	assert.Equal(t, `{"topic":"a.b","gap":true}`, st.next(t).data, "a position this sidecar never gave")
 }
 
+// With Config.Topics the sidecar refuses any other topic itself, naming
+// those it offers, and asks nothing upstream.
+func TestOfferedTopicsOnly(t *testing.T) {
+	r := newRig(t, exchangetest.Thalex, func(c *sidecar.Config) { c.Topics = []string{"a.b", "c.d"} })
+	code, body := httpGet(t, r.url+"/v1/stream?topic=a.c")
+	assert.EqualValues(t, http.StatusBadGateway, code)
+	assert.Contains(t, body, `unknown topic "a.c": this sidecar offers "a.b", "c.d"`)
+	assert.Zero(t, r.up.CountReceived("public/subscribe"), "nothing asked upstream")
+	assert.Equal(t, []string{"a.b", "c.d"}, r.sc.Status().Offered)
+}
+
 // topicReceived returns how many messages the sidecar received on topic.
 func topicReceived(r *rig, topic string) uint64 {
 	for _, ts := range r.sc.Status().Topics {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/wsfan/wsfan/internal/format"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -53,10 +55,25 @@ func newHub(ctx context.Context, cfg *Config, proto protocol.Protocol, subscribe
 	}
 }
 
-// validate reports whether name is a topic of the hub's dialect.
+// validate reports whether name is a topic of the hub's dialect and, when
+// Config.Topics lists what the upstream offers, one of those.
 func (h *hub) validate(name string) error {
-	_, err := h.proto.NewTopic(name)
-	return err
+	if _, err := h.proto.NewTopic(name); err != nil {
+		return err
+	}
+	if len(h.cfg.Topics) > 0 && !slices.Contains(h.cfg.Topics, name) {
+		return fmt.Errorf("unknown topic %q: this sidecar offers %s", name, offered(h.cfg.Topics))
+	}
+	return nil
+}
+
+// offered lists topics for an error: the first few, and how many more.
+func offered(topics []string) string {
+	const shown = 12
+	if len(topics) <= shown {
+		return format.QuotedList(topics)
+	}
+	return fmt.Sprintf("%s and %d more (see /v1/status)", format.QuotedList(topics[:shown]), len(topics)-shown)
 }
 
 // reserve takes a reference on every topic of names (valid, distinct),

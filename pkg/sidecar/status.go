@@ -13,6 +13,8 @@ type Status struct {
 	Upstream UpstreamStatus `json:"upstream"`
 	Topics   []TopicStatus  `json:"topics"`
 	Clients  []ClientStatus `json:"clients"`
+	// Offered is Config.Topics: what the upstream offers, when known.
+	Offered []string `json:"offered_topics,omitempty"`
 }
 
 // UpstreamStatus describes the upstream connection.
@@ -69,7 +71,7 @@ type ClientStatus struct {
 
 // Status returns a snapshot of the upstream, the topics and the clients.
 func (s *Server) Status() Status {
-	st := Status{Topics: []TopicStatus{}, Clients: []ClientStatus{}}
+	st := Status{Topics: []TopicStatus{}, Clients: []ClientStatus{}, Offered: s.cfg.Topics}
 	st.Upstream = UpstreamStatus{
 		URL:        s.cfg.Upstream,
 		Protocol:   s.proto.Name(),

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// runDemo runs `sidecar -demo -protocol dialect` until the test ends and
+// returns the address its instructions name.
+func runDemo(t *testing.T, dialect string) string {
+	t.Helper()
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, []string{"-demo", "-protocol", dialect, "-listen", "127.0.0.1:0"}, noEnv, pw, io.Discard)
+		_ = pw.Close()
+		done <- err
+	}()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	wscat := regexp.MustCompile(`wscat -c ws://([^/]+)/ws`)
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		if m := wscat.FindStringSubmatch(sc.Text()); m != nil {
+			go func() { _, _ = io.Copy(io.Discard, pr) }()
+			return m[1]
+		}
+	}
+	t.Fatal("the demo printed no wscat line")
+	return ""
+}
+
+// The demo tells the truth: a topic it does not publish is refused with
+// the list of those it does (also in /v1/status), and the calls the
+// README makes are answered.
+func TestDemoRefusesUnknownTopicsAndAnswersCalls(t *testing.T) {
+	for _, tc := range []struct {
+		dialect, method string
+		proto           protocol.Protocol
+	}{
+		{"thalex", "public/instruments", protocol.Thalex()},
+		{"deribit", "public/get_instruments", protocol.Deribit(protocol.WithHeartbeat(0))},
+		{"ethereum", "eth_blockNumber", protocol.Ethereum()},
+	} {
+		t.Run(tc.dialect, func(t *testing.T) {
+			addr := runDemo(t, tc.dialect)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c, err := client.Dial(ctx, "ws://"+addr+"/ws", client.WithProtocol(tc.proto))
+			require.NoError(t, err)
+			defer c.Close()
+
+			res, err := c.CallRaw(ctx, tc.method, nil)
+			require.NoError(t, err, tc.method)
+			assert.NotEmpty(t, res)
+
+			// Over WebSocket the refusal is the dialect's own (Thalex and
+			// Deribit leave the topic out of the acknowledgement); the SSE
+			// error and /v1/status name what the demo offers.
+			_, err = c.Subscribe(ctx, []string{"ticker.BTC-PERPTUAL.raw"})
+			require.ErrorIs(t, err, client.ErrRefused, "a typo is refused")
+			for path, want := range map[string]string{
+				"/v1/stream?topic=ticker.BTC-PERPTUAL.raw": `unknown topic "ticker.BTC-PERPTUAL.raw": this sidecar offers`,
+				"/v1/status": `"offered_topics"`,
+			} {
+				resp, err := http.Get("http://" + addr + path)
+				require.NoError(t, err)
+				body, _ := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				assert.Contains(t, string(body), want, path)
+			}
+		})
+	}
+}
