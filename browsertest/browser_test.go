@@ -3,7 +3,6 @@ package browsertest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/sidecartest"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 )
@@ -86,21 +86,9 @@ func newRig(t *testing.T, allowedOrigins ...string) *rig {
 	ex := exchangetest.NewServer(exchangetest.Thalex)
 	t.Cleanup(ex.Close)
 	ex.StartFeed(exchangetest.FeedOptions{Instruments: []string{"BTC-PERPETUAL", "ETH-PERPETUAL"}, Interval: 50 * time.Millisecond})
-	sc, err := sidecar.New(sidecar.Config{Upstream: ex.URL(), Protocol: "thalex", AllowedOrigins: allowedOrigins, Grace: time.Minute})
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sc.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	require.Eventually(t, sc.Ready, 10*time.Second, 10*time.Millisecond)
-	return &rig{ex: ex, sc: sc, proxy: newProxy(t, ln.Addr().String())}
+	served := sidecartest.Serve(t, sidecar.Config{Upstream: ex.URL(), Protocol: "thalex", AllowedOrigins: allowedOrigins, Grace: time.Minute})
+	require.Eventually(t, served.Ready, 10*time.Second, 10*time.Millisecond)
+	return &rig{ex: ex, sc: served.Server, proxy: newProxy(t, served.Addr)}
 }
 
 // A person opening the status page sees the upstream connected, the

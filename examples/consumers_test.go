@@ -4,8 +4,6 @@ package examples_test
 
 import (
 	"context"
-	"errors"
-	"net"
 	"os/exec"
 	"strings"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/wsfan/wsfan/internal/sidecartest"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 )
@@ -28,21 +27,9 @@ func startSidecar(t *testing.T) string {
 	ex := exchangetest.NewServer(exchangetest.Thalex)
 	t.Cleanup(ex.Close)
 	ex.StartFeed(exchangetest.FeedOptions{Interval: 20 * time.Millisecond})
-	sc, err := sidecar.New(sidecar.Config{Upstream: ex.URL(), Protocol: "thalex"})
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sc.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	require.Eventually(t, sc.Ready, 10*time.Second, 10*time.Millisecond)
-	return ln.Addr().String()
+	served := sidecartest.Serve(t, sidecar.Config{Upstream: ex.URL(), Protocol: "thalex"})
+	require.Eventually(t, served.Ready, 10*time.Second, 10*time.Millisecond)
+	return served.Addr
 }
 
 // consume runs an example until it has printed three messages of topic.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/wsfan/wsfan/internal/sidecartest"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -32,7 +32,7 @@ type sidecarRig struct {
 // upstream, when it leads, is ex.
 func startSidecar(t *testing.T, natsURL, group string, ex *exchangetest.Server, name string) *sidecarRig {
 	t.Helper()
-	srv, err := sidecar.New(sidecar.Config{
+	cfg := sidecar.Config{
 		Upstream:       ex.URL(),
 		Protocol:       "thalex",
 		NATS:           natsURL,
@@ -42,26 +42,9 @@ func startSidecar(t *testing.T, natsURL, group string, ex *exchangetest.Server, 
 		RequestTimeout: 10 * time.Second,
 		DrainTimeout:   time.Second,
 		Logger:         zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).With(zap.String("sidecar", name)),
-	})
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	stopped := false
-	r := &sidecarRig{srv: srv, addr: ln.Addr().String(), stop: func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("%s: Serve: %v", name, err)
-		}
-	}}
-	t.Cleanup(r.stop)
-	return r
+	}
+	served := sidecartest.Serve(t, cfg)
+	return &sidecarRig{srv: served.Server, addr: served.Addr, stop: served.Stop}
 }
 
 // ready reports what /readyz says.

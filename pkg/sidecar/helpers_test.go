@@ -1,10 +1,7 @@
 package sidecar_test
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +10,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/sidecartest"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 )
@@ -109,21 +107,9 @@ func newRig(t *testing.T, d exchangetest.Dialect, tune func(*sidecar.Config), op
 	if tune != nil {
 		tune(&cfg)
 	}
-	sc, err := sidecar.New(cfg)
-	require.NoError(t, err)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sc.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	r := &rig{up: up, sc: sc, url: "http://" + ln.Addr().String()}
-	waitFor(t, "upstream connected", sc.Ready)
+	served := sidecartest.Serve(t, cfg)
+	r := &rig{up: up, sc: served.Server, url: "http://" + served.Addr}
+	waitFor(t, "upstream connected", r.sc.Ready)
 	return r
 }
 
