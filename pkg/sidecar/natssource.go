@@ -87,6 +87,11 @@ func (n *natsSource) run(ctx context.Context) {
 		return
 	}
 	n.mu.Lock()
+	if ctx.Err() != nil { // close ran before nc was stored: it is ours to close
+		n.mu.Unlock()
+		nc.Close()
+		return
+	}
 	n.nc = nc
 	n.mu.Unlock()
 	if !nc.IsConnected() {
