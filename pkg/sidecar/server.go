@@ -38,8 +38,10 @@ type Server struct {
 	upg     websocket.Upgrader
 	stats   stats
 	// published counts the messages published on every topic: the
-	// sequence of SSE event ids.
+	// sequence of SSE event ids, which streamID (this process's start
+	// time) prefixes.
 	published atomic.Uint64
+	streamID  string
 
 	src     source // the upstream held here, or a NATS group's
 	hub     *hub
@@ -77,6 +79,7 @@ func New(cfg Config) (*Server, error) {
 	// started by the hub (hub.go) → topic.publish (topic.go) →
 	// session.offer (session.go) → the transport's writer (ws.go, sse.go).
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.streamID = strconv.FormatInt(time.Now().UnixNano(), 36)
 	opts := []client.Option{
 		client.WithProtocol(proto),
 		client.WithLogger(cfg.Logger),
@@ -100,7 +103,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.hub = newHub(s.ctx, &s.cfg, proto, s.src.subscribe,
 		topicConfig{wire: wire, cache: cfg.LastMessageCache, stats: &s.stats, seq: &s.published,
-			stream:  strconv.FormatInt(time.Now().UnixNano(), 36),
+			stream:  s.streamID,
 			history: historyLimit{messages: cfg.SSEHistory, bytes: cfg.SSEHistoryBytes}}, s.log)
 	s.clients = newRegistry(cfg.MaxClients, &s.stats)
 	s.wsCfg = wsConfig{Config: &s.cfg, wire: wire, subIDs: wire.SubscriptionID() != "", stats: &s.stats, hub: s.hub,

@@ -105,7 +105,7 @@ func (s *Server) sseSettings(r *http.Request) (*sseSettings, error) {
 	}
 	if id != "" {
 		st.resume = true
-		st.from, st.known = parseEventID(id, s.hub.topicCfg.stream)
+		st.from, st.known = parseEventID(id, s.streamID)
 	}
 	return st, nil
 }
