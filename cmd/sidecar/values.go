@@ -169,73 +169,61 @@ func listValue(p *[]string) value[[]string] {
 	}
 }
 
-// natsURLsValue is a comma-separated list of nats:// or tls:// URLs.
-func natsURLsValue(p *string) value[string] {
+// stringValue is a string check accepts; want says what it wants.
+func stringValue(p *string, want string, check func(string) bool) value[string] {
 	return value[string]{p: p,
 		parse: func(s string) (string, error) {
-			for _, e := range strings.Split(s, ",") {
-				u, err := url.Parse(strings.TrimSpace(e))
-				if err != nil || (u.Scheme != "nats" && u.Scheme != "tls") || u.Host == "" {
-					return "", errors.New("want nats://host:4222 URLs, comma-separated")
-				}
+			if !check(s) {
+				return "", errors.New(want)
 			}
 			return s, nil
 		},
 		format: func(s string) string { return s },
 	}
+}
+
+// natsURLsValue is a comma-separated list of nats:// or tls:// URLs.
+func natsURLsValue(p *string) value[string] {
+	return stringValue(p, "want nats://host:4222 URLs, comma-separated", func(s string) bool {
+		for _, e := range strings.Split(s, ",") {
+			u, err := url.Parse(strings.TrimSpace(e))
+			if err != nil || (u.Scheme != "nats" && u.Scheme != "tls") || u.Host == "" {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // groupValue is a NATS group name.
 func groupValue(p *string) value[string] {
-	return value[string]{p: p,
-		parse: func(s string) (string, error) {
-			if natsbridge.CheckGroup(s) != nil {
-				return "", errors.New("want 1-64 of A-Z a-z 0-9 _ -, e.g. deribit-main")
-			}
-			return s, nil
-		},
-		format: func(s string) string { return s },
-	}
+	return stringValue(p, "want 1-64 of A-Z a-z 0-9 _ -, e.g. deribit-main", func(s string) bool {
+		return natsbridge.CheckGroup(s) == nil
+	})
 }
 
 // fileValue is the path of a file that exists.
 func fileValue(p *string) value[string] {
-	return value[string]{p: p,
-		parse: func(s string) (string, error) {
-			if _, err := os.Stat(s); err != nil {
-				return "", errors.New("want an existing file")
-			}
-			return s, nil
-		},
-		format: func(s string) string { return s },
-	}
+	return stringValue(p, "want an existing file", func(s string) bool {
+		_, err := os.Stat(s)
+		return err == nil
+	})
 }
 
 // upstreamValue is a ws:// or wss:// URL.
 func upstreamValue(p *string) value[string] {
-	return value[string]{p: p,
-		parse: func(s string) (string, error) {
-			u, err := url.Parse(s)
-			if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
-				return "", errors.New("want a ws:// or wss:// URL")
-			}
-			return s, nil
-		},
-		format: func(s string) string { return s },
-	}
+	return stringValue(p, "want a ws:// or wss:// URL", func(s string) bool {
+		u, err := url.Parse(s)
+		return err == nil && (u.Scheme == "ws" || u.Scheme == "wss") && u.Host != ""
+	})
 }
 
 // protocolValue is a dialect name protocol.ByName knows.
 func protocolValue(p *string) value[string] {
-	return value[string]{p: p,
-		parse: func(s string) (string, error) {
-			if _, err := protocol.ByName(s); err != nil {
-				return "", errors.New("want thalex, deribit, ethereum or ethereal")
-			}
-			return s, nil
-		},
-		format: func(s string) string { return s },
-	}
+	return stringValue(p, "want thalex, deribit, ethereum or ethereal", func(s string) bool {
+		_, err := protocol.ByName(s)
+		return err == nil
+	})
 }
 
 // logFormat is the -log-format: console (for people) or json (for log

@@ -171,15 +171,22 @@ func (c *Client) emit(ev Event) {
 	if c.eventsClosed {
 		return
 	}
+	c.stats.eventsDrops.Add(uint64(sendDropOldest(c.events, ev)))
+}
+
+// sendDropOldest sends ev on ch, dropping the oldest queued events while
+// ch is full, and returns how many it dropped. Its callers serialize
+// their sends and the close of ch.
+func sendDropOldest(ch chan Event, ev Event) (dropped int) {
 	for {
 		select {
-		case c.events <- ev:
-			return
+		case ch <- ev:
+			return dropped
 		default:
 		}
 		select {
-		case <-c.events:
-			c.stats.eventsDrops.Add(1)
+		case <-ch:
+			dropped++
 		default:
 		}
 	}

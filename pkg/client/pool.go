@@ -101,19 +101,8 @@ func (p *Pool) forwardEvents(c *Client, i int) {
 func (p *Pool) emit(ev Event) {
 	p.eventsMu.Lock()
 	defer p.eventsMu.Unlock()
-	if p.done {
-		return
-	}
-	for {
-		select {
-		case p.events <- ev:
-			return
-		default:
-		}
-		select {
-		case <-p.events:
-		default:
-		}
+	if !p.done {
+		sendDropOldest(p.events, ev)
 	}
 }
 

@@ -151,16 +151,11 @@ func (n *natsSource) subscribe(ctx context.Context, topic string) (feed, error) 
 }
 
 func (n *natsSource) call(ctx context.Context, method string, params json.RawMessage) ([]byte, error) {
-	n.stats.calls.Add(1)
 	m, err := n.member(ctx)
-	if err == nil {
-		var res []byte
-		if res, err = m.CallRaw(ctx, method, params); err == nil {
-			return res, nil
-		}
+	if err != nil {
+		return n.stats.countCall(nil, err)
 	}
-	n.stats.callErrors.Add(1)
-	return nil, err
+	return n.stats.countCall(m.CallRaw(ctx, method, params))
 }
 
 // state is Connected once the group is joined and while NATS is

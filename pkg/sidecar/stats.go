@@ -25,6 +25,17 @@ type stats struct {
 	disconnect   [8]atomic.Uint64
 }
 
+// countCall counts a call forwarded upstream and, when err is set, its
+// failure, and passes its outcome on.
+func (s *stats) countCall(res []byte, err error) ([]byte, error) {
+	s.calls.Add(1)
+	if err != nil {
+		s.callErrors.Add(1)
+		return nil, err
+	}
+	return res, nil
+}
+
 // disconnects counts a session closed for label.
 func (s *stats) disconnects(label string) {
 	for i, l := range disconnectReasons {

@@ -193,14 +193,9 @@ func (u *upstream) subscribe(ctx context.Context, topic string) (feed, error) {
 // call makes a call upstream once the upstream is connected, and never
 // retries a call that may have been sent.
 func (u *upstream) call(ctx context.Context, method string, params json.RawMessage) ([]byte, error) {
-	u.stats.calls.Add(1)
 	c, err := u.connected(ctx)
-	if err == nil {
-		var res []byte
-		if res, err = c.CallRaw(ctx, method, params); err == nil {
-			return res, nil
-		}
+	if err != nil {
+		return u.stats.countCall(nil, err)
 	}
-	u.stats.callErrors.Add(1)
-	return nil, err
+	return u.stats.countCall(c.CallRaw(ctx, method, params))
 }
