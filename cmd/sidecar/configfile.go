@@ -62,7 +62,7 @@ func (o *options) loadFile(fs *flag.FlagSet, path string) error {
 			continue // "token:" with nothing after it keeps the default
 		}
 		if err := fl.Value.Set(s); err != nil {
-			return fmt.Errorf("invalid value %q for %s: %w", s, where, err)
+			return fmt.Errorf("invalid value %q for %s: %w", shownValue(name, s), where, err)
 		}
 		o.source[name] = where
 	}

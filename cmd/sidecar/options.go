@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,7 +48,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 			fs.SetOutput(usage)
 			fs.Usage()
 		}
-		return nil, err // the flag package names the flag and the value
+		return nil, hideSecretArgs(err, args) // the flag package names the flag and the value
 	}
 	if o.version { // whatever else is wrong
 		return o, nil
@@ -77,7 +78,7 @@ func (o *options) applyFileAndEnv(fs *flag.FlagSet, args []string, getenv func(s
 			return
 		}
 		if serr := f.Value.Set(v); serr != nil {
-			err = fmt.Errorf("invalid value %q for %s: %w", v, name, serr)
+			err = fmt.Errorf("invalid value %q for %s: %w", shownValue(f.Name, v), name, serr)
 		}
 		o.source[f.Name] = name
 	})
@@ -99,6 +100,9 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.StringVar(&c.Listen, "listen", c.Listen, "local `address`; a non-loopback one requires -token")
 	fs.StringVar(&c.Token, "token", "", "bearer `token` local clients must send (Authorization: Bearer or ?token=)")
 	fs.Var(listValue(&c.AllowedOrigins), "allowed-origins", "comma-separated browser `origins` allowed to open streams, e.g. http://localhost:3000, or * for any\n(default: none but the sidecar's own)")
+	fs.Var(listValue(&c.AllowedHosts), "allowed-hosts", "comma-separated host `names` the sidecar answers to beyond localhost, loopback addresses and -listen's host:\n"+
+		"sidecar.example, *.example.com, 10.0.0.0/8, or * for any; every other Host is refused (DNS rebinding)")
+	fs.Var(headerValue(&c.UpstreamHeader), "upstream-header", "comma-separated `headers` sent to the upstream, e.g. 'X-Api-Key: KEY': a provider key kept out of the URL\n(never logged)")
 	fs.BoolVar(&o.demo, "demo", false, "run against an embedded simulated exchange (no network needed)")
 
 	fs.Var(durationValue(&c.Grace), "grace", "the `duration` an upstream subscription outlives its last local subscriber (default 5s)")
@@ -140,6 +144,30 @@ func (o *options) flagSet() *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// hideSecretArgs rewrites an error of the flag package, which quotes the
+// value it refused, so that the values of secretSettings in args are
+// shown as shownValue shows them.
+func hideSecretArgs(err error, args []string) error {
+	msg := err.Error()
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		name, v, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if len(name) == len(a) || secretSettings[name] == nil {
+			continue
+		}
+		if !hasValue && i+1 < len(args) {
+			v = args[i+1]
+		}
+		msg = strings.ReplaceAll(msg, strconv.Quote(v), strconv.Quote(shownValue(name, v)))
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return errors.New(msg)
 }
 
 // envName is the environment variable of a flag: WSFAN_QUEUE_BYTES.

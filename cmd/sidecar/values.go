@@ -3,12 +3,15 @@ package main
 import (
 	"errors"
 	"math"
+	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/wsfan/wsfan/internal/redact"
 	"github.com/wsfan/wsfan/pkg/natsbridge"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -216,6 +219,67 @@ func upstreamValue(p *string) value[string] {
 		u, err := url.Parse(s)
 		return err == nil && (u.Scheme == "ws" || u.Scheme == "wss") && u.Host != ""
 	})
+}
+
+// headerValue is a comma-separated list of "Name: value" HTTP headers. It
+// shows the names only: the values are credentials.
+func headerValue(p *http.Header) value[http.Header] {
+	return value[http.Header]{p: p,
+		parse: func(s string) (http.Header, error) {
+			h := make(http.Header)
+			for _, e := range strings.Split(s, ",") {
+				if e = strings.TrimSpace(e); e == "" {
+					continue
+				}
+				name, v, ok := strings.Cut(e, ":")
+				name, v = strings.TrimSpace(name), strings.TrimSpace(v)
+				if !ok || !validHeaderName(name) || strings.ContainsAny(v, "\r\n\x00") {
+					return nil, errors.New("want Name: value headers, comma-separated, e.g. 'X-Api-Key: KEY'")
+				}
+				h.Add(name, v)
+			}
+			return h, nil
+		},
+		format: func(h http.Header) string {
+			names := make([]string, 0, len(h))
+			for name := range h {
+				names = append(names, name+": "+redact.Mark)
+			}
+			slices.Sort(names)
+			return strings.Join(names, ",")
+		},
+	}
+}
+
+// validHeaderName reports whether s is an HTTP field name (RFC 9110's
+// token).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// secretSettings are the flags whose values may hold credentials, and how
+// an error shows such a value.
+var secretSettings = map[string]func(string) string{
+	"upstream":        redact.URL,
+	"upstream-header": func(string) string { return redact.Mark },
+	"token":           func(string) string { return redact.Mark },
+}
+
+// shownValue is a setting's value as an error may show it.
+func shownValue(flagName, v string) string {
+	if hide := secretSettings[flagName]; hide != nil {
+		return hide(v)
+	}
+	return v
 }
 
 // protocolValue is a dialect name protocol.ByName knows.

@@ -11,6 +11,8 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/zap"
 
+	"github.com/wsfan/wsfan/internal/redact"
+
 	"github.com/wsfan/wsfan/internal/syncx"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -65,7 +67,10 @@ type Client struct {
 
 // Dial connects to url and returns once the connection is up. It fails if
 // the first connection cannot be made; after that the client reconnects
-// by itself until Close.
+// by itself until Close. A user:password@ in url is sent as an
+// "Authorization: Basic" header (unless WithHeader sets Authorization).
+// Logs and errors show url redacted: no userinfo, no query values, no path
+// segment that looks like a key.
 func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -77,12 +82,13 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	if cfg.bufferSize < 1 {
 		cfg.bufferSize = 1
 	}
+	dialURL, header := basicAuthFromURL(url, cfg.header)
 	c := &Client{
-		url:    url,
+		url:    dialURL,
 		cfg:    cfg,
 		proto:  cfg.protocol,
-		log:    cfg.logger.With(zap.String("url", url), zap.String("protocol", cfg.protocol.Name())),
-		header: cfg.header,
+		log:    cfg.logger.With(zap.String("url", redact.URL(url)), zap.String("protocol", cfg.protocol.Name())),
+		header: header,
 		topics: newTopicTable(),
 		subs:   make(map[*Subscription]struct{}),
 		events: make(chan Event, max(cfg.eventBuffer, 1)),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/wsfan/wsfan/internal/batchconn"
+	"github.com/wsfan/wsfan/internal/redact"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -86,17 +88,24 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		err = ctx.Err()
 	}
 	if err != nil {
+		// The URL may hold a provider's key: errors show it redacted,
+		// gorilla's own *url.Error (a malformed URL) included.
+		shown := redact.URL(c.url)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			ue.URL = redact.URL(ue.URL)
+		}
 		if resp != nil {
-			return nil, fmt.Errorf("failed to dial %s: %w (HTTP %s)", c.url, err, resp.Status)
+			return nil, fmt.Errorf("failed to dial %s: %w (HTTP %s)", shown, err, resp.Status)
 		}
 		// gorilla sets ctx's deadline on the socket, which may expire a
 		// moment before ctx does: a socket timeout is the dial timeout too.
 		var ne net.Error
 		timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 		if timedOut && c.ctx.Err() == nil {
-			return nil, fmt.Errorf("failed to dial %s: %w within %v: %w", c.url, ErrTimeout, c.cfg.dialTimeout, err)
+			return nil, fmt.Errorf("failed to dial %s: %w within %v: %w", shown, ErrTimeout, c.cfg.dialTimeout, err)
 		}
-		return nil, fmt.Errorf("failed to dial %s: %w", c.url, err)
+		return nil, fmt.Errorf("failed to dial %s: %w", shown, err)
 	}
 	if resp != nil && resp.Body != nil {
 		_ = resp.Body.Close() // the handshake response has no body worth reading

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/http"
 	"strings"
 	"time"
 
@@ -57,6 +58,12 @@ func (o Overflow) MarshalText() ([]byte, error) { return []byte(o.String()), nil
 type Config struct {
 	// Upstream is the WebSocket URL of the real server. Required.
 	Upstream string `yaml:"upstream"`
+	// UpstreamHeader is sent with the upstream WebSocket handshake: the
+	// place for a provider's API key (Authorization: Bearer KEY,
+	// X-Api-Key: KEY) rather than the URL, which travels through proxies'
+	// logs. Its values are never logged or shown. A client.WithHeader in
+	// UpstreamOptions replaces it. Default: none.
+	UpstreamHeader http.Header `yaml:"upstream_header"`
 	// Protocol is the dialect name (thalex, deribit, ethereum, ethereal),
 	// spoken upstream and to local clients. Default: "thalex".
 	Protocol string `yaml:"protocol"`
@@ -140,6 +147,19 @@ type Config struct {
 	// and SSE streams ("*" for any). Default: none, so a web page cannot
 	// reach a sidecar on localhost; programs send no Origin and are allowed.
 	AllowedOrigins []string `yaml:"allowed_origins"`
+
+	// AllowedHosts lists the names, beyond the default ones, under which
+	// the sidecar answers: every request whose Host header is not one of
+	// them is refused with 403, on every endpoint, so a web page whose
+	// domain was re-pointed at 127.0.0.1 (DNS rebinding) cannot use a
+	// sidecar on the user's machine. Entries are host names
+	// (sidecar.example, no port), "*.example.com" for a domain's
+	// subdomains, IP addresses and networks (10.0.0.0/8); "*" turns the
+	// check off (logged as a warning). Always allowed: localhost,
+	// 127.0.0.0/8, ::1 and Listen's host; every IP address when Listen is
+	// all interfaces (0.0.0.0 or ::), since rebinding needs a name. The
+	// token, when set, still applies. Default: none beyond those.
+	AllowedHosts []string `yaml:"allowed_hosts"`
 
 	// NATS, when set, makes the sidecar a member of a group of sidecars
 	// that share one upstream connection through NATS (pkg/natsbridge):

@@ -279,6 +279,7 @@ func TestToken(t *testing.T) {
 	h := sc.Handler()
 	do := func(path, auth string) int {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Host = "127.0.0.1:8765" // httptest's example.com is refused by the Host check
 		if auth != "" {
 			req.Header.Set("Authorization", auth)
 		}

@@ -20,6 +20,7 @@ type collector struct {
 	clients, topics, upstreamUp, queueBytes                           *prometheus.Desc
 	connections, dropped, disconnects, written, calls, callErrors     *prometheus.Desc
 	reconnects, resumes, received, delivered, topicDropped, topicRefs *prometheus.Desc
+	hostRefusals                                                      *prometheus.Desc
 }
 
 func newCollector(st *stats, h *hub, sessions *registry, upstream func() client.State) *collector {
@@ -48,13 +49,14 @@ func newCollector(st *stats, h *hub, sessions *registry, upstream func() client.
 		delivered:    desc("topic_delivered_total", "Frames queued to local clients.", "topic"),
 		topicDropped: desc("topic_dropped_total", "Frames not queued to local clients.", "topic"),
 		topicRefs:    desc("topic_subscribers", "Local subscribers of a topic.", "topic"),
+		hostRefusals: desc("host_refusals_total", "Requests refused because their Host is not an allowed name (Config.AllowedHosts)."),
 	}
 }
 
 func (m *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.clients, m.topics, m.upstreamUp, m.queueBytes,
 		m.connections, m.dropped, m.disconnects, m.written, m.calls, m.callErrors,
-		m.reconnects, m.resumes, m.received, m.delivered, m.topicDropped, m.topicRefs} {
+		m.reconnects, m.resumes, m.received, m.delivered, m.topicDropped, m.topicRefs, m.hostRefusals} {
 		ch <- d
 	}
 	m.build.Describe(ch)
@@ -98,6 +100,7 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(m.callErrors, m.stats.callErrors.Load())
 	counter(m.reconnects, m.stats.reconnects.Load())
 	counter(m.resumes, m.stats.resumes.Load())
+	counter(m.hostRefusals, m.stats.hostRefusals.Load())
 	topics := m.hub.status()
 	gauge(m.topics, float64(len(topics)))
 	for _, t := range topics {

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
 
+	"github.com/wsfan/wsfan/internal/redact"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -34,6 +35,7 @@ type Server struct {
 	log     *zap.Logger
 	reg     *prometheus.Registry
 	coll    *collector
+	hosts   *hostAllowlist
 	handler http.Handler
 	upg     websocket.Upgrader
 	stats   stats
@@ -69,6 +71,12 @@ func New(cfg Config) (*Server, error) {
 		log:   cfg.Logger.With(zap.String("component", "sidecar"), zap.String("protocol", proto.Name())),
 		reg:   cfg.Registry,
 	}
+	if s.hosts, err = newHostAllowlist(cfg.AllowedHosts, cfg.Listen, &s.stats.hostRefusals, s.log); err != nil {
+		return nil, err
+	}
+	if s.hosts.off {
+		s.log.Warn("the Host check is off (allowed hosts *): a web page whose domain resolves to this machine can use the sidecar (DNS rebinding)")
+	}
 	if s.reg == nil {
 		s.reg = prometheus.NewRegistry()
 		s.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -89,6 +97,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.RateLimit > 0 {
 		opts = append(opts, client.WithRateLimit(client.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}))
+	}
+	if len(cfg.UpstreamHeader) > 0 {
+		opts = append(opts, client.WithHeader(cfg.UpstreamHeader))
 	}
 	opts = append(opts, cfg.UpstreamOptions...)
 	if cfg.NATS != "" {
@@ -148,11 +159,14 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", s.serveHealthz)
 	mux.HandleFunc("/readyz", s.serveReadyz)
-	return requireToken(s.cfg.Token, mux, "/healthz", "/readyz")
+	// The Host check comes first, for every path: a rebound page is
+	// refused before anything else answers it. The token applies on top.
+	return s.hosts.wrap(requireToken(s.cfg.Token, mux, "/healthz", "/readyz"))
 }
 
 // Handler returns the sidecar's HTTP handler, for embedding it in a
-// server of one's own. The token check is included.
+// server of one's own. The Host check (Config.AllowedHosts: add the names
+// the server is reached by) and the token check are included.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Registry returns the registry /metrics serves.
@@ -176,7 +190,7 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 // Config.DrainTimeout and closes the Server. It returns nil after a clean
 // drain.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	s.log.Info("serving", zap.String("addr", ln.Addr().String()), zap.String("upstream", s.cfg.Upstream))
+	s.log.Info("serving", zap.String("addr", ln.Addr().String()), zap.String("upstream", redact.URL(s.cfg.Upstream)))
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,

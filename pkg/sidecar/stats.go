@@ -22,6 +22,7 @@ type stats struct {
 	resumes      atomic.Uint64 // topics resumed after an upstream reconnect
 	reconnects   atomic.Uint64 // upstream connections lost
 	lastResume   atomic.Int64  // unix nanoseconds of the last resume
+	hostRefusals atomic.Uint64 // requests refused for their Host header
 	disconnect   [8]atomic.Uint64
 }
 

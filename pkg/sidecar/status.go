@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/wsfan/wsfan/internal/redact"
 	"github.com/wsfan/wsfan/pkg/client"
 )
 
@@ -19,6 +20,8 @@ type Status struct {
 
 // UpstreamStatus describes the upstream connection.
 type UpstreamStatus struct {
+	// URL is Config.Upstream with its credentials redacted: no userinfo,
+	// no query values, no path segment that looks like a key.
 	URL      string `json:"url"`
 	Protocol string `json:"protocol"`
 	State    string `json:"state"`
@@ -73,7 +76,7 @@ type ClientStatus struct {
 func (s *Server) Status() Status {
 	st := Status{Topics: []TopicStatus{}, Clients: []ClientStatus{}, Offered: s.cfg.Topics}
 	st.Upstream = UpstreamStatus{
-		URL:        s.cfg.Upstream,
+		URL:        redact.URL(s.cfg.Upstream),
 		Protocol:   s.proto.Name(),
 		State:      s.src.state().String(),
 		Reconnects: s.stats.reconnects.Load(),

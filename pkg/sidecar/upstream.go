@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/wsfan/wsfan/internal/redact"
 	"github.com/wsfan/wsfan/pkg/client"
 )
 
@@ -41,7 +42,7 @@ type callFunc func(ctx context.Context, method string, params json.RawMessage) (
 // methods are the hub's subscribeFunc and the local clients' callFunc.
 type upstream struct {
 	// Set by newUpstream, read only after.
-	url   string
+	url   string // may hold a key: logged only as redact.URL(url)
 	opts  []client.Option
 	stats *stats // reconnects, calls, call errors
 	log   *zap.Logger
@@ -76,7 +77,7 @@ func (u *upstream) run(ctx context.Context) {
 		}
 		delay = min(2*delay, 10*time.Second)
 	}
-	log.Info("upstream connected", zap.String("url", u.url))
+	log.Info("upstream connected", zap.String("url", redact.URL(u.url)))
 	u.mu.Lock()
 	if ctx.Err() != nil { // close ran before c was stored: it is ours to close
 		u.mu.Unlock()
