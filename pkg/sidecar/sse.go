@@ -1,8 +1,10 @@
 package sidecar
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -26,14 +28,9 @@ const sseRetry = 2 * time.Second
 // goroutine is the session's reader and writer both. A topic that cannot
 // be subscribed fails the whole request.
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	topics := slices.Compact(slices.Sorted(slices.Values(q["topic"])))
-	if len(topics) == 0 {
-		http.Error(w, "name at least one topic: /v1/stream?topic=NAME[&topic=NAME...]", http.StatusBadRequest)
-		return
-	}
-	if len(topics) > s.cfg.MaxTopicsPerClient {
-		http.Error(w, reasonTooManyTopics(s.cfg.MaxTopicsPerClient).text, http.StatusBadRequest)
+	topics, err := streamTopics(r.URL.Query(), s.cfg.MaxTopicsPerClient)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	if origin := r.Header.Get("Origin"); origin != "" {
@@ -85,6 +82,19 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	st.writeLoop(r.Context().Done())
 	ss.unsubscribeAll()
 	ss.close(closeReason{}, true)
+}
+
+// streamTopics reads the topics a stream asks for (?topic=A&topic=B),
+// sorted and without repeats: at least one, at most limit.
+func streamTopics(q url.Values, limit int) ([]string, error) {
+	topics := slices.Compact(slices.Sorted(slices.Values(q["topic"])))
+	if len(topics) == 0 {
+		return nil, errors.New("name at least one topic: /v1/stream?topic=NAME[&topic=NAME...]")
+	}
+	if len(topics) > limit {
+		return nil, errors.New(reasonTooManyTopics(limit).text)
+	}
+	return topics, nil
 }
 
 // sseSettings reads what a stream asks for: ?event=topic (or the default,
