@@ -10,7 +10,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/wsfan/wsfan/pkg/client"
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 )
 
 // BenchmarkNotifyBlast is notification delivery as a subscriber meets it:
@@ -30,7 +30,7 @@ func BenchmarkNotifyBlast(b *testing.B) {
 			node := srv.start(b)
 			base := node.base
 			b.Run("impl=wsfan", func(b *testing.B) {
-				c, err := client.Dial(setupCtx(b), blastURL(base, b.N), client.WithProtocol(protocol.Ethereum()))
+				c, err := client.Dial(setupCtx(b), blastURL(base, b.N), client.WithProtocol(ethereum.Protocol()))
 				if err != nil {
 					b.Fatal(err)
 				}

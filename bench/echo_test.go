@@ -13,7 +13,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/wsfan/wsfan/pkg/client"
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 )
 
 // BenchmarkCallEcho is sequential and concurrent small calls against the
@@ -49,7 +49,7 @@ func BenchmarkCallEcho(b *testing.B) {
 func benchCallEcho(b *testing.B, node nodeURL, callers int) {
 	url := node.base + "/echo"
 	b.Run(fmt.Sprintf("callers=%d/impl=wsfan", callers), func(b *testing.B) {
-		c, err := client.Dial(setupCtx(b), url, client.WithProtocol(protocol.Ethereum()))
+		c, err := client.Dial(setupCtx(b), url, client.WithProtocol(ethereum.Protocol()))
 		if err != nil {
 			b.Fatal(err)
 		}

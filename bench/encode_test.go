@@ -7,7 +7,9 @@ import (
 
 	"github.com/bytedance/sonic"
 
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // order is a typical request's params.
@@ -28,7 +30,7 @@ type order struct {
 //	mode=nested-sonic      the same map, sonic.Marshal
 //	mode=nested-flattened  params struct → sonic.Marshal, then AppendRequest: Call's path for a Go value
 func BenchmarkRequestEncode(b *testing.B) {
-	p := protocol.Thalex()
+	p := thalex.Protocol()
 	o := order{"BTC-PERPETUAL", "buy", 0.1, 68000}
 	raw, _ := sonic.Marshal(o)
 	buf := make([]byte, 0, 256)
@@ -97,7 +99,7 @@ func appendOrder(dst []byte, o *order) []byte {
 // BenchmarkDecodeResponse is geeRPC's "decode small" (68.2 ns): classify
 // a small response by scanning, then decode its result into a struct.
 func BenchmarkDecodeResponse(b *testing.B) {
-	p := protocol.Ethereum()
+	p := ethereum.Protocol()
 	frame := []byte(`{"jsonrpc":"2.0","id":42,"result":{"number":"0x1406f40","gasUsed":"0xe4e1c0"}}`)
 	var f protocol.Frame
 	var res struct {

@@ -14,8 +14,12 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // setupTimeout bounds every setup step (dial, subscribe, waiting for the
@@ -60,13 +64,13 @@ func dialWsfan(b *testing.B, srv *exchangetest.Server, opts ...client.Option) *c
 	var p protocol.Protocol
 	switch srv.Dialect() {
 	case exchangetest.Thalex:
-		p = protocol.Thalex()
+		p = thalex.Protocol()
 	case exchangetest.Deribit:
-		p = protocol.Deribit()
+		p = deribit.Protocol()
 	case exchangetest.Ethereum:
-		p = protocol.Ethereum()
+		p = ethereum.Protocol()
 	default:
-		p = protocol.Ethereal()
+		p = ethereal.Protocol()
 	}
 	c, err := client.Dial(setupCtx(b), srv.URL(), append([]client.Option{client.WithProtocol(p)}, opts...)...)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // The Thalex report's handle_incoming rows time one frame inside the
@@ -29,7 +29,7 @@ func BenchmarkIncoming(b *testing.B) {
 			srv := exchangetest.NewServer(exchangetest.Thalex)
 			b.Cleanup(srv.Close)
 			c := dialWsfan(b, srv, client.WithBufferSize(8192))
-			topics := topicNames(protocol.Thalex(), n)
+			topics := topicNames(thalex.Protocol(), n)
 			sub, err := c.Subscribe(setupCtx(b), topics)
 			if err != nil {
 				b.Fatal(err)

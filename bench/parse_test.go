@@ -9,6 +9,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/jsonscan"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // parseFrames are the frames of the parse rows: RPC response (~30 B),
@@ -37,7 +38,7 @@ func decodeTyped[T any](frame []byte) error {
 // Message.Decode would; impl=sonic-any and impl=encoding-json-any decode
 // into a generic value, like the Rust SDKs' serde_json::Value.
 func BenchmarkParse(b *testing.B) {
-	p := protocol.Thalex()
+	p := thalex.Protocol()
 	for _, pf := range parseFrames {
 		b.Run("msg="+pf.name+"/impl=classify", func(b *testing.B) {
 			var f protocol.Frame

@@ -9,7 +9,7 @@ import (
 
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // BenchmarkReconnect drops the connection of a client subscribed to n
@@ -23,7 +23,7 @@ func BenchmarkReconnect(b *testing.B) {
 			srv := exchangetest.NewServer(exchangetest.Thalex)
 			b.Cleanup(srv.Close)
 			c := dialWsfan(b, srv, client.WithBackoff(func() backoff.BackOff { return &backoff.ZeroBackOff{} }))
-			sub, err := c.Subscribe(setupCtx(b), topicNames(protocol.Thalex(), n))
+			sub, err := c.Subscribe(setupCtx(b), topicNames(thalex.Protocol(), n))
 			if err != nil {
 				b.Fatal(err)
 			}

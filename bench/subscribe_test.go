@@ -10,8 +10,10 @@ import (
 	"github.com/bytedance/sonic"
 	"github.com/gorilla/websocket"
 
+	"github.com/wsfan/wsfan/pkg/ethereal"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // topicCounts are the subscription set sizes of the Ethereal report.
@@ -49,7 +51,7 @@ func newTopics(b *testing.B, p protocol.Protocol, names []string) []*protocol.To
 // once, as Subscribe does (Ethereal SDK: product 105.7 ns, subaccount
 // 104.2 ns).
 func BenchmarkTopicEncode(b *testing.B) {
-	p := protocol.Ethereal()
+	p := ethereal.Protocol()
 	for _, c := range []struct{ kind, name string }{
 		{"product", "MarketPrice:BTCUSD"},
 		{"subaccount", "OrderUpdate:7f3c9a12-5b7e-4c1d-9d2e-0a1b2c3d4e5f"},
@@ -91,7 +93,7 @@ func BenchmarkSubscriptionJSON(b *testing.B) {
 			}
 		}
 	})
-	p := protocol.Ethereal()
+	p := ethereal.Protocol()
 	topics := newTopics(b, p, []string{"MarketPrice:BTCUSD"})
 	var batch protocol.Batch
 	p.Subscribe(&batch, topics, nil, 0)
@@ -120,7 +122,7 @@ func BenchmarkSubscriptionJSON(b *testing.B) {
 // the list of 10 / 50 / 100: 0.96 / 10.3 / 20.7 µs). wsfan's topics are
 // pointers to encoded topics, so this is a slice copy.
 func BenchmarkSubscriptionSet(b *testing.B) {
-	p := protocol.Ethereal()
+	p := ethereal.Protocol()
 	for _, n := range []int{10, 50, 100} {
 		b.Run(fmt.Sprintf("topics=%d", n), func(b *testing.B) {
 			topics := newTopics(b, p, topicNames(p, n))
@@ -142,7 +144,7 @@ func BenchmarkSubscriptionSet(b *testing.B) {
 // encoded when they were first subscribed. Ethereal sends one frame per
 // topic (shared, not copied); Thalex batches every topic into one frame.
 func BenchmarkResubscribeEncode(b *testing.B) {
-	for _, p := range []protocol.Protocol{protocol.Ethereal(), protocol.Thalex()} {
+	for _, p := range []protocol.Protocol{ethereal.Protocol(), thalex.Protocol()} {
 		for _, n := range topicCounts {
 			names := topicNames(p, n)
 			topics := newTopics(b, p, names)

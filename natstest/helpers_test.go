@@ -21,7 +21,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/natsbridge"
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // natsServer is an embedded nats-server with JetStream on 127.0.0.1 that
@@ -128,7 +128,7 @@ func join(t testing.TB, nc *nats.Conn, group, id string, ex *exchangetest.Server
 	}
 	if ex != nil {
 		all = append(all, natsbridge.WithUpstream(tagged(id, natsbridge.DialClient(ex.URL(),
-			client.WithProtocol(protocol.Thalex()),
+			client.WithProtocol(thalex.Protocol()),
 			client.WithBackoff(fastBackoff)))))
 	}
 	all = append(all, opts...)

@@ -16,8 +16,8 @@ import (
 	"github.com/wsfan/wsfan/internal/sidecartest"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
-	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/sidecar"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // sidecarRig is a sidecar serving on a loopback port as a member of a
@@ -62,7 +62,7 @@ func (r *sidecarRig) local(t *testing.T) *client.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, "ws://"+r.addr+"/ws", client.WithProtocol(protocol.Thalex()))
+	c, err := client.Dial(ctx, "ws://"+r.addr+"/ws", client.WithProtocol(thalex.Protocol()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	return c

@@ -13,7 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // runDemo runs `sidecar -demo -protocol dialect` until the test ends and
@@ -52,9 +55,9 @@ func TestDemoRefusesUnknownTopicsAndAnswersCalls(t *testing.T) {
 		dialect, method string
 		proto           protocol.Protocol
 	}{
-		{"thalex", "public/instruments", protocol.Thalex()},
-		{"deribit", "public/get_instruments", protocol.Deribit(protocol.WithHeartbeat(0))},
-		{"ethereum", "eth_blockNumber", protocol.Ethereum()},
+		{"thalex", "public/instruments", thalex.Protocol()},
+		{"deribit", "public/get_instruments", deribit.Protocol(deribit.WithHeartbeat(0))},
+		{"ethereum", "eth_blockNumber", ethereum.Protocol()},
 	} {
 		t.Run(tc.dialect, func(t *testing.T) {
 			addr := runDemo(t, tc.dialect)

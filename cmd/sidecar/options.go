@@ -11,6 +11,8 @@ import (
 
 	"go.uber.org/zap/zapcore"
 
+	"github.com/wsfan/wsfan/internal/format"
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 )
 
@@ -89,14 +91,14 @@ func (o *options) applyFileAndEnv(fs *flag.FlagSet, args []string, getenv func(s
 // printed: main prints them once.
 func (o *options) flagSet() *flag.FlagSet {
 	c := &o.cfg
-	c.Protocol, c.Listen = sidecar.DefaultProtocol, sidecar.DefaultListen
+	c.Protocol, c.Listen = defaultProtocol, sidecar.DefaultListen
 	o.logFormat, o.logLevel = logConsole, zapcore.InfoLevel
 
 	fs := flag.NewFlagSet("sidecar", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.String("config", "", "YAML `file` of settings: each key is a flag's name with _ for - (queue_bytes: 4MiB)")
 	fs.Var(upstreamValue(&c.Upstream), "upstream", "upstream WebSocket `URL`, e.g. wss://thalex.com/ws/api/v2")
-	fs.Var(protocolValue(&c.Protocol), "protocol", "`dialect`: thalex, deribit, ethereum or ethereal")
+	fs.Var(protocolValue(&c.Protocol), "protocol", "`dialect`: "+format.OneOf(protocol.Names()))
 	fs.StringVar(&c.Listen, "listen", c.Listen, "local `address`; a non-loopback one requires -token")
 	fs.StringVar(&c.Token, "token", "", "bearer `token` local clients must send (Authorization: Bearer or ?token=)")
 	fs.Var(listValue(&c.AllowedOrigins), "allowed-origins", "comma-separated browser `origins` allowed to open streams, e.g. http://localhost:3000, or * for any\n(default: none but the sidecar's own)")

@@ -56,7 +56,7 @@ func TestOptionsPrecedence(t *testing.T) {
 func TestOptionsDefaults(t *testing.T) {
 	o, err := parse(nil, nil)
 	require.NoError(t, err)
-	assert.Equal(t, sidecar.Config{Protocol: sidecar.DefaultProtocol, Listen: sidecar.DefaultListen}, o.cfg)
+	assert.Equal(t, sidecar.Config{Protocol: defaultProtocol, Listen: sidecar.DefaultListen}, o.cfg)
 	assert.Equal(t, logConsole, o.logFormat)
 	assert.Equal(t, zapcore.InfoLevel, o.logLevel)
 	assert.False(t, o.demo)
@@ -125,7 +125,7 @@ func TestOptionErrorsNameSettingAndValue(t *testing.T) {
 		{file: "upstream: ws://x\nwrite_timeout: soon\n", want: []string{`"soon"`, "write_timeout (", "line 2)"}},
 		{args: []string{"-max-clients", "many"}, want: []string{`"many"`, "-max-clients", "whole number"}},
 		{env: map[string]string{"WSFAN_MAX_TOPICS": "-5"}, want: []string{`"-5"`, "WSFAN_MAX_TOPICS"}},
-		{args: []string{"-protocol", "binance"}, want: []string{`"binance"`, "-protocol", "thalex, deribit"}},
+		{args: []string{"-protocol", "binance"}, want: []string{`"binance"`, "-protocol", "deribit, ethereal, ethereum or thalex"}},
 		{env: map[string]string{"WSFAN_UPSTREAM": "https://thalex.com"}, want: []string{`"https://thalex.com"`, "WSFAN_UPSTREAM", "wss://"}},
 		{args: []string{"-overflow", "sometimes"}, want: []string{`"sometimes"`, "-overflow", "disconnect or drop"}},
 		{env: map[string]string{"WSFAN_LOG_FORMAT": "xml"}, want: []string{`"xml"`, "WSFAN_LOG_FORMAT", "console or json"}},

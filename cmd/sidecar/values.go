@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wsfan/wsfan/internal/format"
 	"github.com/wsfan/wsfan/internal/redact"
 	"github.com/wsfan/wsfan/pkg/natsbridge"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -284,7 +285,7 @@ func shownValue(flagName, v string) string {
 
 // protocolValue is a dialect name protocol.ByName knows.
 func protocolValue(p *string) value[string] {
-	return stringValue(p, "want thalex, deribit, ethereum or ethereal", func(s string) bool {
+	return stringValue(p, "want "+format.OneOf(protocol.Names()), func(s string) bool {
 		_, err := protocol.ByName(s)
 		return err == nil
 	})

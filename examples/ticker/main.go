@@ -21,6 +21,12 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
+
+	// The exchanges this program speaks, registered for -protocol.
+	_ "github.com/wsfan/wsfan/pkg/deribit"
+	_ "github.com/wsfan/wsfan/pkg/ethereal"
+	_ "github.com/wsfan/wsfan/pkg/ethereum"
+	_ "github.com/wsfan/wsfan/pkg/thalex"
 )
 
 func main() {

@@ -27,3 +27,16 @@ func QuotedList(s []string) string {
 	}
 	return b.String()
 }
+
+// OneOf names the choices as a sentence does: "a", "a or b",
+// "a, b or c".
+func OneOf(choices []string) string {
+	switch n := len(choices); n {
+	case 0:
+		return ""
+	case 1:
+		return choices[0]
+	default:
+		return strings.Join(choices[:n-1], ", ") + " or " + choices[n-1]
+	}
+}

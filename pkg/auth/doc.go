@@ -1,31 +1,23 @@
-// Package auth logs wsfan clients in to the exchanges: each helper is an
-// on-connect hook, so the login runs on every connection before its
-// subscriptions are restored.
+// Package auth holds what the exchanges' logins share: reading a secret
+// from the environment (Secret), the bearer header Ethereum node
+// providers take on the handshake (Bearer), and marking a login the
+// server refused (Refused) so the client serves public topics instead of
+// retrying it.
 //
-//	key, err := auth.ParseThalexKey(keyID, pemBytes)
-//	c, err := client.Dial(ctx, url, client.WithProtocol(protocol.Thalex()),
-//		client.WithOnConnect(auth.Thalex(key)))
+// Each exchange's login lives with its wire, in its own package, as an
+// on-connect hook that runs on every connection before its subscriptions
+// are restored: thalex.Login (a JWT signed with the account's RSA key for
+// public/login) and deribit.Login (public/auth by signature or client
+// credentials, the token kept fresh while the connection lasts).
 //
-// Thalex signs a JWT (RS512, kid, iat) with the account's RSA key for
-// public/login. Deribit authenticates with public/auth, by signature or
-// client credentials, and keeps the token fresh on the connection for as
-// long as it lasts. Ethereum nodes authenticate the handshake itself: pass
-// Bearer's header to client.WithHeader.
-//
-// Each piece works alone too: ThalexKey.Token builds the JWT (REST takes
-// it as a bearer token), DeribitKey.Sign computes the signature, and a
-// hook called with a connected client logs in on its live connection.
+//	key, err := thalex.ParseKey(keyID, pemBytes)
+//	c, err := client.Dial(ctx, url, client.WithProtocol(thalex.Protocol()),
+//		client.WithOnConnect(thalex.Login(key)))
 //
 // # Secrets
 //
 // Keys hold their secrets in unexported fields and format as their ids
-// only, so a logged key or config shows no secret; no error from this
-// package carries one. Read secrets from the environment or a file (see
-// Secret), never from flags, which other users of the machine can read.
-//
-// # Goroutines
-//
-// Deribit's hook starts one goroutine per connection, with
-// client.WhileConnected, to refresh the token before it expires; it ends
-// with the connection, and Close waits for it.
+// only, so a logged key or config shows no secret; no error of a login
+// carries one. Read secrets from the environment or a file (see Secret),
+// never from flags, which other users of the machine can read.
 package auth

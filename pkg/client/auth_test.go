@@ -14,10 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/testutil"
-	"github.com/wsfan/wsfan/pkg/auth"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // rsaKeys are two RSA keys made once: the Thalex test servers know the
@@ -42,9 +43,9 @@ func thalexServer(t *testing.T) *exchangetest.Server {
 // thalexLogin logs in with the first of rsaKeys, or the second.
 func thalexLogin(registered bool) client.OnConnect {
 	if registered {
-		return auth.Thalex(auth.NewThalexKey("key", rsaKeys()[0]))
+		return thalex.Login(thalex.NewKey("key", rsaKeys()[0]))
 	}
-	return auth.Thalex(auth.NewThalexKey("key", rsaKeys()[1]))
+	return thalex.Login(thalex.NewKey("key", rsaKeys()[1]))
 }
 
 // loginCase is one dialect's login: a good and a bad hook, the login
@@ -64,7 +65,7 @@ type loginCase struct {
 func loginCases() []loginCase {
 	return []loginCase{
 		{
-			name: "thalex", server: thalexServer, proto: protocol.Thalex(),
+			name: "thalex", server: thalexServer, proto: thalex.Protocol(),
 			hook: thalexLogin(true), badHook: thalexLogin(false), login: "public/login",
 			private: "account.orders", public: "ticker.BTC-PERPETUAL.raw",
 			loginErr: 19,
@@ -74,8 +75,8 @@ func loginCases() []loginCase {
 			server: func(t *testing.T) *exchangetest.Server {
 				return newServer(t, exchangetest.Deribit, exchangetest.WithCredentials("key", "secret"))
 			},
-			proto: protocol.Deribit(protocol.WithHeartbeat(0)),
-			hook:  auth.Deribit(auth.NewDeribitKey("key", "secret")), badHook: auth.Deribit(auth.NewDeribitKey("key", "wrong")),
+			proto: deribit.Protocol(deribit.WithHeartbeat(0)),
+			hook:  deribit.Login(deribit.NewKey("key", "secret")), badHook: deribit.Login(deribit.NewKey("key", "wrong")),
 			login:   "public/auth",
 			private: "user.orders.BTC-PERPETUAL.raw", public: "ticker.BTC-PERPETUAL.100ms",
 			loginErr: 13009,
@@ -205,7 +206,7 @@ func TestLoginHookFailingIsRetried(t *testing.T) {
 		}
 		return login(ctx, c)
 	}
-	c := dial(t, srv, protocol.Thalex(), fastBackoff(), client.WithOnConnect(hook))
+	c := dial(t, srv, thalex.Protocol(), fastBackoff(), client.WithOnConnect(hook))
 	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{"account.orders"})
 	require.NoError(t, err)
@@ -252,7 +253,7 @@ func TestCallsWaitForTheHookOnReconnect(t *testing.T) {
 		}
 		return login(ctx, c)
 	}
-	c := dial(t, srv, protocol.Thalex(), client.WithOnConnect(hook), fastBackoff())
+	c := dial(t, srv, thalex.Protocol(), client.WithOnConnect(hook), fastBackoff())
 	ctx := testutil.Context(t)
 
 	reconnecting.Store(true)

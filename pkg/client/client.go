@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -77,7 +78,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		o(&cfg)
 	}
 	if cfg.protocol == nil {
-		return nil, fmt.Errorf("WithProtocol(nil)")
+		return nil, errors.New("client: no protocol: pass WithProtocol with an exchange package's Protocol(), such as WithProtocol(thalex.Protocol())")
 	}
 	if cfg.bufferSize < 1 {
 		cfg.bufferSize = 1

@@ -16,7 +16,7 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 func TestSubscribeReceivesInOrderOnEveryDialect(t *testing.T) {
@@ -274,7 +274,7 @@ func TestSubscribeTimesOutThenWorks(t *testing.T) {
 func TestErrorsNameThePackageOnce(t *testing.T) {
 	srv := exchangetest.NewServer(exchangetest.Thalex)
 	t.Cleanup(srv.Close)
-	c := dial(t, srv, protocol.Thalex())
+	c := dial(t, srv, thalex.Protocol())
 	require.NoError(t, c.Close())
 
 	_, err := c.CallRaw(testutil.Context(t), "public/get_time", nil)

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
-	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // newHeads is an Ethereum newHeads payload; the eth_subscription frame
@@ -37,7 +37,7 @@ func BenchmarkNotifyDelivery(b *testing.B) {
 			defer cancel()
 			srv := exchangetest.NewServer(exchangetest.Ethereum)
 			defer srv.Close()
-			c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(protocol.Ethereum()))
+			c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(ethereum.Protocol()))
 			if err != nil {
 				b.Fatal(err)
 			}

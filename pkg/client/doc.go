@@ -6,7 +6,7 @@
 // channels, and after a reconnect restores every subscription in one
 // batched write from payloads encoded once.
 //
-//	c, err := client.Dial(ctx, "wss://thalex.com/ws/api/v2", client.WithProtocol(protocol.Thalex()))
+//	c, err := client.Dial(ctx, "wss://thalex.com/ws/api/v2", client.WithProtocol(thalex.Protocol()))
 //	defer c.Close()
 //	sub, err := c.Subscribe(ctx, []string{"ticker.BTC-PERPETUAL.raw"}, client.Buffer(64))
 //	for m, err := range sub.All() { ... client.Decode[Ticker](m) ... }

@@ -37,8 +37,8 @@ var (
 	// connection (Thalex's system reconnect notice).
 	ErrServerReconnect = errors.New("wsfan: server asked the client to reconnect")
 	// ErrLoginRefused: the server refused the on-connect hook's login. A
-	// hook says so by returning an error that wraps it (auth.Thalex and
-	// auth.Deribit do, around the server's *RPCError). On a reconnect the
+	// hook says so by returning an error that wraps it (thalex.Login and
+	// deribit.Login do, around the server's *RPCError). On a reconnect the
 	// client keeps the connection, restores the public topics and ends
 	// every subscription holding a private topic with the error; Dial
 	// fails with it.

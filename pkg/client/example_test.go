@@ -6,10 +6,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/wsfan/wsfan/pkg/auth"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 func Example() {
@@ -18,7 +18,7 @@ func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(protocol.Thalex()))
+	c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(thalex.Protocol()))
 	if err != nil {
 		panic(err)
 	}
@@ -51,10 +51,10 @@ func ExampleWithOnConnect() {
 	// from flags.
 	os.Setenv("DERIBIT_CLIENT_ID", "demo-client")
 	os.Setenv("DERIBIT_CLIENT_SECRET", "demo-secret")
-	key := auth.NewDeribitKey(os.Getenv("DERIBIT_CLIENT_ID"), os.Getenv("DERIBIT_CLIENT_SECRET"))
+	key := deribit.NewKey(os.Getenv("DERIBIT_CLIENT_ID"), os.Getenv("DERIBIT_CLIENT_SECRET"))
 
 	// Log in on every connection, before private channels are restored.
-	c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(protocol.Deribit()), client.WithOnConnect(auth.Deribit(key)))
+	c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(deribit.Protocol()), client.WithOnConnect(deribit.Login(key)))
 	if err != nil {
 		panic(err)
 	}

@@ -1,6 +1,10 @@
 package client
 
-import "github.com/wsfan/wsfan/pkg/protocol"
+import (
+	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
 
 // This file opens the reader's hot path to the package's benchmarks
 // without a network, so they time classify + route alone.
@@ -52,4 +56,55 @@ func (c *Client) subscribeLocal(topics ...string) *Subscription {
 	}
 	c.subs[s] = struct{}{}
 	return s
+}
+
+// The benchmarks of the reader's hot path and of the restore round run in
+// package client_test, where the exchange packages can be imported (they
+// import this one for their login hooks); these wrappers open the
+// internals they time. Each is a call the compiler inlines.
+
+// NewBenchClient is newBenchClient for client_test.
+func NewBenchClient(p protocol.Protocol, opts ...Option) *Client { return newBenchClient(p, opts...) }
+
+// BenchConn is a connection with no socket (newBenchConn).
+type BenchConn struct{ cn *conn }
+
+// NewBenchConn is newBenchConn for client_test.
+func NewBenchConn(c *Client) BenchConn { return BenchConn{newBenchConn(c)} }
+
+// HandleFrame runs the reader's handling of one frame.
+func (b BenchConn) HandleFrame(frame []byte, now time.Time) { b.cn.handleFrame(frame, now) }
+
+// BenchCall is a pending call a benchmark registers and waits for.
+type BenchCall struct{ p *pendingCall }
+
+// NewBenchCall returns a pending call whose answer can be waited for.
+func NewBenchCall() BenchCall { return BenchCall{&pendingCall{done: make(chan response, 1)}} }
+
+// Pend registers call under id in the connection's pending table.
+func (b BenchConn) Pend(id uint64, call BenchCall) { _ = b.cn.pending.add(id, call.p) }
+
+// Wait waits for the call's answer.
+func (call BenchCall) Wait() { <-call.p.done }
+
+// SubscribeLocal is subscribeLocal for client_test.
+func (c *Client) SubscribeLocal(topics ...string) *Subscription { return c.subscribeLocal(topics...) }
+
+// DeliveredTotal is the count of messages delivered to subscriptions.
+func (c *Client) DeliveredTotal() uint64 { return c.stats.delivered.Load() }
+
+// QueueRestore queues the restore round of every confirmed topic on b, as
+// a reconnect does, then forgets it as a lost connection would; it
+// returns the topics restored and the frames queued.
+func (c *Client) QueueRestore(b BenchConn) (topics, frames int, err error) {
+	cn := b.cn
+	states, _, err := c.queueRestore(cn, &c.restoreRound, false)
+	cn.wmu.Lock()
+	frames = len(cn.queue)
+	clear(cn.queue)
+	cn.queue = cn.queue[:0]
+	cn.wmu.Unlock()
+	c.restoreRound.forget(cn)
+	c.restoreRound.release()
+	return len(states), frames, err
 }

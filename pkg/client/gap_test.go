@@ -9,6 +9,8 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -28,7 +30,7 @@ type gapCase struct {
 var gapCases = []gapCase{
 	{
 		name: "deribit", server: exchangetest.Deribit,
-		proto: func() protocol.Protocol { return protocol.Deribit(protocol.WithHeartbeat(0)) },
+		proto: func() protocol.Protocol { return deribit.Protocol(deribit.WithHeartbeat(0)) },
 		book:  "book.BTC-PERPETUAL.100ms", other: "ticker.BTC-PERPETUAL.100ms",
 		update: func(id, prev uint64) []byte {
 			if prev == 0 { // a snapshot names no previous change
@@ -39,7 +41,7 @@ var gapCases = []gapCase{
 		unsub: "public/unsubscribe",
 	},
 	{
-		name: "ethereal", server: exchangetest.Ethereal, proto: protocol.Ethereal,
+		name: "ethereal", server: exchangetest.Ethereal, proto: ethereal.Protocol,
 		book: "L2Book:BTCUSD", other: "MarketPrice:BTCUSD",
 		update: func(t, pt uint64) []byte {
 			if pt == 0 {

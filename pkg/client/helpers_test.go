@@ -8,8 +8,12 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // dialects pairs every test server dialect with the client's.
@@ -19,10 +23,10 @@ var dialects = []struct {
 	proto  func() protocol.Protocol
 	topics []string // topics valid on that dialect
 }{
-	{"thalex", exchangetest.Thalex, protocol.Thalex, []string{"ticker.BTC-PERPETUAL.raw", "book.BTC-PERPETUAL.none.10.100ms", "ticker.ETH-PERPETUAL.raw"}},
-	{"deribit", exchangetest.Deribit, func() protocol.Protocol { return protocol.Deribit(protocol.WithHeartbeat(0)) }, []string{"ticker.BTC-PERPETUAL.100ms", "trades.BTC-PERPETUAL.100ms", "ticker.ETH-PERPETUAL.100ms"}},
-	{"ethereum", exchangetest.Ethereum, protocol.Ethereum, []string{"newHeads", "newPendingTransactions", `["logs",{"address":"0x1"}]`}},
-	{"ethereal", exchangetest.Ethereal, protocol.Ethereal, []string{"L2Book:BTCUSD", "MarketPrice:BTCUSD", "L2Book:ETHUSD"}},
+	{"thalex", exchangetest.Thalex, thalex.Protocol, []string{"ticker.BTC-PERPETUAL.raw", "book.BTC-PERPETUAL.none.10.100ms", "ticker.ETH-PERPETUAL.raw"}},
+	{"deribit", exchangetest.Deribit, func() protocol.Protocol { return deribit.Protocol(deribit.WithHeartbeat(0)) }, []string{"ticker.BTC-PERPETUAL.100ms", "trades.BTC-PERPETUAL.100ms", "ticker.ETH-PERPETUAL.100ms"}},
+	{"ethereum", exchangetest.Ethereum, ethereum.Protocol, []string{"newHeads", "newPendingTransactions", `["logs",{"address":"0x1"}]`}},
+	{"ethereal", exchangetest.Ethereal, ethereal.Protocol, []string{"L2Book:BTCUSD", "MarketPrice:BTCUSD", "L2Book:ETHUSD"}},
 }
 
 // dial connects a client to srv and closes it with the test.

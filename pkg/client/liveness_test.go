@@ -10,8 +10,9 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // A server that accepts TCP and never upgrades: Dial fails with ErrTimeout
@@ -21,7 +22,7 @@ func TestDialTimeoutOnServerThatNeverUpgrades(t *testing.T) {
 	for _, timeout := range []time.Duration{50 * time.Millisecond, 200 * time.Millisecond} {
 		t.Run(timeout.String(), func(t *testing.T) {
 			start := time.Now()
-			c, err := client.Dial(testutil.Context(t), "ws://"+addr+"/ws", client.WithDialTimeout(timeout))
+			c, err := client.Dial(testutil.Context(t), "ws://"+addr+"/ws", client.WithProtocol(thalex.Protocol()), client.WithDialTimeout(timeout))
 			took := time.Since(start)
 			require.Nil(t, c)
 			require.ErrorIs(t, err, client.ErrTimeout)
@@ -40,7 +41,7 @@ func TestDialHonoursCallerContext(t *testing.T) {
 		cancel()
 	}()
 	start := time.Now()
-	c, err := client.Dial(ctx, "ws://"+addr+"/ws", client.WithDialTimeout(10*time.Second))
+	c, err := client.Dial(ctx, "ws://"+addr+"/ws", client.WithProtocol(thalex.Protocol()), client.WithDialTimeout(10*time.Second))
 	require.Nil(t, c)
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, client.ErrTimeout, "a cancelled dial is not a timeout")
@@ -148,7 +149,7 @@ func TestThalexSystemReconnect(t *testing.T) {
 func TestDeribitHeartbeat(t *testing.T) {
 	const hb = 50 * time.Millisecond
 	srv := newServer(t, exchangetest.Deribit)
-	c := dial(t, srv, protocol.Deribit(protocol.WithHeartbeat(hb)), fastBackoff())
+	c := dial(t, srv, deribit.Protocol(deribit.WithHeartbeat(hb)), fastBackoff())
 	ctx := testutil.Context(t)
 	_, err := c.Subscribe(ctx, []string{"ticker.BTC-PERPETUAL.100ms"})
 	require.NoError(t, err)

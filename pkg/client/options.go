@@ -89,7 +89,6 @@ type config struct {
 
 func defaultConfig() config {
 	return config{
-		protocol:       protocol.Thalex(),
 		logger:         zap.NewNop(),
 		metricsName:    "default",
 		backoff:        defaultBackoff,
@@ -119,7 +118,9 @@ func defaultBackoff() backoff.BackOff {
 	return b
 }
 
-// WithProtocol sets the wire dialect. Default: protocol.Thalex().
+// WithProtocol sets the wire dialect: an exchange package's client half,
+// such as thalex.Protocol() or deribit.Protocol(). Required: Dial refuses
+// to guess the exchange.
 func WithProtocol(p protocol.Protocol) Option { return func(c *config) { c.protocol = p } }
 
 // WithHeader adds HTTP headers to the WebSocket handshake. Default: none.

@@ -13,7 +13,7 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // poolTopics are n distinct ticker topics.
@@ -27,7 +27,7 @@ func poolTopics(n int) []string {
 
 func dialPool(t *testing.T, srv *exchangetest.Server, perConnection int, opts ...client.Option) *client.Pool {
 	t.Helper()
-	opts = append([]client.Option{client.WithProtocol(protocol.Thalex()), fastBackoff()}, opts...)
+	opts = append([]client.Option{client.WithProtocol(thalex.Protocol()), fastBackoff()}, opts...)
 	p, err := client.DialPool(testutil.Context(t), srv.URL(), perConnection, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })

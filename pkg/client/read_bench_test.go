@@ -1,11 +1,16 @@
-package client
+package client_test
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // thalexTicker is a Thalex ticker notification as the exchange sends it.
@@ -21,29 +26,29 @@ var thalexTicker = []byte(`{"channel_name":"ticker.BTC-PERPETUAL.raw","notificat
 func BenchmarkRouteTicker(b *testing.B) {
 	for _, n := range []int{1, 10, 50, 100} {
 		b.Run(fmt.Sprintf("subs=%d", n), func(b *testing.B) {
-			c := newBenchClient(protocol.Thalex())
-			cn := newBenchConn(c)
+			c := client.NewBenchClient(thalex.Protocol())
+			cn := client.NewBenchConn(c)
 			for i := 1; i < n; i++ {
-				c.subscribeLocal(fmt.Sprintf("ticker.I%d-PERPETUAL.raw", i))
+				c.SubscribeLocal(fmt.Sprintf("ticker.I%d-PERPETUAL.raw", i))
 			}
-			sub := c.subscribeLocal("ticker.BTC-PERPETUAL.raw")
+			sub := c.SubscribeLocal("ticker.BTC-PERPETUAL.raw")
 			now := time.Now()
 			b.SetBytes(int64(len(thalexTicker)))
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				cn.handleFrame(thalexTicker, now)
+				cn.HandleFrame(thalexTicker, now)
 				if i++; i == drainEvery {
 					b.StopTimer()
 					for range i {
-						<-sub.ch
+						<-sub.C()
 					}
 					i = 0
 					b.StartTimer()
 				}
 			}
-			if sub.Dropped() != 0 || c.stats.delivered.Load() == 0 {
-				b.Fatalf("delivered %d, dropped %d", c.stats.delivered.Load(), sub.Dropped())
+			if sub.Dropped() != 0 || c.DeliveredTotal() == 0 {
+				b.Fatalf("delivered %d, dropped %d", c.DeliveredTotal(), sub.Dropped())
 			}
 		})
 	}
@@ -56,30 +61,30 @@ const drainEvery = 512
 // BenchmarkRouteTickerConsumed is BenchmarkRouteTicker with 100 topics and
 // the consumer's receive inside the timed loop.
 func BenchmarkRouteTickerConsumed(b *testing.B) {
-	c := newBenchClient(protocol.Thalex())
-	cn := newBenchConn(c)
+	c := client.NewBenchClient(thalex.Protocol())
+	cn := client.NewBenchConn(c)
 	for i := 1; i < 100; i++ {
-		c.subscribeLocal(fmt.Sprintf("ticker.I%d-PERPETUAL.raw", i))
+		c.SubscribeLocal(fmt.Sprintf("ticker.I%d-PERPETUAL.raw", i))
 	}
-	sub := c.subscribeLocal("ticker.BTC-PERPETUAL.raw")
+	sub := c.SubscribeLocal("ticker.BTC-PERPETUAL.raw")
 	now := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
-		cn.handleFrame(thalexTicker, now)
-		<-sub.ch
+		cn.HandleFrame(thalexTicker, now)
+		<-sub.C()
 	}
 }
 
 // BenchmarkRouteTickerUnsubscribed is a ticker for no subscribed topic:
 // classified, looked up, counted and dropped.
 func BenchmarkRouteTickerUnsubscribed(b *testing.B) {
-	c := newBenchClient(protocol.Thalex())
-	cn := newBenchConn(c)
-	c.subscribeLocal("ticker.ETH-PERPETUAL.raw")
+	c := client.NewBenchClient(thalex.Protocol())
+	cn := client.NewBenchConn(c)
+	c.SubscribeLocal("ticker.ETH-PERPETUAL.raw")
 	now := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
-		cn.handleFrame(thalexTicker, now)
+		cn.HandleFrame(thalexTicker, now)
 	}
 }
 
@@ -88,19 +93,19 @@ func BenchmarkRouteTickerUnsubscribed(b *testing.B) {
 func BenchmarkResolveResponse(b *testing.B) {
 	for _, n := range []int{1, 10, 50, 100} {
 		b.Run(fmt.Sprintf("pending=%d", n), func(b *testing.B) {
-			c := newBenchClient(protocol.Thalex())
-			cn := newBenchConn(c)
+			c := client.NewBenchClient(thalex.Protocol())
+			cn := client.NewBenchConn(c)
 			for i := 0; i < n-1; i++ {
-				_ = cn.pending.add(uint64(1_000_000+i), &pendingCall{done: make(chan response, 1)})
+				cn.Pend(uint64(1_000_000+i), client.NewBenchCall())
 			}
 			frame := []byte(`{"id":42,"result":{"instrument_name":"BTC-PERPETUAL","price":68012.5}}`)
-			p := &pendingCall{done: make(chan response, 1)}
+			p := client.NewBenchCall()
 			now := time.Now()
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = cn.pending.add(42, p)
-				cn.handleFrame(frame, now)
-				<-p.done
+				cn.Pend(42, p)
+				cn.HandleFrame(frame, now)
+				p.Wait()
 			}
 		})
 	}
@@ -108,7 +113,7 @@ func BenchmarkResolveResponse(b *testing.B) {
 
 // BenchmarkEncodeRequest times encoding one request into a reused buffer.
 func BenchmarkEncodeRequest(b *testing.B) {
-	p := protocol.Thalex()
+	p := thalex.Protocol()
 	params := []byte(`{"instrument_name":"BTC-PERPETUAL","direction":"buy","amount":0.1,"price":68000}`)
 	buf := make([]byte, 0, 256)
 	b.ReportAllocs()
@@ -120,7 +125,7 @@ func BenchmarkEncodeRequest(b *testing.B) {
 // BenchmarkSubscribeFrame100 builds the batched subscribe frame for 100
 // topics from their cached payloads, as a reconnect does.
 func BenchmarkSubscribeFrame100(b *testing.B) {
-	for _, p := range []protocol.Protocol{protocol.Thalex(), protocol.Deribit(), protocol.Ethereum(), protocol.Ethereal()} {
+	for _, p := range []protocol.Protocol{thalex.Protocol(), deribit.Protocol(), ethereum.Protocol(), ethereal.Protocol()} {
 		b.Run(p.Name(), func(b *testing.B) {
 			topics := make([]*protocol.Topic, 100)
 			for i := range topics {

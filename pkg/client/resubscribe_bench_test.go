@@ -1,4 +1,4 @@
-package client
+package client_test
 
 import (
 	"context"
@@ -9,8 +9,13 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // resubDialects are the dialects the resubscribe benchmarks run on, with
@@ -21,11 +26,11 @@ var resubDialects = []struct {
 	proto  func() protocol.Protocol
 	topic  func(i int) string
 }{
-	{"thalex", exchangetest.Thalex, protocol.Thalex, func(i int) string { return fmt.Sprintf("ticker.I%d-PERPETUAL.raw", i) }},
-	{"deribit", exchangetest.Deribit, func() protocol.Protocol { return protocol.Deribit(protocol.WithHeartbeat(0)) },
+	{"thalex", exchangetest.Thalex, thalex.Protocol, func(i int) string { return fmt.Sprintf("ticker.I%d-PERPETUAL.raw", i) }},
+	{"deribit", exchangetest.Deribit, func() protocol.Protocol { return deribit.Protocol(deribit.WithHeartbeat(0)) },
 		func(i int) string { return fmt.Sprintf("book.I%d-PERPETUAL.100ms", i) }},
-	{"ethereum", exchangetest.Ethereum, protocol.Ethereum, func(i int) string { return fmt.Sprintf(`["logs",{"address":"0x%x"}]`, i) }},
-	{"ethereal", exchangetest.Ethereal, protocol.Ethereal, func(i int) string { return fmt.Sprintf("L2Book:S%05d", i) }},
+	{"ethereum", exchangetest.Ethereum, ethereum.Protocol, func(i int) string { return fmt.Sprintf(`["logs",{"address":"0x%x"}]`, i) }},
+	{"ethereal", exchangetest.Ethereal, ethereal.Protocol, func(i int) string { return fmt.Sprintf("L2Book:S%05d", i) }},
 }
 
 // BenchmarkResubscribe times the in-memory half of a resubscribe: collect
@@ -39,29 +44,22 @@ func BenchmarkResubscribe(b *testing.B) {
 	for _, d := range resubDialects {
 		for _, n := range []int{10, 50, 100} {
 			b.Run(fmt.Sprintf("%s/topics=%d", d.name, n), func(b *testing.B) {
-				c := newBenchClient(d.proto())
-				cn := newBenchConn(c)
+				c := client.NewBenchClient(d.proto())
+				cn := client.NewBenchConn(c)
 				topics := make([]string, n)
 				for i := range topics {
 					topics[i] = d.topic(i)
 				}
-				c.subscribeLocal(topics...)
+				c.SubscribeLocal(topics...)
 				var frames int
 				b.ReportAllocs()
 				b.ResetTimer()
 				for b.Loop() {
-					states, _, err := c.queueRestore(cn, &c.restoreRound, false)
-					if err != nil || len(states) != n {
-						b.Fatalf("queueRestore: %d topics, %v", len(states), err)
+					restored, queued, err := c.QueueRestore(cn)
+					if err != nil || restored != n {
+						b.Fatalf("queueRestore: %d topics, %v", restored, err)
 					}
-					// Forget the batch, as a lost connection would.
-					cn.wmu.Lock()
-					frames = len(cn.queue)
-					clear(cn.queue)
-					cn.queue = cn.queue[:0]
-					cn.wmu.Unlock()
-					c.restoreRound.forget(cn)
-					c.restoreRound.release()
+					frames = queued
 				}
 				b.ReportMetric(float64(frames), "frames/op")
 			})
@@ -81,8 +79,8 @@ func BenchmarkResubscribeOnLoopback(b *testing.B) {
 			srv := exchangetest.NewServer(d.server)
 			defer srv.Close()
 			ctx := context.Background()
-			c, err := Dial(ctx, srv.URL(), WithProtocol(d.proto()),
-				WithBackoff(func() backoff.BackOff { return &backoff.ZeroBackOff{} }))
+			c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(d.proto()),
+				client.WithBackoff(func() backoff.BackOff { return &backoff.ZeroBackOff{} }))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -94,18 +92,18 @@ func BenchmarkResubscribeOnLoopback(b *testing.B) {
 			if _, err := c.Subscribe(ctx, topics); err != nil {
 				b.Fatal(err)
 			}
-			wait := func(kind EventKind) Event {
+			wait := func(kind client.EventKind) client.Event {
 				for ev := range c.Events() {
 					if ev.Kind == kind {
 						return ev
 					}
 				}
 				b.Fatalf("events closed before %v", kind)
-				return Event{}
+				return client.Event{}
 			}
 			// Every restore writes perRestore subscribe frames; the server
 			// must have read them on the current connection before it is
-			// dropped (Ethereal acknowledges nothing, so Resubscribed
+			// dropped (Ethereal acknowledges nothing, so client.Resubscribed
 			// comes before the server has seen them).
 			method, perRestore := "public/subscribe", 1
 			switch d.name {
@@ -125,8 +123,8 @@ func BenchmarkResubscribeOnLoopback(b *testing.B) {
 					b.Fatalf("server did not read the restore: %v", err)
 				}
 				srv.DropConnections()
-				lost := wait(Disconnected)
-				back := wait(Resubscribed)
+				lost := wait(client.Disconnected)
+				back := wait(client.Resubscribed)
 				if back.Topics != len(topics) {
 					b.Fatalf("restored %d topics, want %d", back.Topics, len(topics))
 				}
@@ -168,7 +166,7 @@ func BenchmarkDialTimeout(b *testing.B) {
 			var total time.Duration
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
-				c, err := Dial(context.Background(), url, WithDialTimeout(timeout))
+				c, err := client.Dial(context.Background(), url, client.WithProtocol(thalex.Protocol()), client.WithDialTimeout(timeout))
 				total += time.Since(start)
 				if err == nil {
 					c.Close()

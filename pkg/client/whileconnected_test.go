@@ -14,7 +14,7 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // done waits for ctx to end, failing the test after 5s.
@@ -41,7 +41,7 @@ func TestWhileConnectedLastsAsLongAsTheConnection(t *testing.T) {
 			return nil
 		})
 	}
-	c := dial(t, srv, protocol.Thalex(), fastBackoff(), client.WithOnConnect(hook))
+	c := dial(t, srv, thalex.Protocol(), fastBackoff(), client.WithOnConnect(hook))
 	first := <-tasks
 	require.NoError(t, c.Call(first, "public/time", nil, nil))
 
@@ -86,7 +86,7 @@ func TestWhileConnectedTaskFailureDropsTheConnection(t *testing.T) {
 			return nil
 		})
 	}
-	c := dial(t, srv, protocol.Thalex(), fastBackoff(), client.WithOnConnect(hook))
+	c := dial(t, srv, thalex.Protocol(), fastBackoff(), client.WithOnConnect(hook))
 	_, err := c.Subscribe(testutil.Context(t), []string{"ticker.BTC-PERPETUAL.raw"})
 	require.NoError(t, err)
 	drainEvents(c)

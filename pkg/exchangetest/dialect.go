@@ -4,10 +4,14 @@ import (
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
+
+	// The exchanges a Server emulates register their wire formats.
+	_ "github.com/wsfan/wsfan/pkg/ethereal"
 )
 
-// Dialect is the wire protocol a Server speaks, by the name pkg/protocol
-// gives it; the wire format itself is pkg/protocol's (protocol.Server).
+// Dialect is the wire protocol a Server speaks, by its registered name
+// (protocol.ByName); the wire format itself is the exchange package's
+// server half (protocol.ServerByName).
 type Dialect string
 
 // The dialects a Server speaks.

@@ -3,6 +3,7 @@ package exchangetest
 import (
 	"time"
 
+	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -28,7 +29,7 @@ func (deribitExchange) builtin(c *conn, req *protocol.Incoming) (any, *RPCError,
 }
 
 func (deribitExchange) appendResult(dst, id, result []byte, received time.Time) []byte {
-	return protocol.AppendDeribitResult(dst, id, result, received, time.Now(), true)
+	return deribit.AppendResult(dst, id, result, received, time.Now(), true)
 }
 
 func (deribitExchange) throttled() *RPCError {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -34,7 +35,7 @@ func (ethereumExchange) builtin(c *conn, req *protocol.Incoming) (any, *RPCError
 }
 
 func (ethereumExchange) appendResult(dst, id, result []byte, _ time.Time) []byte {
-	return protocol.EthereumServer().AppendResult(dst, id, result)
+	return ethereum.Server().AppendResult(dst, id, result)
 }
 
 func (ethereumExchange) throttled() *RPCError {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // thalexExchange is Thalex: channel subscriptions, public/login, and
@@ -19,7 +20,7 @@ func (thalexExchange) builtin(c *conn, req *protocol.Incoming) (any, *RPCError, 
 }
 
 func (thalexExchange) appendResult(dst, id, result []byte, _ time.Time) []byte {
-	return protocol.ThalexServer().AppendResult(dst, id, result)
+	return thalex.Server().AppendResult(dst, id, result)
 }
 
 func (thalexExchange) throttled() *RPCError {

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // SetRefused makes the server refuse subscriptions to topics from now on,
@@ -43,8 +43,8 @@ func (s *Server) SetSilent(on bool) {
 // The frames the fault knobs send whatever the dialect; the writer's
 // Deribit heartbeat sends deribitTestRequest too.
 var (
-	thalexReconnect    = protocol.ThalexServer().AppendReconnectNotice(nil)
-	deribitTestRequest = protocol.DeribitServer().AppendHeartbeat(nil)
+	thalexReconnect    = thalex.Server().AppendReconnectNotice(nil)
+	deribitTestRequest = deribit.Server().AppendHeartbeat(nil)
 )
 
 // SendSystemReconnect sends Thalex's "reconnect soon" system notification,

@@ -8,24 +8,17 @@ import (
 	"github.com/wsfan/wsfan/internal/jsonscan"
 )
 
-// channelDialect is the subscription model Thalex and Deribit share: a
+// ChannelDialect is the subscription model Thalex and Deribit share: a
 // topic is a channel name, one request subscribes a list of channels, and
 // the result is the list the server accepted.
-type channelDialect struct {
-	name            string
-	privatePrefixes []string
-	sequencedPrefix string // channels carrying change ids; "" for none
+type ChannelDialect struct {
+	DialectName     string
+	PrivatePrefixes []string
+	SequencedPrefix string // channels carrying change ids; "" for none
 }
 
-// The prefixes of the private channels, which need an authenticated
-// connection: both halves of each dialect read them.
-var (
-	thalexPrivate  = []string{"account.", "session."}
-	deribitPrivate = []string{"user."}
-)
-
-// isPrivate reports whether channel starts with one of prefixes.
-func isPrivate(channel string, prefixes []string) bool {
+// IsPrivate reports whether channel starts with one of prefixes.
+func IsPrivate(channel string, prefixes []string) bool {
 	for _, p := range prefixes {
 		if strings.HasPrefix(channel, p) {
 			return true
@@ -34,32 +27,32 @@ func isPrivate(channel string, prefixes []string) bool {
 	return false
 }
 
-func (d *channelDialect) Name() string { return d.name }
+func (d *ChannelDialect) Name() string { return d.DialectName }
 
-func (d *channelDialect) NewTopic(name string) (*Topic, error) {
+func (d *ChannelDialect) NewTopic(name string) (*Topic, error) {
 	if name == "" || strings.ContainsAny(name, "\"\\ \t\r\n") {
-		return nil, fmt.Errorf("%w: %s channel %q", ErrInvalidTopic, d.name, name)
+		return nil, fmt.Errorf("%w: %s channel %q", ErrInvalidTopic, d.DialectName, name)
 	}
-	t := &Topic{Name: name, Key: name, sub: AppendJSONString(nil, name), Private: isPrivate(name, d.privatePrefixes)}
-	t.Sequenced = d.sequencedPrefix != "" && strings.HasPrefix(name, d.sequencedPrefix)
+	t := &Topic{Name: name, Key: name, Sub: AppendJSONString(nil, name), Private: IsPrivate(name, d.PrivatePrefixes)}
+	t.Sequenced = d.SequencedPrefix != "" && strings.HasPrefix(name, d.SequencedPrefix)
 	return t, nil
 }
 
-func (d *channelDialect) AppendRequest(dst []byte, id uint64, method string, params []byte) ([]byte, error) {
-	return appendRPC(dst, id, method, params, "{}"), nil
+func (d *ChannelDialect) AppendRequest(dst []byte, id uint64, method string, params []byte) ([]byte, error) {
+	return AppendRPC(dst, id, method, params, "{}"), nil
 }
 
-func (d *channelDialect) Subscribe(b *Batch, topics []*Topic, nextID func() uint64, chunk int) {
+func (d *ChannelDialect) Subscribe(b *Batch, topics []*Topic, nextID func() uint64, chunk int) {
 	d.encode(b, topics, nextID, chunk, "public/subscribe", "private/subscribe")
 }
 
-func (d *channelDialect) Unsubscribe(b *Batch, topics []*Topic, _ []string, nextID func() uint64, chunk int) {
+func (d *ChannelDialect) Unsubscribe(b *Batch, topics []*Topic, _ []string, nextID func() uint64, chunk int) {
 	d.encode(b, topics, nextID, chunk, "public/unsubscribe", "private/unsubscribe")
 }
 
 // encode writes public topics first, then private ones, each as channel
 // lists of at most chunk names, straight from the cached names.
-func (d *channelDialect) encode(b *Batch, topics []*Topic, nextID func() uint64, chunk int, publicMethod, privateMethod string) {
+func (d *ChannelDialect) encode(b *Batch, topics []*Topic, nextID func() uint64, chunk int, publicMethod, privateMethod string) {
 	public, private := topics, []*Topic(nil)
 	for i, t := range topics {
 		if t.Private {
@@ -84,14 +77,14 @@ func splitPrivate(topics []*Topic, i int) (public, private []*Topic) {
 	return public, private
 }
 
-func (d *channelDialect) encodeScope(b *Batch, topics []*Topic, nextID func() uint64, chunk int, method string) {
-	chunks(topics, chunk, func(part []*Topic) {
+func (d *ChannelDialect) encodeScope(b *Batch, topics []*Topic, nextID func() uint64, chunk int, method string) {
+	Chunks(topics, chunk, func(part []*Topic) {
 		id := nextID()
 		size := 80 + len(method)
 		for _, t := range part {
-			size += len(t.sub) + 1
+			size += len(t.Sub) + 1
 		}
-		m := b.message(size)
+		m := b.NewMessage(size)
 		m = append(m, `{"jsonrpc":"2.0","id":`...)
 		m = strconv.AppendUint(m, id, 10)
 		m = append(m, `,"method":"`...)
@@ -101,7 +94,7 @@ func (d *channelDialect) encodeScope(b *Batch, topics []*Topic, nextID func() ui
 			if i > 0 {
 				m = append(m, ',')
 			}
-			m = append(m, t.sub...)
+			m = append(m, t.Sub...)
 		}
 		m = append(m, "]}}"...)
 		b.Messages = append(b.Messages, m)
@@ -110,7 +103,7 @@ func (d *channelDialect) encodeScope(b *Batch, topics []*Topic, nextID func() ui
 }
 
 // Ack marks every channel missing from the accepted list as refused.
-func (d *channelDialect) Ack(req *Request, result []byte, keys []string) error {
+func (d *ChannelDialect) Ack(req *Request, result []byte, keys []string) error {
 	accepted := make(map[string]struct{}, len(req.Topics))
 	err := jsonscan.Elements(result, 0, func(e []byte) bool {
 		if s, ok := jsonscan.AppendString(nil, e); ok {
@@ -119,7 +112,7 @@ func (d *channelDialect) Ack(req *Request, result []byte, keys []string) error {
 		return true
 	})
 	if err != nil {
-		return fmt.Errorf("%s: subscribe result is not a list of channels: %.100s", d.name, result)
+		return fmt.Errorf("%s: subscribe result is not a list of channels: %.100s", d.DialectName, result)
 	}
 	for i, t := range req.Topics {
 		keys[i] = ""
@@ -130,16 +123,16 @@ func (d *channelDialect) Ack(req *Request, result []byte, keys []string) error {
 	return nil
 }
 
-func (d *channelDialect) HeartbeatReply(dst []byte, id uint64) []byte { return dst }
+func (d *ChannelDialect) HeartbeatReply(dst []byte, id uint64) []byte { return dst }
 
-func (d *channelDialect) Handshake() []Call { return nil }
+func (d *ChannelDialect) Handshake() []Call { return nil }
 
-func (d *channelDialect) Sequence([]byte) (uint64, uint64, bool) { return 0, 0, false }
+func (d *ChannelDialect) Sequence([]byte) (uint64, uint64, bool) { return 0, 0, false }
 
-// classifyResponseMember handles the members every JSON-RPC response
+// ClassifyResponseMember handles the members every JSON-RPC response
 // shares; it reports whether key was one of them. A repeated member
 // counts as its last occurrence.
-func classifyResponseMember(m *jsonscan.Members, frame []byte, key []byte, start int, f *Frame) bool {
+func ClassifyResponseMember(m *jsonscan.Members, frame []byte, key []byte, start int, f *Frame) bool {
 	switch string(key) {
 	case "id":
 		f.ID, f.HasID = jsonscan.Uint(frame[start:m.Skip()])
@@ -154,8 +147,8 @@ func classifyResponseMember(m *jsonscan.Members, frame []byte, key []byte, start
 	return true
 }
 
-// clearResponse forgets the response members of a frame that turned out
+// ClearResponse forgets the response members of a frame that turned out
 // to be something else.
-func (f *Frame) clearResponse() {
+func (f *Frame) ClearResponse() {
 	f.Kind, f.ID, f.HasID, f.Result, f.Error = KindUnknown, 0, false, nil, nil
 }

@@ -47,8 +47,8 @@ func AppendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// appendJSONStrings appends ss as a JSON array of strings.
-func appendJSONStrings(dst []byte, ss []string) []byte {
+// AppendJSONStrings appends ss as a JSON array of strings.
+func AppendJSONStrings(dst []byte, ss []string) []byte {
 	dst = append(dst, '[')
 	for i, s := range ss {
 		if i > 0 {
@@ -59,9 +59,9 @@ func appendJSONStrings(dst []byte, ss []string) []byte {
 	return append(dst, ']')
 }
 
-// chunks calls fn for consecutive slices of at most size topics (all of
+// Chunks calls fn for consecutive slices of at most size topics (all of
 // them when size <= 0).
-func chunks(topics []*Topic, size int, fn func([]*Topic)) {
+func Chunks(topics []*Topic, size int, fn func([]*Topic)) {
 	if size <= 0 {
 		size = len(topics)
 	}

@@ -9,7 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 func ids() func() uint64 {
@@ -29,18 +33,18 @@ func topics(t *testing.T, p protocol.Protocol, names ...string) []*protocol.Topi
 }
 
 func TestAppendRequestEscapesAndDefaultsParams(t *testing.T) {
-	b, err := protocol.Thalex().AppendRequest(nil, 9, "public/\"odd\"\n", nil)
+	b, err := thalex.Protocol().AppendRequest(nil, 9, "public/\"odd\"\n", nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"jsonrpc":"2.0","id":9,"method":"public/\"odd\"\n","params":{}}`, string(b))
-	b, err = protocol.Ethereum().AppendRequest(b[:0], 10, "eth_chainId", nil)
+	b, err = ethereum.Protocol().AppendRequest(b[:0], 10, "eth_chainId", nil)
 	require.NoError(t, err)
 	assert.Equal(t, `{"jsonrpc":"2.0","id":10,"method":"eth_chainId","params":[]}`, string(b))
-	_, err = protocol.Ethereal().AppendRequest(nil, 1, "x", nil)
+	_, err = ethereal.Protocol().AppendRequest(nil, 1, "x", nil)
 	assert.ErrorIs(t, err, protocol.ErrUnsupported)
 }
 
 func TestChannelSubscribeSplitsPrivateAndChunks(t *testing.T) {
-	p := protocol.Thalex()
+	p := thalex.Protocol()
 	var b protocol.Batch
 	p.Subscribe(&b, topics(t, p, "ticker.A", "account.orders", "ticker.B", "ticker.C"), ids(), 2)
 	require.Len(t, b.Messages, 3)
@@ -58,7 +62,7 @@ func TestChannelSubscribeSplitsPrivateAndChunks(t *testing.T) {
 }
 
 func TestEthereumSubscribeIsOneBatchArray(t *testing.T) {
-	p := protocol.Ethereum()
+	p := ethereum.Protocol()
 	var b protocol.Batch
 	p.Subscribe(&b, topics(t, p, "newHeads", ` ["logs", {"address":"0x1"}] `), ids(), 0)
 	require.Len(t, b.Messages, 1)
@@ -79,7 +83,7 @@ func TestEthereumSubscribeIsOneBatchArray(t *testing.T) {
 }
 
 func TestEtherealSubscribeSharesCachedFrames(t *testing.T) {
-	p := protocol.Ethereal()
+	p := ethereal.Protocol()
 	tp := topics(t, p, "L2Book:BTCUSD", "OrderFill:0f6b")
 	var b protocol.Batch
 	p.Subscribe(&b, tp, ids(), 0)
@@ -95,26 +99,26 @@ func TestEtherealSubscribeSharesCachedFrames(t *testing.T) {
 }
 
 func TestDeribitHandshakeAndHeartbeatReply(t *testing.T) {
-	calls := protocol.Deribit().Handshake()
+	calls := deribit.Protocol().Handshake()
 	require.Len(t, calls, 1)
 	assert.Equal(t, "public/set_heartbeat", calls[0].Method)
 	assert.JSONEq(t, `{"interval":30}`, string(calls[0].Params))
-	assert.Empty(t, protocol.Deribit(protocol.WithHeartbeat(0)).Handshake())
-	reply := protocol.Deribit().HeartbeatReply(nil, 12)
+	assert.Empty(t, deribit.Protocol(deribit.WithHeartbeat(0)).Handshake())
+	reply := deribit.Protocol().HeartbeatReply(nil, 12)
 	assert.Equal(t, `{"jsonrpc":"2.0","id":12,"method":"public/test","params":{}}`, string(reply))
 }
 
 func TestSequence(t *testing.T) {
-	id, prev, ok := protocol.Deribit().Sequence([]byte(`{"type":"change","prev_change_id":4,"instrument_name":"X","change_id":5,"bids":[]}`))
+	id, prev, ok := deribit.Protocol().Sequence([]byte(`{"type":"change","prev_change_id":4,"instrument_name":"X","change_id":5,"bids":[]}`))
 	assert.True(t, ok)
 	assert.Equal(t, [2]uint64{5, 4}, [2]uint64{id, prev})
-	id, prev, ok = protocol.Deribit().Sequence([]byte(`{"type":"snapshot","change_id":9}`))
+	id, prev, ok = deribit.Protocol().Sequence([]byte(`{"type":"snapshot","change_id":9}`))
 	assert.True(t, ok)
 	assert.Equal(t, [2]uint64{9, 0}, [2]uint64{id, prev})
-	id, prev, ok = protocol.Ethereal().Sequence([]byte(`{"e":"L2Book","t":99,"data":{"s":"BTCUSD","t":7,"pt":6}}`))
+	id, prev, ok = ethereal.Protocol().Sequence([]byte(`{"e":"L2Book","t":99,"data":{"s":"BTCUSD","t":7,"pt":6}}`))
 	assert.True(t, ok)
 	assert.Equal(t, [2]uint64{7, 6}, [2]uint64{id, prev})
-	_, _, ok = protocol.Deribit().Sequence([]byte(`{"bids":[]}`))
+	_, _, ok = deribit.Protocol().Sequence([]byte(`{"bids":[]}`))
 	assert.False(t, ok)
 }
 
@@ -134,9 +138,9 @@ func TestFastPathAgreesWithDecoding(t *testing.T) {
 	for i := range 200 {
 		payload := fmt.Sprintf(`{"n":%d,"s":"x\"}y","a":[%d,{"b":"]"}]}`, i, i)
 		frames := map[protocol.Protocol]string{
-			protocol.Thalex():   fmt.Sprintf(`{"channel_name":"c%d","notification":%s}`, i, payload),
-			protocol.Deribit():  fmt.Sprintf(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":"c%d","data":%s}}`, i, payload),
-			protocol.Ethereum(): fmt.Sprintf(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"c%d","result":%s}}`, i, payload),
+			thalex.Protocol():   fmt.Sprintf(`{"channel_name":"c%d","notification":%s}`, i, payload),
+			deribit.Protocol():  fmt.Sprintf(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":"c%d","data":%s}}`, i, payload),
+			ethereum.Protocol(): fmt.Sprintf(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"c%d","result":%s}}`, i, payload),
 		}
 		for p, frame := range frames {
 			var f protocol.Frame

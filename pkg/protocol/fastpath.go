@@ -4,7 +4,7 @@ import (
 	"github.com/wsfan/wsfan/internal/jsonscan"
 )
 
-// Exchanges write notifications in one fixed, compact layout. fastNotify
+// Exchanges write notifications in one fixed, compact layout. FastNotify
 // recognises that layout with two prefix compares and a scan of the key,
 // and slices the payload from the frame's tail, so a ticker is classified
 // without parsing its payload. Any other layout (whitespace, reordered
@@ -14,7 +14,7 @@ import (
 // The frame must read prefix + KEY + `"` + mid + PAYLOAD + closing braces,
 // where closers is how many braces close the frame after the payload and
 // KEY holds no byte a JSON string must escape.
-func fastNotify(frame []byte, prefix, mid string, closers int, f *Frame) bool {
+func FastNotify(frame []byte, prefix, mid string, closers int, f *Frame) bool {
 	if len(frame) < len(prefix)+len(mid)+4 || string(frame[:len(prefix)]) != prefix {
 		return false
 	}

@@ -4,7 +4,11 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // FuzzClassify feeds arbitrary bytes to every dialect's classifier: it
@@ -24,7 +28,7 @@ func FuzzClassify(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	dialects := []protocol.Protocol{protocol.Thalex(), protocol.Deribit(), protocol.Ethereum(), protocol.Ethereal()}
+	dialects := []protocol.Protocol{thalex.Protocol(), deribit.Protocol(), ethereum.Protocol(), ethereal.Protocol()}
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		for _, p := range dialects {
 			var fr protocol.Frame

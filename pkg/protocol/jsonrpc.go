@@ -6,9 +6,9 @@ import (
 	"github.com/wsfan/wsfan/internal/jsonscan"
 )
 
-// appendRPC appends a JSON-RPC 2.0 request. emptyParams stands in for nil
+// AppendRPC appends a JSON-RPC 2.0 request. emptyParams stands in for nil
 // params ("{}" for the exchanges, "[]" for Ethereum).
-func appendRPC(dst []byte, id uint64, method string, params []byte, emptyParams string) []byte {
+func AppendRPC(dst []byte, id uint64, method string, params []byte, emptyParams string) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = strconv.AppendUint(dst, id, 10)
 	dst = append(dst, `,"method":`...)
@@ -22,54 +22,54 @@ func appendRPC(dst []byte, id uint64, method string, params []byte, emptyParams 
 	return append(dst, '}')
 }
 
-// rpcLayout says where a JSON-RPC dialect puts a notification's routing
+// RPCLayout says where a JSON-RPC dialect puts a notification's routing
 // key and payload inside "params": Deribit {"channel","data"} (and a
 // heartbeat's "type"), Ethereum {"subscription","result"}.
-type rpcLayout struct {
-	key     string
-	payload string
-	aux     string // a second member kept whole (Deribit's heartbeat "type"); "" for none
+type RPCLayout struct {
+	Key     string
+	Payload string
+	Aux     string // a second member kept whole (Deribit's heartbeat "type"); "" for none
 }
 
-// rpcFrame is what scanRPC found besides the response members it writes
+// RPCFrame is what scanRPC found besides the response members it writes
 // to the Frame. Each field is a member's whole value, nil when absent; a
 // repeated member counts as its last occurrence, and a repeated "params"
 // replaces everything found in the one before.
-type rpcFrame struct {
-	method  []byte // "method", a request or notification when present
-	key     []byte // params' routing key member
-	payload []byte // params' payload member
-	aux     []byte // params' aux member
+type RPCFrame struct {
+	Method  []byte // "method", a request or notification when present
+	Key     []byte // params' routing key member
+	Payload []byte // params' payload member
+	Aux     []byte // params' aux member
 }
 
-// scanRPC reads a JSON-RPC frame: a response's id, result and error into
+// ScanRPC reads a JSON-RPC frame: a response's id, result and error into
 // f, the method and the params members layout names into r. Every member
 // is read and checked, except a payload or result that closes the frame,
 // which is sliced from the tail (see jsonscan.TailValue).
-func scanRPC(frame []byte, f *Frame, layout *rpcLayout, r *rpcFrame) error {
+func ScanRPC(frame []byte, f *Frame, layout *RPCLayout, r *RPCFrame) error {
 	m := jsonscan.Object(frame, 0)
 	for key, start, ok := m.Next(); ok; key, start, ok = m.Next() {
 		switch string(key) {
 		case "method":
-			r.method = frame[start:m.Skip()]
+			r.Method = frame[start:m.Skip()]
 		case "params":
-			r.key, r.payload, r.aux = nil, nil, nil
+			r.Key, r.Payload, r.Aux = nil, nil, nil
 			end, err := scanParams(frame, start, layout, r)
 			if err != nil {
 				return err
 			}
 			m.SkipTo(end)
 		default:
-			if !classifyResponseMember(&m, frame, key, start, f) {
+			if !ClassifyResponseMember(&m, frame, key, start, f) {
 				m.Skip()
 			}
 		}
 	}
 	if m.Err() != nil || !jsonscan.AtEnd(frame, m.End()) {
-		return scanErr(frame)
+		return ScanError(frame)
 	}
-	if r.method != nil {
-		f.clearResponse()
+	if r.Method != nil {
+		f.ClearResponse()
 		return nil
 	}
 	if f.Kind != KindResponse {
@@ -80,7 +80,7 @@ func scanRPC(frame []byte, f *Frame, layout *rpcLayout, r *rpcFrame) error {
 
 // scanParams reads a params value for the members layout names, and
 // returns its end.
-func scanParams(frame []byte, start int, layout *rpcLayout, r *rpcFrame) (end int, err error) {
+func scanParams(frame []byte, start int, layout *RPCLayout, r *RPCFrame) (end int, err error) {
 	if frame[start] != '{' {
 		end, err = jsonscan.SkipValue(frame, start)
 		if err != nil {
@@ -91,12 +91,12 @@ func scanParams(frame []byte, start int, layout *rpcLayout, r *rpcFrame) (end in
 	p := jsonscan.Object(frame, start)
 	for key, vstart, ok := p.Next(); ok; key, vstart, ok = p.Next() {
 		switch {
-		case string(key) == layout.key:
-			r.key = frame[vstart:p.Skip()]
-		case string(key) == layout.payload:
-			r.payload = frame[vstart:p.SkipTail(2)]
-		case layout.aux != "" && string(key) == layout.aux:
-			r.aux = frame[vstart:p.Skip()]
+		case string(key) == layout.Key:
+			r.Key = frame[vstart:p.Skip()]
+		case string(key) == layout.Payload:
+			r.Payload = frame[vstart:p.SkipTail(2)]
+		case layout.Aux != "" && string(key) == layout.Aux:
+			r.Aux = frame[vstart:p.Skip()]
 		default:
 			p.Skip()
 		}

@@ -15,61 +15,61 @@ const (
 	CodeInternalError  = -32603
 )
 
-// rpcHead opens a JSON-RPC 2.0 response up to its id.
-const rpcHead = `{"jsonrpc":"2.0","id":`
+// RPCHead opens a JSON-RPC 2.0 response up to its id.
+const RPCHead = `{"jsonrpc":"2.0","id":`
 
 // nullID is the id of a response to a request whose id is unknown.
 var nullID = []byte("null")
 
-// rpcServer is the server half the JSON-RPC dialects share: requests
+// RPCServer is the server half the JSON-RPC dialects share: requests
 // read with encoding/json (they are not the hot path), responses under
 // one head, notifications in one layout.
-type rpcServer struct {
-	name    string
-	head    string // a response up to its id
-	batches bool
-	note    notification
+type RPCServer struct {
+	DialectName  string
+	Head         string // a response up to its id
+	AllowBatches bool
+	Note         Notification
 }
 
-// notification is the layout of a JSON-RPC dialect's notification: head,
+// Notification is the layout of a JSON-RPC dialect's Notification: head,
 // the routing key as a JSON string, mid, the payload, tail.
-type notification struct{ head, mid, tail string }
+type Notification struct{ Head, Mid, Tail string }
 
-func (n *notification) appendTo(dst []byte, key string, data []byte) []byte {
-	dst = append(dst, n.head...)
+func (n *Notification) AppendTo(dst []byte, key string, data []byte) []byte {
+	dst = append(dst, n.Head...)
 	dst = AppendJSONString(dst, key)
-	dst = append(dst, n.mid...)
+	dst = append(dst, n.Mid...)
 	dst = append(dst, data...)
-	return append(dst, n.tail...)
+	return append(dst, n.Tail...)
 }
 
-func (n *notification) envelope(key string) (prefix, suffix []byte) {
-	prefix = make([]byte, 0, len(n.head)+len(key)+2+len(n.mid))
-	prefix = append(AppendJSONString(append(prefix, n.head...), key), n.mid...)
-	return prefix, []byte(n.tail)
+func (n *Notification) Envelope(key string) (prefix, suffix []byte) {
+	prefix = make([]byte, 0, len(n.Head)+len(key)+2+len(n.Mid))
+	prefix = append(AppendJSONString(append(prefix, n.Head...), key), n.Mid...)
+	return prefix, []byte(n.Tail)
 }
 
-func (s *rpcServer) Name() string                            { return s.name }
-func (s *rpcServer) RPC() bool                               { return true }
-func (s *rpcServer) Batches() bool                           { return s.batches }
-func (s *rpcServer) Private(string) bool                     { return false }
-func (s *rpcServer) SubscriptionID() string                  { return "" }
-func (s *rpcServer) AppendHeartbeat(dst []byte) []byte       { return dst }
-func (s *rpcServer) AppendReconnectNotice(dst []byte) []byte { return dst }
+func (s *RPCServer) Name() string                            { return s.DialectName }
+func (s *RPCServer) RPC() bool                               { return true }
+func (s *RPCServer) Batches() bool                           { return s.AllowBatches }
+func (s *RPCServer) Private(string) bool                     { return false }
+func (s *RPCServer) SubscriptionID() string                  { return "" }
+func (s *RPCServer) AppendHeartbeat(dst []byte) []byte       { return dst }
+func (s *RPCServer) AppendReconnectNotice(dst []byte) []byte { return dst }
 
-func (s *rpcServer) AppendResult(dst, id, result []byte) []byte {
-	return append(s.openResult(dst, id, result), '}')
+func (s *RPCServer) AppendResult(dst, id, result []byte) []byte {
+	return append(s.OpenResult(dst, id, result), '}')
 }
 
-// openResult appends a response carrying result without its closing
+// OpenResult appends a response carrying result without its closing
 // brace, for a dialect that adds members.
-func (s *rpcServer) openResult(dst, id, result []byte) []byte {
+func (s *RPCServer) OpenResult(dst, id, result []byte) []byte {
 	dst = s.appendHead(dst, id)
 	dst = append(dst, `,"result":`...)
 	return append(dst, result...)
 }
 
-func (s *rpcServer) AppendError(dst, id []byte, code int, message string, data []byte) []byte {
+func (s *RPCServer) AppendError(dst, id []byte, code int, message string, data []byte) []byte {
 	dst = s.appendHead(dst, id)
 	dst = append(dst, `,"error":{"code":`...)
 	dst = strconv.AppendInt(dst, int64(code), 10)
@@ -82,16 +82,16 @@ func (s *rpcServer) AppendError(dst, id []byte, code int, message string, data [
 	return append(dst, "}}"...)
 }
 
-func (s *rpcServer) appendHead(dst, id []byte) []byte {
+func (s *RPCServer) appendHead(dst, id []byte) []byte {
 	if len(id) == 0 {
 		id = nullID
 	}
-	return append(append(dst, s.head...), id...)
+	return append(append(dst, s.Head...), id...)
 }
 
-// parse reads a frame of one request or a batch array of them; op fills
+// Parse reads a frame of one request or a batch array of them; op fills
 // in what each request does from its method and params.
-func (s *rpcServer) parse(dst []Incoming, frame []byte, op func(*Incoming)) ([]Incoming, bool, *RequestError) {
+func (s *RPCServer) Parse(dst []Incoming, frame []byte, op func(*Incoming)) ([]Incoming, bool, *RequestError) {
 	frame = bytes.TrimSpace(frame)
 	if len(frame) == 0 || frame[0] != '[' {
 		var req Incoming
@@ -105,7 +105,7 @@ func (s *rpcServer) parse(dst []Incoming, frame []byte, op func(*Incoming)) ([]I
 		return dst, true, &RequestError{Code: CodeParseError, Message: "parse error"}
 	}
 	switch {
-	case !s.batches:
+	case !s.AllowBatches:
 		return dst, true, &RequestError{Code: CodeInvalidRequest, Message: "batch requests are not supported"}
 	case len(elems) == 0:
 		return dst, true, &RequestError{Code: CodeInvalidRequest, Message: "empty batch"}

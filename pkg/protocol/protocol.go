@@ -82,41 +82,41 @@ type Frame struct {
 	keyBig []byte
 }
 
-func (f *Frame) reset() {
+func (f *Frame) Reset() {
 	f.Kind, f.ID, f.HasID, f.Event = KindUnknown, 0, false, EventNone
 	f.Result, f.Error, f.Key, f.Data = nil, nil, nil, nil
 }
 
-// keyScratch returns empty storage for a key that is not a slice of the
+// KeyScratch returns empty storage for a key that is not a slice of the
 // frame; pass what was built in it to keepKey.
-func (f *Frame) keyScratch() []byte {
+func (f *Frame) KeyScratch() []byte {
 	if f.keyBig != nil {
 		return f.keyBig[:0]
 	}
 	return f.keyBuf[:0]
 }
 
-// keepKey sets the routing key to one built in keyScratch, keeping its
+// KeepKey sets the routing key to one built in keyScratch, keeping its
 // storage for the next key when it outgrew the Frame's own.
-func (f *Frame) keepKey(key []byte) {
+func (f *Frame) KeepKey(key []byte) {
 	if cap(key) > len(f.keyBuf) && cap(key) > cap(f.keyBig) {
 		f.keyBig = key[:0]
 	}
 	f.Key = key
 }
 
-// decodeKey sets the routing key to the JSON string v, decoded: a slice
+// DecodeKey sets the routing key to the JSON string v, decoded: a slice
 // of the frame when it has no escapes, else built in keyScratch. It
 // reports whether v is a string.
-func (f *Frame) decodeKey(v []byte) bool {
+func (f *Frame) DecodeKey(v []byte) bool {
 	if bytes.IndexByte(v, '\\') < 0 {
 		s, ok := jsonscan.String(v, nil)
 		f.Key = s
 		return ok
 	}
-	s, ok := jsonscan.AppendString(f.keyScratch(), v)
+	s, ok := jsonscan.AppendString(f.KeyScratch(), v)
 	if ok {
-		f.keepKey(s)
+		f.KeepKey(s)
 	}
 	return ok
 }
@@ -135,8 +135,8 @@ type Topic struct {
 	// Sequenced topics carry a change id the client checks for gaps.
 	Sequenced bool
 
-	sub   []byte // the topic's piece of a subscribe frame
-	unsub []byte // the topic's piece of an unsubscribe frame, when it differs
+	Sub   []byte // the topic's piece of a subscribe frame
+	Unsub []byte // the topic's piece of an unsubscribe frame, when it differs
 }
 
 // Request is one acknowledged request inside a Batch.
@@ -167,10 +167,10 @@ func (b *Batch) Reset() {
 	b.arena = b.arena[:0]
 }
 
-// message returns an empty buffer of capacity size carved from the
-// arena, and reserves that room. Appending past size moves the message
+// NewMessage returns an empty buffer of capacity size carved from the
+// arena, and reserves that room. Appending past size moves the NewMessage
 // to its own storage outside the arena; it stays correct.
-func (b *Batch) message(size int) []byte {
+func (b *Batch) NewMessage(size int) []byte {
 	n := len(b.arena)
 	if cap(b.arena)-n < size {
 		// The old arena stays alive through the messages already carved.
@@ -251,23 +251,14 @@ var (
 	ErrInvalidTopic = errors.New("protocol: invalid topic")
 )
 
-// scanErr is the error for a frame whose members did not read to the
+// ScanError is the error for a frame whose members did not read to the
 // end: unrecognized when it is valid JSON but not an object, else
 // malformed.
-func scanErr(frame []byte) error {
+func ScanError(frame []byte) error {
 	if i := jsonscan.SkipSpace(frame, 0); i < len(frame) && frame[i] != '{' {
 		if end, err := jsonscan.SkipValue(frame, i); err == nil && jsonscan.AtEnd(frame, end) {
 			return ErrUnrecognized
 		}
 	}
 	return ErrMalformed
-}
-
-// ByName returns the dialect called name with default options.
-func ByName(name string) (Protocol, error) {
-	i, err := dialectNamed(name)
-	if err != nil {
-		return nil, err
-	}
-	return dialects[i].client(), nil
 }

@@ -12,7 +12,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // The differential fuzz targets check each dialect's key scanner against
@@ -33,10 +37,10 @@ import (
 // keys are compared with invalid bytes read as U+FFFD, as encoding/json
 // reads them.
 
-func FuzzRouteThalex(f *testing.F)   { fuzzRoute(f, protocol.Thalex(), thalexOracle) }
-func FuzzRouteDeribit(f *testing.F)  { fuzzRoute(f, protocol.Deribit(), deribitOracle) }
-func FuzzRouteEthereum(f *testing.F) { fuzzRoute(f, protocol.Ethereum(), ethereumOracle) }
-func FuzzRouteEthereal(f *testing.F) { fuzzRoute(f, protocol.Ethereal(), etherealOracle) }
+func FuzzRouteThalex(f *testing.F)   { fuzzRoute(f, thalex.Protocol(), thalexOracle) }
+func FuzzRouteDeribit(f *testing.F)  { fuzzRoute(f, deribit.Protocol(), deribitOracle) }
+func FuzzRouteEthereum(f *testing.F) { fuzzRoute(f, ethereum.Protocol(), ethereumOracle) }
+func FuzzRouteEthereal(f *testing.F) { fuzzRoute(f, ethereal.Protocol(), etherealOracle) }
 
 // oracle classifies a frame encoding/json accepts.
 type oracle func(frame []byte) route

@@ -8,7 +8,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // TestServerParsesSubscribes checks that every subscribe and unsubscribe
@@ -89,17 +93,17 @@ func TestServerParsesCalls(t *testing.T) {
 		assert.Equal(t, protocol.Incoming{ID: []byte("42"), Method: "public/get_time", Params: []byte(`{"x":[1]}`)}, reqs[0], name)
 	}
 
-	d := protocol.Deribit()
+	d := deribit.Protocol()
 	hs := d.Handshake()
 	require.Len(t, hs, 1)
 	frame, err := d.AppendRequest(nil, 1, hs[0].Method, hs[0].Params)
 	require.NoError(t, err)
-	reqs, _, rerr := protocol.DeribitServer().ParseFrame(nil, frame)
+	reqs, _, rerr := deribit.Server().ParseFrame(nil, frame)
 	require.Nil(t, rerr)
 	assert.Equal(t, protocol.OpHeartbeat, reqs[0].Op)
 	assert.Equal(t, 30*time.Second, reqs[0].Interval)
 
-	reqs, _, rerr = protocol.DeribitServer().ParseFrame(reqs[:0], d.HeartbeatReply(nil, 2))
+	reqs, _, rerr = deribit.Server().ParseFrame(reqs[:0], d.HeartbeatReply(nil, 2))
 	require.Nil(t, rerr)
 	assert.Equal(t, protocol.OpHeartbeatReply, reqs[0].Op)
 	assert.Equal(t, "2", string(reqs[0].ID))
@@ -115,55 +119,55 @@ func TestServerParseFrame(t *testing.T) {
 		err    *protocol.RequestError // compared by code
 		reqs   []protocol.Incoming    // compared without Err's message
 	}{
-		{name: "not JSON", server: protocol.ThalexServer(), frame: `{"id":10,"method":`, err: invalid(protocol.CodeParseError)},
-		{name: "not an object", server: protocol.ThalexServer(), frame: `"hello"`, err: invalid(protocol.CodeParseError)},
-		{name: "notification", server: protocol.ThalexServer(), frame: `{"method":"public/subscribe","params":{"channels":["a"]}}`,
+		{name: "not JSON", server: thalex.Server(), frame: `{"id":10,"method":`, err: invalid(protocol.CodeParseError)},
+		{name: "not an object", server: thalex.Server(), frame: `"hello"`, err: invalid(protocol.CodeParseError)},
+		{name: "notification", server: thalex.Server(), frame: `{"method":"public/subscribe","params":{"channels":["a"]}}`,
 			reqs: []protocol.Incoming{{Method: "public/subscribe", Params: []byte(`{"channels":["a"]}`), Op: protocol.OpSubscribe, Topics: []string{"a"}}}},
-		{name: "null id is an id", server: protocol.EthereumServer(), frame: `{"jsonrpc":"2.0","id":null,"method":"eth_chainId"}`,
+		{name: "null id is an id", server: ethereum.Server(), frame: `{"jsonrpc":"2.0","id":null,"method":"eth_chainId"}`,
 			reqs: []protocol.Incoming{{ID: []byte("null"), Method: "eth_chainId"}}},
-		{name: "no method", server: protocol.ThalexServer(), frame: `{"id":"x"}`,
+		{name: "no method", server: thalex.Server(), frame: `{"id":"x"}`,
 			reqs: []protocol.Incoming{{ID: []byte(`"x"`), Err: invalid(protocol.CodeInvalidRequest)}}},
-		{name: "channels missing", server: protocol.DeribitServer(), frame: `{"id":1,"method":"private/subscribe"}`,
+		{name: "channels missing", server: deribit.Server(), frame: `{"id":1,"method":"private/subscribe"}`,
 			reqs: []protocol.Incoming{{ID: []byte("1"), Method: "private/subscribe", Op: protocol.OpSubscribe, Private: true, Err: invalid(protocol.CodeInvalidParams)}}},
-		{name: "unsubscribe_all", server: protocol.ThalexServer(), frame: `{"id":1,"method":"public/unsubscribe_all","params":{}}`,
+		{name: "unsubscribe_all", server: thalex.Server(), frame: `{"id":1,"method":"public/unsubscribe_all","params":{}}`,
 			reqs: []protocol.Incoming{{ID: []byte("1"), Method: "public/unsubscribe_all", Params: []byte("{}"), Op: protocol.OpUnsubscribeAll}}},
-		{name: "another method of the subscribe family", server: protocol.ThalexServer(), frame: `{"id":1,"method":"public/subscriptions"}`,
+		{name: "another method of the subscribe family", server: thalex.Server(), frame: `{"id":1,"method":"public/subscriptions"}`,
 			reqs: []protocol.Incoming{{ID: []byte("1"), Method: "public/subscriptions"}}},
-		{name: "disable heartbeat", server: protocol.DeribitServer(), frame: `{"id":1,"method":"public/disable_heartbeat"}`,
+		{name: "disable heartbeat", server: deribit.Server(), frame: `{"id":1,"method":"public/disable_heartbeat"}`,
 			reqs: []protocol.Incoming{{ID: []byte("1"), Method: "public/disable_heartbeat", Op: protocol.OpHeartbeat}}},
-		{name: "heartbeat of no interval", server: protocol.DeribitServer(), frame: `{"id":1,"method":"public/set_heartbeat","params":{"interval":0}}`,
+		{name: "heartbeat of no interval", server: deribit.Server(), frame: `{"id":1,"method":"public/set_heartbeat","params":{"interval":0}}`,
 			reqs: []protocol.Incoming{{ID: []byte("1"), Method: "public/set_heartbeat", Params: []byte(`{"interval":0}`), Op: protocol.OpHeartbeat, Err: invalid(protocol.CodeInvalidParams)}}},
-		{name: "thalex has no heartbeat methods", server: protocol.ThalexServer(), frame: `{"id":1,"method":"public/test"}`,
+		{name: "thalex has no heartbeat methods", server: thalex.Server(), frame: `{"id":1,"method":"public/test"}`,
 			reqs: []protocol.Incoming{{ID: []byte("1"), Method: "public/test"}}},
-		{name: "eth_subscribe without params", server: protocol.EthereumServer(), frame: `{"id":1,"method":"eth_subscribe","params":[]}`,
+		{name: "eth_subscribe without params", server: ethereum.Server(), frame: `{"id":1,"method":"eth_subscribe","params":[]}`,
 			reqs: []protocol.Incoming{{ID: []byte("1"), Method: "eth_subscribe", Params: []byte("[]"), Op: protocol.OpSubscribe, Err: invalid(protocol.CodeInvalidParams)}}},
-		{name: "eth_unsubscribe of two ids", server: protocol.EthereumServer(), frame: `{"id":1,"method":"eth_unsubscribe","params":["0x1","0x2"]}`,
+		{name: "eth_unsubscribe of two ids", server: ethereum.Server(), frame: `{"id":1,"method":"eth_unsubscribe","params":["0x1","0x2"]}`,
 			reqs: []protocol.Incoming{{ID: []byte("1"), Method: "eth_unsubscribe", Params: []byte(`["0x1","0x2"]`), Op: protocol.OpUnsubscribe, Err: invalid(protocol.CodeInvalidParams)}}},
-		{name: "eth_subscribe spaced", server: protocol.EthereumServer(), frame: ` {"id":1,"method":"eth_subscribe","params":["logs", {"address": "0x1"}]} `,
+		{name: "eth_subscribe spaced", server: ethereum.Server(), frame: ` {"id":1,"method":"eth_subscribe","params":["logs", {"address": "0x1"}]} `,
 			reqs: []protocol.Incoming{{ID: []byte("1"), Method: "eth_subscribe", Params: []byte(`["logs", {"address": "0x1"}]`), Op: protocol.OpSubscribe, Topics: []string{`["logs",{"address":"0x1"}]`}}}},
 
-		{name: "batch", server: protocol.EthereumServer(), batch: true,
+		{name: "batch", server: ethereum.Server(), batch: true,
 			frame: `[{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]},7,{"jsonrpc":"2.0","method":"eth_blockNumber"}]`,
 			reqs: []protocol.Incoming{
 				{ID: []byte("1"), Method: "eth_subscribe", Params: []byte(`["newHeads"]`), Op: protocol.OpSubscribe, Topics: []string{"newHeads"}},
 				{ID: []byte("null"), Err: invalid(protocol.CodeInvalidRequest)},
 				{Method: "eth_blockNumber"},
 			}},
-		{name: "thalex batch", server: protocol.ThalexServer(), batch: true, frame: `[{"id":1,"method":"public/get_time"}]`,
+		{name: "thalex batch", server: thalex.Server(), batch: true, frame: `[{"id":1,"method":"public/get_time"}]`,
 			reqs: []protocol.Incoming{{ID: []byte("1"), Method: "public/get_time"}}},
-		{name: "no deribit batch", server: protocol.DeribitServer(), batch: true, frame: `[{"jsonrpc":"2.0","id":1,"method":"public/test"}]`, err: invalid(protocol.CodeInvalidRequest)},
-		{name: "empty batch", server: protocol.EthereumServer(), batch: true, frame: `[]`, err: invalid(protocol.CodeInvalidRequest)},
-		{name: "broken batch", server: protocol.EthereumServer(), batch: true, frame: `[{"id":1}`, err: invalid(protocol.CodeParseError)},
+		{name: "no deribit batch", server: deribit.Server(), batch: true, frame: `[{"jsonrpc":"2.0","id":1,"method":"public/test"}]`, err: invalid(protocol.CodeInvalidRequest)},
+		{name: "empty batch", server: ethereum.Server(), batch: true, frame: `[]`, err: invalid(protocol.CodeInvalidRequest)},
+		{name: "broken batch", server: ethereum.Server(), batch: true, frame: `[{"id":1}`, err: invalid(protocol.CodeParseError)},
 
-		{name: "ethereal subscribe", server: protocol.EtherealServer(), frame: `{"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}`,
+		{name: "ethereal subscribe", server: ethereal.Server(), frame: `{"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}`,
 			reqs: []protocol.Incoming{{Method: "subscribe", Op: protocol.OpSubscribe, Topics: []string{"L2Book:BTCUSD"}}}},
-		{name: "ethereal subaccount unsubscribe", server: protocol.EtherealServer(), frame: `{"event":"unsubscribe","data":{"type":"OrderUpdate","subaccountId":"sa-1"}}`,
+		{name: "ethereal subaccount unsubscribe", server: ethereal.Server(), frame: `{"event":"unsubscribe","data":{"type":"OrderUpdate","subaccountId":"sa-1"}}`,
 			reqs: []protocol.Incoming{{Method: "unsubscribe", Op: protocol.OpUnsubscribe, Topics: []string{"OrderUpdate:sa-1"}}}},
-		{name: "ethereal subscribe to nothing", server: protocol.EtherealServer(), frame: `{"event":"subscribe","data":{"type":"L2Book"}}`,
+		{name: "ethereal subscribe to nothing", server: ethereal.Server(), frame: `{"event":"subscribe","data":{"type":"L2Book"}}`,
 			reqs: []protocol.Incoming{{Method: "subscribe", Op: protocol.OpSubscribe, Err: invalid(protocol.CodeInvalidParams)}}},
-		{name: "ethereal other event", server: protocol.EtherealServer(), frame: `{"event":"ping"}`,
+		{name: "ethereal other event", server: ethereal.Server(), frame: `{"event":"ping"}`,
 			reqs: []protocol.Incoming{{Method: "ping"}}},
-		{name: "ethereal garbage", server: protocol.EtherealServer(), frame: `{"event":`, err: invalid(protocol.CodeParseError)},
+		{name: "ethereal garbage", server: ethereal.Server(), frame: `{"event":`, err: invalid(protocol.CodeParseError)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,7 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // half is one dialect's two halves.
@@ -59,7 +63,7 @@ func TestServerNotificationWireFormat(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, string(s.AppendNotification(nil, "ticker.BTC-PERPETUAL.raw", "0xcd0c", data)), name)
 	}
-	frame := string(protocol.EtherealServer().AppendNotification(nil, "L2Book:BTCUSD", "", []byte(`{"s":"BTCUSD"}`)))
+	frame := string(ethereal.Server().AppendNotification(nil, "L2Book:BTCUSD", "", []byte(`{"s":"BTCUSD"}`)))
 	assert.Regexp(t, `^\{"e":"L2Book","t":\d{13},"data":\{"s":"BTCUSD"\}\}$`, frame)
 }
 
@@ -126,16 +130,16 @@ func TestServerResponseRoundTrip(t *testing.T) {
 }
 
 func TestServerResponseWireFormat(t *testing.T) {
-	assert.Equal(t, `{"id":2,"result":["x"]}`, string(protocol.ThalexServer().AppendResult(nil, []byte("2"), []byte(`["x"]`))))
+	assert.Equal(t, `{"id":2,"result":["x"]}`, string(thalex.Server().AppendResult(nil, []byte("2"), []byte(`["x"]`))))
 	assert.Equal(t, `{"jsonrpc":"2.0","id":2,"error":{"code":4,"message":"throttle exceeded"}}`,
-		string(protocol.DeribitServer().AppendError(nil, []byte("2"), 4, "throttle exceeded", nil)))
+		string(deribit.Server().AppendError(nil, []byte("2"), 4, "throttle exceeded", nil)))
 
 	in := time.UnixMicro(1737043200000001)
 	out := in.Add(5 * time.Microsecond)
-	frame := protocol.AppendDeribitResult(nil, []byte("3600"), []byte(`"ok"`), in, out, true)
+	frame := deribit.AppendResult(nil, []byte("3600"), []byte(`"ok"`), in, out, true)
 	assert.Equal(t, `{"jsonrpc":"2.0","id":3600,"result":"ok","usIn":1737043200000001,"usOut":1737043200000006,"usDiff":5,"testnet":true}`, string(frame))
 	var f protocol.Frame
-	require.NoError(t, protocol.Deribit().Classify(frame, &f))
+	require.NoError(t, deribit.Protocol().Classify(frame, &f))
 	assert.Equal(t, uint64(3600), f.ID)
 	assert.Equal(t, `"ok"`, string(f.Result))
 }
@@ -144,7 +148,7 @@ func TestServerResponseWireFormat(t *testing.T) {
 // JSON that decodes to them (invalid UTF-8 to U+FFFD).
 func TestServerErrorEscapes(t *testing.T) {
 	for _, msg := range []string{"plain", "q\"b\\s/", "nl\n\r\t\x00\x1f", "é ✓ 😀", "bad \xff utf8"} {
-		frame := protocol.EthereumServer().AppendError(nil, []byte("1"), 1, msg, nil)
+		frame := ethereum.Server().AppendError(nil, []byte("1"), 1, msg, nil)
 		var v struct {
 			Error struct{ Message string }
 		}
@@ -156,58 +160,58 @@ func TestServerErrorEscapes(t *testing.T) {
 // TestServerAcksRoundTrip checks that the client half's Ack reads the
 // keys a server acknowledged, and nothing it refused.
 func TestServerAcksRoundTrip(t *testing.T) {
-	th := protocol.Thalex()
+	th := thalex.Protocol()
 	ts := topics(t, th, "a", "b", "c")
 	var b protocol.Batch
 	th.Subscribe(&b, ts, ids(), 0)
-	result := protocol.ThalexServer().AppendSubscribed(nil, []string{"a", "c"})
+	result := thalex.Server().AppendSubscribed(nil, []string{"a", "c"})
 	assert.Equal(t, `["a","c"]`, string(result))
 	keys := make([]string, 3)
 	require.NoError(t, th.Ack(&b.Requests[0], result, keys))
 	assert.Equal(t, []string{"a", "", "c"}, keys)
-	assert.Equal(t, `[]`, string(protocol.DeribitServer().AppendSubscribed(nil, nil)))
-	assert.Equal(t, `["b"]`, string(protocol.DeribitServer().AppendUnsubscribed(nil, []string{"b"})))
+	assert.Equal(t, `[]`, string(deribit.Server().AppendSubscribed(nil, nil)))
+	assert.Equal(t, `["b"]`, string(deribit.Server().AppendUnsubscribed(nil, []string{"b"})))
 
-	eth := protocol.Ethereum()
+	eth := ethereum.Protocol()
 	es := topics(t, eth, "newHeads")
 	b = protocol.Batch{}
 	eth.Subscribe(&b, es, ids(), 0)
-	srv := protocol.EthereumServer()
+	srv := ethereum.Server()
 	id := srv.SubscriptionID()
 	require.NoError(t, eth.Ack(&b.Requests[0], srv.AppendSubscribed(nil, []string{id}), keys[:1]))
 	assert.Equal(t, id, keys[0])
 	assert.Equal(t, "true", string(srv.AppendUnsubscribed(nil, []string{id})))
 	assert.Equal(t, "false", string(srv.AppendUnsubscribed(nil, nil)))
 
-	assert.Empty(t, protocol.EtherealServer().AppendSubscribed(nil, []string{"L2Book:BTCUSD"}))
+	assert.Empty(t, ethereal.Server().AppendSubscribed(nil, []string{"L2Book:BTCUSD"}))
 }
 
 func TestServerEvents(t *testing.T) {
 	var f protocol.Frame
-	hb := protocol.DeribitServer().AppendHeartbeat(nil)
-	require.NoError(t, protocol.Deribit().Classify(hb, &f))
+	hb := deribit.Server().AppendHeartbeat(nil)
+	require.NoError(t, deribit.Protocol().Classify(hb, &f))
 	assert.Equal(t, protocol.KindHeartbeat, f.Kind)
 
-	notice := protocol.ThalexServer().AppendReconnectNotice(nil)
+	notice := thalex.Server().AppendReconnectNotice(nil)
 	assert.Equal(t, `{"channel_name":"system","notification":{"event":"reconnect"}}`, string(notice))
-	require.NoError(t, protocol.Thalex().Classify(notice, &f))
+	require.NoError(t, thalex.Protocol().Classify(notice, &f))
 	assert.Equal(t, protocol.KindEvent, f.Kind)
 	assert.Equal(t, protocol.EventReconnect, f.Event)
 
-	for _, s := range []protocol.Server{protocol.ThalexServer(), protocol.EthereumServer(), protocol.EtherealServer()} {
+	for _, s := range []protocol.Server{thalex.Server(), ethereum.Server(), ethereal.Server()} {
 		assert.Empty(t, s.AppendHeartbeat(nil), s.Name())
 	}
-	for _, s := range []protocol.Server{protocol.DeribitServer(), protocol.EthereumServer(), protocol.EtherealServer()} {
+	for _, s := range []protocol.Server{deribit.Server(), ethereum.Server(), ethereal.Server()} {
 		assert.Empty(t, s.AppendReconnectNotice(nil), s.Name())
 	}
 }
 
 func TestServerSubscriptionsAndPrivacy(t *testing.T) {
-	eth := protocol.EthereumServer()
+	eth := ethereum.Server()
 	a, b := eth.SubscriptionID(), eth.SubscriptionID()
 	assert.Regexp(t, regexp.MustCompile(`^0x[0-9a-f]{32}$`), a)
 	assert.NotEqual(t, a, b)
-	for _, s := range []protocol.Server{protocol.ThalexServer(), protocol.DeribitServer(), protocol.EtherealServer()} {
+	for _, s := range []protocol.Server{thalex.Server(), deribit.Server(), ethereal.Server()} {
 		assert.Empty(t, s.SubscriptionID(), s.Name())
 	}
 
@@ -221,8 +225,8 @@ func TestServerSubscriptionsAndPrivacy(t *testing.T) {
 			assert.Equal(t, tp.Private, h.server.Private(topic), "%s %s", name, topic)
 		}
 	}
-	assert.True(t, protocol.ThalexServer().Private("account.orders"))
-	assert.True(t, protocol.DeribitServer().Private("user.orders.any.any.raw"))
+	assert.True(t, thalex.Server().Private("account.orders"))
+	assert.True(t, deribit.Server().Private("user.orders.any.any.raw"))
 }
 
 // TestAppendNotificationAllocs holds the publishing path to no

@@ -22,8 +22,8 @@ import (
 
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
-	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/sidecar"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 const benchTopic = "ticker.BTC-PERPETUAL.raw"
@@ -286,7 +286,7 @@ func benchNaive(b *testing.B, n int) {
 	f := &naiveFanOut{}
 	hs := httptest.NewServer(f)
 	defer hs.Close()
-	c, err := client.Dial(context.Background(), up.URL(), client.WithProtocol(protocol.Thalex()), client.WithBufferSize(8192))
+	c, err := client.Dial(context.Background(), up.URL(), client.WithProtocol(thalex.Protocol()), client.WithBufferSize(8192))
 	require.NoError(b, err)
 	defer c.Close()
 	sub, err := c.Subscribe(context.Background(), []string{benchTopic})

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/wsfan/wsfan/internal/format"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/natsbridge"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -64,8 +65,9 @@ type Config struct {
 	// logs. Its values are never logged or shown. A client.WithHeader in
 	// UpstreamOptions replaces it. Default: none.
 	UpstreamHeader http.Header `yaml:"upstream_header"`
-	// Protocol is the dialect name (thalex, deribit, ethereum, ethereal),
-	// spoken upstream and to local clients. Default: "thalex".
+	// Protocol is the dialect's registered name (protocol.ByName: import
+	// the exchange package), spoken upstream and to local clients.
+	// Required.
 	Protocol string `yaml:"protocol"`
 	// Listen is the address ListenAndServe listens on. Default:
 	// "127.0.0.1:8765". A non-loopback address requires Token.
@@ -197,11 +199,8 @@ type Config struct {
 	UpstreamOptions []client.Option `yaml:"-"`
 }
 
-// Defaults of Config.
-const (
-	DefaultProtocol = "thalex"
-	DefaultListen   = "127.0.0.1:8765"
-)
+// DefaultListen is Config.Listen's default.
+const DefaultListen = "127.0.0.1:8765"
 
 var defaultBlocked = []string{"public/login", "public/auth", "private/subscribe"}
 
@@ -211,7 +210,7 @@ func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 		return c, nil, errors.New("no upstream: Config.Upstream is required")
 	}
 	if c.Protocol == "" {
-		c.Protocol = DefaultProtocol
+		return c, nil, fmt.Errorf("no protocol: Config.Protocol is required, one of the registered dialects: %s", format.OneOf(protocol.Names()))
 	}
 	proto, err := protocol.ByName(c.Protocol)
 	if err != nil {

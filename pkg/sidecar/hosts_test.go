@@ -19,6 +19,7 @@ import (
 
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // endpoints are every path a sidecar serves, and a topic for the streams.
@@ -164,7 +165,7 @@ func TestIPv6Loopback(t *testing.T) {
 	}
 	up := exchangetest.NewServer(exchangetest.Thalex)
 	t.Cleanup(up.Close)
-	srv, err := sidecar.New(sidecar.Config{Upstream: up.URL(), Listen: ln.Addr().String(), DrainTimeout: time.Second})
+	srv, err := sidecar.New(sidecar.Config{Upstream: up.URL(), Protocol: thalex.Name, Listen: ln.Addr().String(), DrainTimeout: time.Second})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -191,7 +192,7 @@ func TestIPv6Loopback(t *testing.T) {
 // An entry of AllowedHosts that is not a host is refused by New, named.
 func TestAllowedHostsInvalid(t *testing.T) {
 	for _, bad := range []string{"sidecar.example:8765", "http://sidecar.example", "*.", "a b"} {
-		_, err := sidecar.New(sidecar.Config{Upstream: "ws://127.0.0.1:1/ws", AllowedHosts: []string{bad}})
+		_, err := sidecar.New(sidecar.Config{Upstream: "ws://127.0.0.1:1/ws", Protocol: thalex.Name, AllowedHosts: []string{bad}})
 		require.Error(t, err, bad)
 		assert.Contains(t, err.Error(), fmt.Sprintf("%q", bad))
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // SSE streams each message as a default message event carrying its topic
@@ -220,9 +221,10 @@ func TestSSERefusedTopic(t *testing.T) {
 // Errors name the sidecar once: the command prints its name before them.
 func TestNewErrors(t *testing.T) {
 	for cfg, want := range map[*sidecar.Config]string{
-		{}: "no upstream: Config.Upstream is required",
-		{Upstream: "ws://127.0.0.1:1", Listen: "0.0.0.0:1"}: "listening on 0.0.0.0:1 (not loopback) requires a token",
-		{Upstream: "ws://127.0.0.1:1", Protocol: "smoke"}:   `protocol: unknown dialect "smoke" (want thalex, deribit, ethereum or ethereal)`,
+		{}:                             "no upstream: Config.Upstream is required",
+		{Upstream: "ws://127.0.0.1:1"}: "no protocol: Config.Protocol is required, one of the registered dialects: deribit, ethereal, ethereum or thalex",
+		{Upstream: "ws://127.0.0.1:1", Protocol: "thalex", Listen: "0.0.0.0:1"}: "listening on 0.0.0.0:1 (not loopback) requires a token",
+		{Upstream: "ws://127.0.0.1:1", Protocol: "smoke"}:                       `protocol: unknown dialect "smoke" (want deribit, ethereal, ethereum or thalex)`,
 	} {
 		_, err := sidecar.New(*cfg)
 		assert.EqualError(t, err, want)
@@ -269,11 +271,11 @@ func TestEndpoints(t *testing.T) {
 func TestToken(t *testing.T) {
 	up := exchangetest.NewServer(exchangetest.Thalex)
 	defer up.Close()
-	_, err := sidecar.New(sidecar.Config{Upstream: up.URL(), Listen: "0.0.0.0:8765"})
+	_, err := sidecar.New(sidecar.Config{Upstream: up.URL(), Protocol: thalex.Name, Listen: "0.0.0.0:8765"})
 	if err == nil || !strings.Contains(err.Error(), "requires a token") {
 		t.Fatalf("a public listener without a token: %v", err)
 	}
-	sc, err := sidecar.New(sidecar.Config{Upstream: up.URL(), Listen: "0.0.0.0:8765", Token: "s3cret"})
+	sc, err := sidecar.New(sidecar.Config{Upstream: up.URL(), Protocol: thalex.Name, Listen: "0.0.0.0:8765", Token: "s3cret"})
 	require.NoError(t, err)
 	defer sc.Close()
 	h := sc.Handler()

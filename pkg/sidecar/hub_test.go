@@ -16,6 +16,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // newTestUpstream starts a Thalex exchangetest server and an upstream
@@ -26,7 +27,7 @@ func newTestUpstream(t *testing.T, st *stats) (exch *exchangetest.Server, u *ups
 	exch = exchangetest.NewServer(exchangetest.Thalex)
 	t.Cleanup(exch.Close)
 	u = newUpstream(exch.URL(), []client.Option{
-		client.WithProtocol(protocol.Thalex()),
+		client.WithProtocol(thalex.Protocol()),
 		client.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }),
 	}, st, zap.NewNop())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -49,7 +50,7 @@ func newTestUpstream(t *testing.T, st *stats) (exch *exchangetest.Server, u *ups
 // upstream ends the pumps), then the hub waits for its goroutines.
 func newTestHub(t *testing.T, cfg *Config, st *stats, subscribe subscribeFunc, stop func()) *hub {
 	ctx, cancel := context.WithCancel(context.Background())
-	h := newHub(ctx, cfg, protocol.Thalex(), subscribe,
+	h := newHub(ctx, cfg, thalex.Protocol(), subscribe,
 		testTopicConfig(thalexWire, st), zap.NewNop())
 	t.Cleanup(func() {
 		cancel()

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // The tests in package sidecar build one part (session, topic, hub) from
@@ -17,7 +18,7 @@ import (
 // testConfig returns a validated Config with tune applied.
 func testConfig(t testing.TB, tune func(*Config)) *Config {
 	t.Helper()
-	cfg := Config{Upstream: "ws://127.0.0.1:1/unused"}
+	cfg := Config{Upstream: "ws://127.0.0.1:1/unused", Protocol: thalex.Name}
 	if tune != nil {
 		tune(&cfg)
 	}

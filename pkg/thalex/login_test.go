@@ -1,4 +1,4 @@
-package auth_test
+package thalex_test
 
 import (
 	"crypto/ecdsa"
@@ -15,16 +15,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/clock"
-	"github.com/wsfan/wsfan/pkg/auth"
+	"github.com/wsfan/wsfan/internal/logintest"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
-func TestParseThalexKeyReadsPKCS1AndPKCS8(t *testing.T) {
+func TestParseKeyReadsPKCS1AndPKCS8(t *testing.T) {
 	key := rsaKeys()[0]
 	now := time.Unix(1_700_000_000, 0)
 	for name, p := range map[string][]byte{"PKCS#1": pkcs1(key), "PKCS#8": pkcs8(t, key)} {
-		k, err := auth.ParseThalexKey("kid-1", p)
+		k, err := thalex.ParseKey("kid-1", p)
 		require.NoError(t, err, name)
 		assert.Equal(t, "kid-1", k.ID())
 
@@ -38,7 +39,7 @@ func TestParseThalexKeyReadsPKCS1AndPKCS8(t *testing.T) {
 	}
 }
 
-func TestParseThalexKeyRefusesOtherKeys(t *testing.T) {
+func TestParseKeyRefusesOtherKeys(t *testing.T) {
 	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
 	good := pkcs1(rsaKeys()[0])
@@ -49,13 +50,13 @@ func TestParseThalexKeyRefusesOtherKeys(t *testing.T) {
 		pem  []byte
 		want string
 	}{
-		{"no PEM", []byte("kid-1"), "auth: Thalex key: no PEM block found"},
-		{"EC key", pkcs8(t, ec), "auth: Thalex key: a *ecdsa.PrivateKey, not an RSA key"},
-		{"public key", pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: block.Bytes}), `auth: Thalex key: PEM block "PUBLIC KEY", want "RSA PRIVATE KEY" or "PRIVATE KEY"`},
-		{"corrupt", corrupt, "auth: Thalex key: "},
+		{"no PEM", []byte("kid-1"), "thalex: key: no PEM block found"},
+		{"EC key", pkcs8(t, ec), "thalex: key: a *ecdsa.PrivateKey, not an RSA key"},
+		{"public key", pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: block.Bytes}), `thalex: key: PEM block "PUBLIC KEY", want "RSA PRIVATE KEY" or "PRIVATE KEY"`},
+		{"corrupt", corrupt, "thalex: key: "},
 	}
 	for _, tc := range cases {
-		k, err := auth.ParseThalexKey("kid-1", tc.pem)
+		k, err := thalex.ParseKey("kid-1", tc.pem)
 		assert.Nil(t, k, tc.name)
 		require.ErrorContains(t, err, tc.want, tc.name)
 		assert.NotContains(t, err.Error(), pemLine(good)[:16], tc.name)
@@ -65,32 +66,32 @@ func TestParseThalexKeyRefusesOtherKeys(t *testing.T) {
 // thalexServer checks logins against the first test key, registered
 // under "kid-1" for accounts A1 (its default) and A2.
 func thalexServer(t *testing.T) *exchangetest.Server {
-	return newServer(t, exchangetest.Thalex, exchangetest.WithThalexKey("kid-1", &rsaKeys()[0].PublicKey, "A1", "A2"))
+	return logintest.NewServer(t, exchangetest.Thalex, exchangetest.WithThalexKey("kid-1", &rsaKeys()[0].PublicKey, "A1", "A2"))
 }
 
 func TestThalexLogsInOnEveryConnection(t *testing.T) {
 	srv := thalexServer(t)
-	c, err := dial(t, srv, auth.Thalex(auth.NewThalexKey("kid-1", rsaKeys()[0])))
+	c, err := logintest.Dial(t, srv, thalex.Protocol(), thalex.Login(thalex.NewKey("kid-1", rsaKeys()[0])))
 	require.NoError(t, err)
-	requireLoggedIn(t, c, srv)
+	logintest.RequireLoggedIn(t, c, privateTopic)
 
 	srv.DropConnections()
-	_, err = waitEvent(c, client.Resubscribed)
+	_, err = logintest.WaitEvent(c, client.Resubscribed)
 	require.NoError(t, err)
-	requireLoggedIn(t, c, srv)
+	logintest.RequireLoggedIn(t, c, privateTopic)
 	assert.Equal(t, 2, srv.CountReceived("public/login"))
 }
 
 func TestThalexSelectsTheAccount(t *testing.T) {
 	srv := thalexServer(t)
-	key := auth.NewThalexKey("kid-1", rsaKeys()[0])
-	c, err := dial(t, srv, auth.Thalex(key, auth.WithAccount("A2")))
+	key := thalex.NewKey("kid-1", rsaKeys()[0])
+	c, err := logintest.Dial(t, srv, thalex.Protocol(), thalex.Login(key, thalex.WithAccount("A2")))
 	require.NoError(t, err)
-	requireLoggedIn(t, c, srv)
+	logintest.RequireLoggedIn(t, c, privateTopic)
 	assert.Contains(t, string(srv.Received()[0].Data), `"account":"A2"`)
 
-	_, err = dial(t, srv, auth.Thalex(key, auth.WithAccount("A3")))
-	requireRefused(t, err, 19, "account not accessible with this key")
+	_, err = logintest.Dial(t, srv, thalex.Protocol(), thalex.Login(key, thalex.WithAccount("A3")))
+	logintest.RequireRefused(t, err, 19, "account not accessible with this key")
 }
 
 func TestThalexLoginFails(t *testing.T) {
@@ -98,39 +99,39 @@ func TestThalexLoginFails(t *testing.T) {
 	now := time.Now()
 	cases := []struct {
 		name   string
-		key    *auth.ThalexKey
+		key    *thalex.Key
 		clock  time.Time
 		reason string
 	}{
-		{"bad key", auth.NewThalexKey("kid-1", rsaKeys()[1]), now, "invalid signature"},
-		{"unknown key id", auth.NewThalexKey("kid-2", rsaKeys()[0]), now, "unknown key id"},
-		{"expired token", auth.NewThalexKey("kid-1", rsaKeys()[0]), now.Add(-time.Minute), "token expired"},
-		{"clock skew", auth.NewThalexKey("kid-1", rsaKeys()[0]), now.Add(time.Minute), "token issued in the future"},
+		{"bad key", thalex.NewKey("kid-1", rsaKeys()[1]), now, "invalid signature"},
+		{"unknown key id", thalex.NewKey("kid-2", rsaKeys()[0]), now, "unknown key id"},
+		{"expired token", thalex.NewKey("kid-1", rsaKeys()[0]), now.Add(-time.Minute), "token expired"},
+		{"clock skew", thalex.NewKey("kid-1", rsaKeys()[0]), now.Add(time.Minute), "token issued in the future"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := dial(t, srv, auth.Thalex(tc.key, auth.WithThalexClock(clock.NewFake(tc.clock))))
+			c, err := logintest.Dial(t, srv, thalex.Protocol(), thalex.Login(tc.key, thalex.WithClock(clock.NewFake(tc.clock))))
 			assert.Nil(t, c)
-			requireRefused(t, err, 19, tc.reason, pemLine(pkcs1(rsaKeys()[0])), pemLine(pkcs1(rsaKeys()[1])), "eyJ")
+			logintest.RequireRefused(t, err, 19, tc.reason, pemLine(pkcs1(rsaKeys()[0])), pemLine(pkcs1(rsaKeys()[1])), "eyJ")
 		})
 	}
 }
 
 // A key prints as its id, however it is formatted.
 func TestThalexKeyNeverPrintsTheKey(t *testing.T) {
-	key := auth.NewThalexKey("kid-1", rsaKeys()[0])
+	key := thalex.NewKey("kid-1", rsaKeys()[0])
 	secret := rsaKeys()[0].D.String()[:20]
 	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
-		for _, v := range []any{key, *key, struct{ K *auth.ThalexKey }{key}} {
+		for _, v := range []any{key, *key, struct{ K *thalex.Key }{key}} {
 			out := fmt.Sprintf(verb, v)
-			assert.Contains(t, out, "ThalexKey(kid-1)", verb)
+			assert.Contains(t, out, "thalex.Key(kid-1)", verb)
 			assert.False(t, strings.Contains(out, secret) || strings.Contains(out, "PRIVATE"), "%s printed %s", verb, out)
 		}
 	}
 }
 
 func BenchmarkThalexToken(b *testing.B) {
-	key := auth.NewThalexKey("kid-1", rsaKeys()[0])
+	key := thalex.NewKey("kid-1", rsaKeys()[0])
 	now := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -139,3 +140,6 @@ func BenchmarkThalexToken(b *testing.B) {
 		}
 	}
 }
+
+// privateTopic is a Thalex private channel: subscribing it needs a login.
+const privateTopic = "account.orders"

@@ -1,4 +1,4 @@
-package auth
+package deribit
 
 import (
 	"context"
@@ -12,26 +12,27 @@ import (
 	"time"
 
 	"github.com/wsfan/wsfan/internal/clock"
+	"github.com/wsfan/wsfan/pkg/auth"
 	"github.com/wsfan/wsfan/pkg/client"
 )
 
-// DeribitKey is a Deribit API key: its client id and client secret. It
+// Key is a Deribit API key: its client id and client secret. It
 // formats as its client id only. It is safe for concurrent use.
-type DeribitKey struct {
+type Key struct {
 	id     string
 	secret []byte
 }
 
-// NewDeribitKey returns the Deribit API key clientID with its secret.
-func NewDeribitKey(clientID, clientSecret string) *DeribitKey {
-	return &DeribitKey{id: clientID, secret: []byte(clientSecret)}
+// NewKey returns the Deribit API key clientID with its secret.
+func NewKey(clientID, clientSecret string) *Key {
+	return &Key{id: clientID, secret: []byte(clientSecret)}
 }
 
 // ClientID returns the key's client id.
-func (k *DeribitKey) ClientID() string { return k.id }
+func (k *Key) ClientID() string { return k.id }
 
 // Format prints the client id, never the secret.
-func (k DeribitKey) Format(f fmt.State, _ rune) { _, _ = fmt.Fprintf(f, "DeribitKey(%s)", k.id) }
+func (k Key) Format(f fmt.State, _ rune) { _, _ = fmt.Fprintf(f, "deribit.Key(%s)", k.id) }
 
 // Sign returns Deribit's signature of a request made at timestamp
 // (milliseconds since the epoch) with nonce and data: the hex
@@ -39,7 +40,7 @@ func (k DeribitKey) Format(f fmt.State, _ rune) { _, _ = fmt.Fprintf(f, "Deribit
 // timestamp + "\n" + nonce + "\n" + data. public/auth's client_signature
 // grant signs empty data; a signed REST request signs its method, URI and
 // body as data.
-func (k *DeribitKey) Sign(timestamp int64, nonce, data string) string {
+func (k *Key) Sign(timestamp int64, nonce, data string) string {
 	mac := hmac.New(sha256.New, k.secret)
 	var buf [24]byte
 	mac.Write(strconv.AppendInt(buf[:0], timestamp, 10))
@@ -51,10 +52,10 @@ func (k *DeribitKey) Sign(timestamp int64, nonce, data string) string {
 	return hex.EncodeToString(mac.Sum(sum[:0]))
 }
 
-// DeribitOption configures Deribit.
-type DeribitOption func(*deribitConfig)
+// LoginOption configures Login.
+type LoginOption func(*loginConfig)
 
-type deribitConfig struct {
+type loginConfig struct {
 	credentials bool
 	clock       clock.Clock
 }
@@ -62,11 +63,11 @@ type deribitConfig struct {
 // WithClientCredentials logs in by sending the client secret itself
 // (grant client_credentials). Default: a signature (grant
 // client_signature), so the secret never leaves the process.
-func WithClientCredentials() DeribitOption {
-	return func(c *deribitConfig) { c.credentials = true }
+func WithClientCredentials() LoginOption {
+	return func(c *loginConfig) { c.credentials = true }
 }
 
-// Deribit returns an on-connect hook that authenticates every connection
+// Login returns an on-connect hook that authenticates every connection
 // with Deribit's public/auth and keeps it authenticated: it remembers the
 // refresh token and, on a goroutine tied to the connection
 // (client.WhileConnected), refreshes the access token when four fifths of
@@ -76,12 +77,12 @@ func WithClientCredentials() DeribitOption {
 // authenticates the live connection and keeps it so. A login the server
 // refuses returns an error wrapping both client.ErrLoginRefused and the
 // server's *client.RPCError.
-func Deribit(key *DeribitKey, opts ...DeribitOption) client.OnConnect {
-	cfg := deribitConfig{clock: clock.Real{}}
+func Login(key *Key, opts ...LoginOption) client.OnConnect {
+	cfg := loginConfig{clock: clock.Real{}}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	s := &deribitSession{key: key, cfg: cfg}
+	s := &session{key: key, cfg: cfg}
 	return func(ctx context.Context, c *client.Client) error {
 		tok, err := s.authenticate(ctx, c)
 		if err != nil {
@@ -96,22 +97,22 @@ func Deribit(key *DeribitKey, opts ...DeribitOption) client.OnConnect {
 	}
 }
 
-// deribitSession logs a key in. It keeps no state of its own: each
+// session logs a key in. It keeps no state of its own: each
 // connection's token lives on its refresh goroutine.
-type deribitSession struct {
-	key *DeribitKey
-	cfg deribitConfig
+type session struct {
+	key *Key
+	cfg loginConfig
 }
 
-// deribitToken is what public/auth granted.
-type deribitToken struct {
+// token is what public/auth granted.
+type token struct {
 	refresh  string
 	issued   time.Time // when it was asked for, by the session's clock
 	lifetime time.Duration
 }
 
-// deribitAuthParams are the params of public/auth.
-type deribitAuthParams struct {
+// authParams are the params of public/auth.
+type authParams struct {
 	GrantType    string `json:"grant_type"`
 	ClientID     string `json:"client_id,omitempty"`
 	ClientSecret string `json:"client_secret,omitempty"`
@@ -122,9 +123,9 @@ type deribitAuthParams struct {
 }
 
 // authenticate logs in with the key.
-func (s *deribitSession) authenticate(ctx context.Context, c *client.Client) (deribitToken, error) {
+func (s *session) authenticate(ctx context.Context, c *client.Client) (token, error) {
 	now := s.cfg.clock.Now()
-	p := deribitAuthParams{GrantType: "client_signature", ClientID: s.key.id}
+	p := authParams{GrantType: "client_signature", ClientID: s.key.id}
 	if s.cfg.credentials {
 		p.GrantType, p.ClientSecret = "client_credentials", string(s.key.secret)
 	} else {
@@ -136,30 +137,30 @@ func (s *deribitSession) authenticate(ctx context.Context, c *client.Client) (de
 }
 
 // refresh trades the refresh token for a new token.
-func (s *deribitSession) refresh(ctx context.Context, c *client.Client, tok deribitToken) (deribitToken, error) {
-	return s.auth(ctx, c, s.cfg.clock.Now(), &deribitAuthParams{GrantType: "refresh_token", RefreshToken: tok.refresh})
+func (s *session) refresh(ctx context.Context, c *client.Client, tok token) (token, error) {
+	return s.auth(ctx, c, s.cfg.clock.Now(), &authParams{GrantType: "refresh_token", RefreshToken: tok.refresh})
 }
 
-func (s *deribitSession) auth(ctx context.Context, c *client.Client, now time.Time, p *deribitAuthParams) (deribitToken, error) {
+func (s *session) auth(ctx context.Context, c *client.Client, now time.Time, p *authParams) (token, error) {
 	var res struct {
 		AccessToken  string `json:"access_token"`
 		RefreshToken string `json:"refresh_token"`
 		ExpiresIn    int64  `json:"expires_in"`
 	}
 	if err := c.Call(ctx, "public/auth", p, &res); err != nil {
-		return deribitToken{}, refused(err)
+		return token{}, auth.Refused(err)
 	}
 	if res.AccessToken == "" {
-		return deribitToken{}, errors.New("auth: Deribit public/auth granted no access token")
+		return token{}, errors.New("deribit: public/auth granted no access token")
 	}
-	return deribitToken{refresh: res.RefreshToken, issued: now, lifetime: time.Duration(res.ExpiresIn) * time.Second}, nil
+	return token{refresh: res.RefreshToken, issued: now, lifetime: time.Duration(res.ExpiresIn) * time.Second}, nil
 }
 
 // keepFresh refreshes tok, and each token after it, when four fifths of
 // its lifetime have passed, until ctx (the connection) ends. It runs on
 // the connection's goroutine from client.WhileConnected; an error drops
 // the connection.
-func (s *deribitSession) keepFresh(ctx context.Context, c *client.Client, tok deribitToken) error {
+func (s *session) keepFresh(ctx context.Context, c *client.Client, tok token) error {
 	for {
 		due := tok.issued.Add(tok.lifetime / 5 * 4)
 		fire, stop := s.cfg.clock.After(due.Sub(s.cfg.clock.Now()))
@@ -173,7 +174,7 @@ func (s *deribitSession) keepFresh(ctx context.Context, c *client.Client, tok de
 		if err != nil && ctx.Err() == nil {
 			var again error
 			if next, again = s.authenticate(ctx, c); again != nil {
-				err = fmt.Errorf("Deribit token refresh failed (%v), and so did authenticating again: %w", err, again)
+				err = fmt.Errorf("deribit: token refresh failed (%v), and so did authenticating again: %w", err, again)
 			} else {
 				err = nil
 			}

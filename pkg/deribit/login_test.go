@@ -1,4 +1,4 @@
-package auth_test
+package deribit_test
 
 import (
 	"fmt"
@@ -10,9 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/clock"
+	"github.com/wsfan/wsfan/internal/logintest"
 	"github.com/wsfan/wsfan/internal/testutil"
-	"github.com/wsfan/wsfan/pkg/auth"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
@@ -26,7 +27,7 @@ const (
 //	printf '1700000000000\nabcd\n' | openssl dgst -sha256 -hmac secret
 //	printf '1700000000000\nabcd\nGET\n/api/v2/private/get_account_summary?currency=BTC\n\n' | openssl dgst -sha256 -hmac secret
 func TestDeribitSign(t *testing.T) {
-	key := auth.NewDeribitKey("id", "secret")
+	key := deribit.NewKey("id", "secret")
 	assert.Equal(t, "cd3d93a66ae53f454e10a72ea5160668033756df86970fc1f6ebb2878a28a0ea",
 		key.Sign(1_700_000_000_000, "abcd", ""))
 	assert.Equal(t, "f88924270327b2712094a9ac6dfbf32163a3bbd1d72082ca058dcf0b9d87637b",
@@ -34,23 +35,23 @@ func TestDeribitSign(t *testing.T) {
 }
 
 func deribitServer(t *testing.T, opts ...exchangetest.Option) *exchangetest.Server {
-	return newServer(t, exchangetest.Deribit, append([]exchangetest.Option{exchangetest.WithCredentials(clientID, secret)}, opts...)...)
+	return logintest.NewServer(t, exchangetest.Deribit, append([]exchangetest.Option{exchangetest.WithCredentials(clientID, secret)}, opts...)...)
 }
 
 func TestDeribitLogsIn(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		opts  []auth.DeribitOption
+		opts  []deribit.LoginOption
 		grant string
 	}{
 		{"signature", nil, "client_signature"},
-		{"client credentials", []auth.DeribitOption{auth.WithClientCredentials()}, "client_credentials"},
+		{"client credentials", []deribit.LoginOption{deribit.WithClientCredentials()}, "client_credentials"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := deribitServer(t)
-			c, err := dial(t, srv, auth.Deribit(auth.NewDeribitKey(clientID, secret), tc.opts...))
+			c, err := logintest.Dial(t, srv, deribit.Protocol(deribit.WithHeartbeat(0)), deribit.Login(deribit.NewKey(clientID, secret), tc.opts...))
 			require.NoError(t, err)
-			requireLoggedIn(t, c, srv)
+			logintest.RequireLoggedIn(t, c, privateTopic)
 			assert.Equal(t, []string{tc.grant}, grants(t, srv))
 			if tc.grant == "client_signature" {
 				assert.NotContains(t, string(srv.Received()[0].Data), secret, "the secret never leaves the process")
@@ -64,22 +65,22 @@ func TestDeribitLoginFails(t *testing.T) {
 	now := time.Now()
 	cases := []struct {
 		name   string
-		key    *auth.DeribitKey
-		opts   []auth.DeribitOption
+		key    *deribit.Key
+		opts   []deribit.LoginOption
 		code   int
 		reason string
 	}{
-		{"bad secret", auth.NewDeribitKey(clientID, "wrong-"+secret), nil, 13009, "invalid signature"},
-		{"bad secret sent", auth.NewDeribitKey(clientID, "wrong-"+secret), []auth.DeribitOption{auth.WithClientCredentials()}, 13004, ""},
-		{"unknown client", auth.NewDeribitKey("other", secret), nil, 13004, ""},
-		{"expired signature", auth.NewDeribitKey(clientID, secret), []auth.DeribitOption{auth.WithDeribitClock(clock.NewFake(now.Add(-time.Minute)))}, 13009, "timestamp expired"},
-		{"clock skew", auth.NewDeribitKey(clientID, secret), []auth.DeribitOption{auth.WithDeribitClock(clock.NewFake(now.Add(time.Minute)))}, 13009, "timestamp in the future"},
+		{"bad secret", deribit.NewKey(clientID, "wrong-"+secret), nil, 13009, "invalid signature"},
+		{"bad secret sent", deribit.NewKey(clientID, "wrong-"+secret), []deribit.LoginOption{deribit.WithClientCredentials()}, 13004, ""},
+		{"unknown client", deribit.NewKey("other", secret), nil, 13004, ""},
+		{"expired signature", deribit.NewKey(clientID, secret), []deribit.LoginOption{deribit.WithClock(clock.NewFake(now.Add(-time.Minute)))}, 13009, "timestamp expired"},
+		{"clock skew", deribit.NewKey(clientID, secret), []deribit.LoginOption{deribit.WithClock(clock.NewFake(now.Add(time.Minute)))}, 13009, "timestamp in the future"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := dial(t, srv, auth.Deribit(tc.key, tc.opts...))
+			c, err := logintest.Dial(t, srv, deribit.Protocol(deribit.WithHeartbeat(0)), deribit.Login(tc.key, tc.opts...))
 			assert.Nil(t, c)
-			requireRefused(t, err, tc.code, tc.reason, secret)
+			logintest.RequireRefused(t, err, tc.code, tc.reason, secret)
 		})
 	}
 }
@@ -106,14 +107,14 @@ func TestDeribitRefreshesBeforeExpiry(t *testing.T) {
 	clk := clock.NewFake(time.Now())
 	start := clk.Now()
 	srv := refreshServer(t, clk)
-	c, err := dial(t, srv, auth.Deribit(auth.NewDeribitKey(clientID, secret), auth.WithDeribitClock(clk)))
+	c, err := logintest.Dial(t, srv, deribit.Protocol(deribit.WithHeartbeat(0)), deribit.Login(deribit.NewKey(clientID, secret), deribit.WithClock(clk)))
 	require.NoError(t, err)
 
 	for i := range 5 {
 		nextRefresh(t, clk, srv, i+2)
 		assert.Equal(t, time.Duration(i+1)*8*time.Second, clk.Now().Sub(start), "refresh %d", i+1)
 	}
-	requireLoggedIn(t, c, srv)
+	logintest.RequireLoggedIn(t, c, privateTopic)
 	assert.Equal(t, []string{"client_signature", "refresh_token", "refresh_token", "refresh_token", "refresh_token", "refresh_token"}, grants(t, srv))
 	assert.Equal(t, 1, srv.Connections())
 }
@@ -122,7 +123,7 @@ func TestDeribitRefreshesBeforeExpiry(t *testing.T) {
 func TestDeribitFailedRefreshAuthenticatesAgain(t *testing.T) {
 	clk := clock.NewFake(time.Now())
 	srv := refreshServer(t, clk)
-	c, err := dial(t, srv, auth.Deribit(auth.NewDeribitKey(clientID, secret), auth.WithDeribitClock(clk)))
+	c, err := logintest.Dial(t, srv, deribit.Protocol(deribit.WithHeartbeat(0)), deribit.Login(deribit.NewKey(clientID, secret), deribit.WithClock(clk)))
 	require.NoError(t, err)
 
 	srv.RevokeTokens()
@@ -130,7 +131,7 @@ func TestDeribitFailedRefreshAuthenticatesAgain(t *testing.T) {
 	assert.Equal(t, []string{"client_signature", "refresh_token", "client_signature"}, grants(t, srv))
 	nextRefresh(t, clk, srv, 4)
 	assert.Equal(t, "refresh_token", grants(t, srv)[3], "the new refresh token works")
-	requireLoggedIn(t, c, srv)
+	logintest.RequireLoggedIn(t, c, privateTopic)
 	assert.Equal(t, 1, srv.Connections())
 }
 
@@ -142,23 +143,23 @@ func TestDeribitFailedReauthenticationDropsTheConnection(t *testing.T) {
 	// the clock skew, its signatures are refused.
 	serverClock, clientClock := clock.NewFake(time.Now()), clock.NewFake(time.Now())
 	srv := deribitServer(t, exchangetest.WithClock(serverClock.Now), exchangetest.WithTokenExpiry(time.Hour))
-	c, err := dial(t, srv, auth.Deribit(auth.NewDeribitKey(clientID, secret), auth.WithDeribitClock(clientClock)))
+	c, err := logintest.Dial(t, srv, deribit.Protocol(deribit.WithHeartbeat(0)), deribit.Login(deribit.NewKey(clientID, secret), deribit.WithClock(clientClock)))
 	require.NoError(t, err)
 
 	srv.RevokeTokens()
 	require.NoError(t, clientClock.WaitTimers(testutil.Context(t), 1))
 	clientClock.Advance(48 * time.Minute)
-	ev, err := waitEvent(c, client.Disconnected)
+	ev, err := logintest.WaitEvent(c, client.Disconnected)
 	require.NoError(t, err)
-	requireRefused(t, ev.Err, 13009, "timestamp in the future", secret)
+	logintest.RequireRefused(t, ev.Err, 13009, "timestamp in the future", secret)
 	msg := ev.Err.Error()
-	assert.Contains(t, msg, "Deribit token refresh failed (wsfan: login refused: call public/auth: rpc error 13009: unauthorized")
+	assert.Contains(t, msg, "deribit: token refresh failed (wsfan: login refused: call public/auth: rpc error 13009: unauthorized")
 	assert.Contains(t, msg, "and so did authenticating again")
 	require.ErrorIs(t, ev.Err, client.ErrLoginRefused)
 
 	// The new connection's login is refused the same way: retrying would
 	// not help, so the client keeps the connection for public topics.
-	_, err = waitEvent(c, client.Connected)
+	_, err = logintest.WaitEvent(c, client.Connected)
 	require.NoError(t, err)
 	assert.Equal(t, client.StateConnected, c.State())
 	require.NoError(t, c.Close())
@@ -166,21 +167,24 @@ func TestDeribitFailedReauthenticationDropsTheConnection(t *testing.T) {
 
 // A key prints as its client id, however it is formatted.
 func TestDeribitKeyNeverPrintsTheSecret(t *testing.T) {
-	key := auth.NewDeribitKey(clientID, secret)
+	key := deribit.NewKey(clientID, secret)
 	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
-		for _, v := range []any{key, *key, struct{ K *auth.DeribitKey }{key}} {
+		for _, v := range []any{key, *key, struct{ K *deribit.Key }{key}} {
 			out := fmt.Sprintf(verb, v)
-			assert.Contains(t, out, "DeribitKey("+clientID+")", verb)
+			assert.Contains(t, out, "deribit.Key("+clientID+")", verb)
 			assert.False(t, strings.Contains(out, secret), "%s printed %s", verb, out)
 		}
 	}
 }
 
 func BenchmarkDeribitSign(b *testing.B) {
-	key := auth.NewDeribitKey(clientID, secret)
+	key := deribit.NewKey(clientID, secret)
 	ts := time.Now().UnixMilli()
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = key.Sign(ts, "0123456789abcdef01234567", "")
 	}
 }
+
+// privateTopic is a Deribit private channel: subscribing it needs a login.
+const privateTopic = "user.orders.any.any.raw"

@@ -1,30 +1,31 @@
-package protocol
+package thalex
 
 import (
 	"github.com/wsfan/wsfan/internal/jsonscan"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// thalex speaks Thalex's WebSocket API:
+// dialect speaks Thalex's WebSocket API:
 //
 //	→ {"jsonrpc":"2.0","id":2,"method":"public/subscribe","params":{"channels":["ticker.BTC-PERPETUAL.raw"]}}
 //	← {"id":2,"result":["ticker.BTC-PERPETUAL.raw"]}
 //	← {"channel_name":"ticker.BTC-PERPETUAL.raw","notification":{...}}
 //	← {"channel_name":"system","notification":{"event":"reconnect"}}
-type thalex struct{ channelDialect }
+type dialect struct{ protocol.ChannelDialect }
 
-// Thalex returns the Thalex dialect. Channels under account. and session.
+// Protocol returns the client half of the Thalex dialect. Channels under account. and session.
 // are private: they are subscribed with private/subscribe, which needs a
 // public/login on the connection first (see client.WithOnConnect).
-func Thalex() Protocol {
-	return &thalex{channelDialect{name: "thalex", privatePrefixes: thalexPrivate}}
+func Protocol() protocol.Protocol {
+	return &dialect{protocol.ChannelDialect{DialectName: Name, PrivatePrefixes: privatePrefixes}}
 }
 
-const thalexSystemChannel = "system"
+const systemChannel = "system"
 
-func (*thalex) Classify(frame []byte, f *Frame) error {
-	f.reset()
-	if fastNotify(frame, `{"channel_name":"`, `,"notification":`, 1, f) {
-		return thalexNotification(f)
+func (*dialect) Classify(frame []byte, f *protocol.Frame) error {
+	f.Reset()
+	if protocol.FastNotify(frame, `{"channel_name":"`, `,"notification":`, 1, f) {
+		return notification(f)
 	}
 	// Every member is read; a repeated one counts once, as its last
 	// occurrence (as encoding/json decodes it).
@@ -37,43 +38,43 @@ func (*thalex) Classify(frame []byte, f *Frame) error {
 		case "notification":
 			note = frame[start:m.SkipTail(1)]
 		default:
-			if !classifyResponseMember(&m, frame, key, start, f) {
+			if !protocol.ClassifyResponseMember(&m, frame, key, start, f) {
 				m.Skip()
 			}
 		}
 	}
 	if m.Err() != nil || !jsonscan.AtEnd(frame, m.End()) {
-		return scanErr(frame)
+		return protocol.ScanError(frame)
 	}
-	if note != nil && f.decodeKey(channel) {
-		f.clearResponse()
+	if note != nil && f.DecodeKey(channel) {
+		f.ClearResponse()
 		f.Data = note
-		return thalexNotification(f)
+		return notification(f)
 	}
 	f.Key = nil
-	if f.Kind == KindResponse {
+	if f.Kind == protocol.KindResponse {
 		return nil // with or without a usable id: the caller counts the latter
 	}
-	return ErrUnrecognized
+	return protocol.ErrUnrecognized
 }
 
-// thalexNotification turns a channel frame into a notification, or into
+// notification turns a channel frame into a notification, or into
 // an event when it comes on the system channel.
-func thalexNotification(f *Frame) error {
-	if string(f.Key) != thalexSystemChannel {
-		f.Kind = KindNotification
+func notification(f *protocol.Frame) error {
+	if string(f.Key) != systemChannel {
+		f.Kind = protocol.KindNotification
 		return nil
 	}
-	f.Kind = KindEvent
-	if thalexReconnect(f.Data) {
-		f.Event = EventReconnect
+	f.Kind = protocol.KindEvent
+	if reconnectEvent(f.Data) {
+		f.Event = protocol.EventReconnect
 	}
 	return nil
 }
 
-// thalexReconnect reports whether a system notification is an object
+// reconnectEvent reports whether a system notification is an object
 // whose "event" is "reconnect".
-func thalexReconnect(data []byte) bool {
+func reconnectEvent(data []byte) bool {
 	var event []byte
 	m := jsonscan.Object(data, 0)
 	for key, start, ok := m.Next(); ok; key, start, ok = m.Next() {
@@ -84,3 +85,7 @@ func thalexReconnect(data []byte) bool {
 	}
 	return m.Err() == nil && jsonscan.StringIs(event, "reconnect")
 }
+
+// privatePrefixes are the prefixes of Thalex's private channels, which
+// need an authenticated connection: both halves read them.
+var privatePrefixes = []string{"account.", "session."}

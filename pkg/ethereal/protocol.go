@@ -1,13 +1,14 @@
-package protocol
+package ethereal
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/wsfan/wsfan/internal/jsonscan"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// ethereal speaks Ethereal's subscription stream:
+// dialect speaks Ethereal's subscription stream:
 //
 //	→ {"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}
 //	← {"e":"L2Book","t":1737043200123,"data":{"s":"BTCUSD","t":...,"pt":...,"a":[...],"b":[...]}}
@@ -18,86 +19,86 @@ import (
 // acknowledgements or batches: subscribes are individual frames written
 // in one flush, and a notification's Data is the whole frame, which is
 // therefore checked to be one complete JSON value.
-type ethereal struct{}
+type dialect struct{}
 
-// Ethereal returns the Ethereal dialect. L2Book topics are checked for
+// Protocol returns the client half of the Ethereal dialect. L2Book topics are checked for
 // gaps (pt against the previous t).
-func Ethereal() Protocol { return ethereal{} }
+func Protocol() protocol.Protocol { return dialect{} }
 
-// etherealSubaccountTypes are the stream types keyed by subaccount.
-var etherealSubaccountTypes = map[string]bool{
+// subaccountTypes are the stream types keyed by subaccount.
+var subaccountTypes = map[string]bool{
 	"OrderFill": true, "OrderUpdate": true, "SubaccountLiquidation": true,
 	"TokenTransfer": true, "Position": true,
 }
 
-func (ethereal) Name() string { return "ethereal" }
+func (dialect) Name() string { return Name }
 
-func (ethereal) NewTopic(name string) (*Topic, error) {
+func (dialect) NewTopic(name string) (*protocol.Topic, error) {
 	typ, id, ok := strings.Cut(name, ":")
 	if !ok || typ == "" || id == "" || strings.ContainsAny(name, "\"\\") {
-		return nil, fmt.Errorf("%w: ethereal topic %q, want TYPE:SYMBOL or TYPE:SUBACCOUNT_ID", ErrInvalidTopic, name)
+		return nil, fmt.Errorf("%w: ethereal topic %q, want TYPE:SYMBOL or TYPE:SUBACCOUNT_ID", protocol.ErrInvalidTopic, name)
 	}
 	field := "symbol"
-	if etherealSubaccountTypes[typ] {
+	if subaccountTypes[typ] {
 		field = "subaccountId"
 	}
 	enc := func(event string) []byte {
 		b := []byte(`{"event":"` + event + `","data":{"type":`)
-		b = AppendJSONString(b, typ)
+		b = protocol.AppendJSONString(b, typ)
 		b = append(b, `,"`+field+`":`...)
-		b = AppendJSONString(b, id)
+		b = protocol.AppendJSONString(b, id)
 		return append(b, "}}"...)
 	}
-	return &Topic{Name: name, Key: name, Sequenced: typ == "L2Book", sub: enc("subscribe"), unsub: enc("unsubscribe")}, nil
+	return &protocol.Topic{Name: name, Key: name, Sequenced: typ == "L2Book", Sub: enc("subscribe"), Unsub: enc("unsubscribe")}, nil
 }
 
-func (ethereal) AppendRequest([]byte, uint64, string, []byte) ([]byte, error) {
-	return nil, ErrUnsupported
+func (dialect) AppendRequest([]byte, uint64, string, []byte) ([]byte, error) {
+	return nil, protocol.ErrUnsupported
 }
 
 // Subscribe shares every topic's cached frame; nothing is copied.
-func (ethereal) Subscribe(b *Batch, topics []*Topic, _ func() uint64, _ int) {
+func (dialect) Subscribe(b *protocol.Batch, topics []*protocol.Topic, _ func() uint64, _ int) {
 	for _, t := range topics {
-		b.Messages = append(b.Messages, t.sub)
+		b.Messages = append(b.Messages, t.Sub)
 	}
-	b.Requests = append(b.Requests, Request{Topics: topics})
+	b.Requests = append(b.Requests, protocol.Request{Topics: topics})
 }
 
-func (ethereal) Unsubscribe(b *Batch, topics []*Topic, _ []string, _ func() uint64, _ int) {
+func (dialect) Unsubscribe(b *protocol.Batch, topics []*protocol.Topic, _ []string, _ func() uint64, _ int) {
 	for _, t := range topics {
-		b.Messages = append(b.Messages, t.unsub)
+		b.Messages = append(b.Messages, t.Unsub)
 	}
 }
 
 // Ack is never needed: Ethereal acknowledges nothing.
-func (ethereal) Ack(req *Request, _ []byte, keys []string) error {
+func (dialect) Ack(req *protocol.Request, _ []byte, keys []string) error {
 	for i, t := range req.Topics {
 		keys[i] = t.Key
 	}
 	return nil
 }
 
-func (ethereal) Classify(frame []byte, f *Frame) error {
-	f.reset()
+func (dialect) Classify(frame []byte, f *protocol.Frame) error {
+	f.Reset()
 	// One pass reads and checks the whole frame, which is the payload:
 	// a truncated book must not reach a consumer as a message. A repeated
 	// member counts as its last occurrence (as encoding/json decodes it).
 	var typ []byte
-	var ids etherealIDs
+	var ids streamIDs
 	m := jsonscan.Object(frame, 0)
 	for key, start, ok := m.Next(); ok; key, start, ok = m.Next() {
 		switch string(key) {
 		case "e":
 			typ = frame[start:m.Skip()]
 		case "data":
-			ids = etherealIDs{}
+			ids = streamIDs{}
 			if frame[start] != '{' {
 				m.Skip()
 				continue
 			}
 			end, err := ids.scan(frame, start)
 			if err != nil {
-				return ErrMalformed
+				return protocol.ErrMalformed
 			}
 			m.SkipTo(end)
 		default:
@@ -105,35 +106,35 @@ func (ethereal) Classify(frame []byte, f *Frame) error {
 		}
 	}
 	if m.Err() != nil || !jsonscan.AtEnd(frame, m.End()) {
-		return scanErr(frame)
+		return protocol.ScanError(frame)
 	}
-	key, ok := jsonscan.AppendString(f.keyScratch(), typ)
+	key, ok := jsonscan.AppendString(f.KeyScratch(), typ)
 	if !ok || !ids.object {
-		return ErrUnrecognized
+		return protocol.ErrUnrecognized
 	}
 	id := ids.symbol
-	if etherealSubaccountTypes[string(key)] {
+	if subaccountTypes[string(key)] {
 		id = ids.subaccount
 	}
 	if key, ok = jsonscan.AppendString(append(key, ':'), id); !ok {
-		return ErrUnrecognized
+		return protocol.ErrUnrecognized
 	}
-	f.keepKey(key)
+	f.KeepKey(key)
 	f.Data = frame
-	f.Kind = KindNotification
+	f.Kind = protocol.KindNotification
 	return nil
 }
 
-// etherealIDs are the members of a data object that name its stream:
+// streamIDs are the members of a data object that name its stream:
 // each a whole value, nil when absent.
-type etherealIDs struct {
+type streamIDs struct {
 	object     bool   // data is an object
 	symbol     []byte // "s", or "symbol" when there is no "s"
 	subaccount []byte // "subaccountId"
 }
 
 // scan reads the data object at frame[start] and returns its end.
-func (ids *etherealIDs) scan(frame []byte, start int) (int, error) {
+func (ids *streamIDs) scan(frame []byte, start int) (int, error) {
 	var s, symbol []byte
 	d := jsonscan.Object(frame, start)
 	for key, vstart, ok := d.Next(); ok; key, vstart, ok = d.Next() {
@@ -157,11 +158,11 @@ func (ids *etherealIDs) scan(frame []byte, start int) (int, error) {
 	return d.End(), nil
 }
 
-func (ethereal) HeartbeatReply(dst []byte, _ uint64) []byte { return dst }
-func (ethereal) Handshake() []Call                          { return nil }
+func (dialect) HeartbeatReply(dst []byte, _ uint64) []byte { return dst }
+func (dialect) Handshake() []protocol.Call                 { return nil }
 
 // Sequence reads data.t and data.pt of an L2Book frame.
-func (ethereal) Sequence(frame []byte) (id, prev uint64, ok bool) {
+func (dialect) Sequence(frame []byte) (id, prev uint64, ok bool) {
 	m := jsonscan.Object(frame, 0)
 	for {
 		key, start, more := m.Next()

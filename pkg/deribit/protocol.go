@@ -1,0 +1,114 @@
+package deribit
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/wsfan/wsfan/internal/jsonscan"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// dialect speaks Deribit's JSON-RPC over WebSocket:
+//
+//	→ {"jsonrpc":"2.0","id":3600,"method":"public/subscribe","params":{"channels":["book.BTC-PERPETUAL.100ms"]}}
+//	← {"jsonrpc":"2.0","id":3600,"result":["book.BTC-PERPETUAL.100ms"]}
+//	← {"jsonrpc":"2.0","method":"subscription","params":{"channel":"book.BTC-PERPETUAL.100ms","data":{...}}}
+//	← {"jsonrpc":"2.0","method":"heartbeat","params":{"type":"test_request"}}
+type dialect struct {
+	protocol.ChannelDialect
+	heartbeat time.Duration
+}
+
+// Option configures the client half of the Deribit dialect.
+type Option func(*dialect)
+
+// WithHeartbeat sets the interval the client asks Deribit to send
+// heartbeats at (public/set_heartbeat) on every connection. Deribit
+// requires at least 10s; 0 disables it. Default: 30s.
+func WithHeartbeat(interval time.Duration) Option {
+	return func(d *dialect) { d.heartbeat = interval }
+}
+
+// Protocol returns the client half of the Deribit dialect. Channels under user. are private:
+// they are subscribed with private/subscribe, which needs a public/auth on
+// the connection first (see client.WithOnConnect). book.* channels are
+// checked for gaps (prev_change_id against the previous change_id).
+func Protocol(opts ...Option) protocol.Protocol {
+	d := &dialect{
+		ChannelDialect: protocol.ChannelDialect{DialectName: Name, PrivatePrefixes: privatePrefixes, SequencedPrefix: "book."},
+		heartbeat:      30 * time.Second,
+	}
+	for _, o := range opts {
+		o(d)
+	}
+	return d
+}
+
+func (d *dialect) Handshake() []protocol.Call {
+	if d.heartbeat <= 0 {
+		return nil
+	}
+	p := []byte(`{"interval":`)
+	p = strconv.AppendFloat(p, d.heartbeat.Seconds(), 'f', -1, 64)
+	p = append(p, '}')
+	return []protocol.Call{{Method: "public/set_heartbeat", Params: p}}
+}
+
+func (d *dialect) HeartbeatReply(dst []byte, id uint64) []byte {
+	return protocol.AppendRPC(dst, id, "public/test", nil, "{}")
+}
+
+func (*dialect) Classify(frame []byte, f *protocol.Frame) error {
+	f.Reset()
+	if protocol.FastNotify(frame, `{"jsonrpc":"2.0","method":"subscription","params":{"channel":"`, `,"data":`, 2, f) {
+		f.Kind = protocol.KindNotification
+		return nil
+	}
+	var r protocol.RPCFrame
+	if err := protocol.ScanRPC(frame, f, &layout, &r); err != nil || r.Method == nil {
+		return err // nil for a response
+	}
+	switch {
+	case jsonscan.StringIs(r.Method, "subscription"):
+		if r.Payload == nil || !f.DecodeKey(r.Key) {
+			return protocol.ErrUnrecognized
+		}
+		f.Kind, f.Data = protocol.KindNotification, r.Payload
+	case jsonscan.StringIs(r.Method, "heartbeat"):
+		f.Kind, f.Data = protocol.KindEvent, r.Aux
+		if jsonscan.StringIs(r.Aux, "test_request") {
+			f.Kind = protocol.KindHeartbeat
+		}
+	default:
+		return protocol.ErrUnrecognized
+	}
+	return nil
+}
+
+// layout: a notification's params carry "channel" and "data"; a
+// heartbeat's carry "type", kept as its payload.
+var layout = protocol.RPCLayout{Key: "channel", Payload: "data", Aux: "type"}
+
+// Sequence reads change_id and prev_change_id from a book notification.
+func (*dialect) Sequence(data []byte) (id, prev uint64, ok bool) {
+	var haveID, havePrev bool
+	m := jsonscan.Object(data, 0)
+	for !(haveID && havePrev) {
+		key, start, more := m.Next()
+		if !more {
+			break
+		}
+		end := m.Skip()
+		switch string(key) {
+		case "change_id":
+			id, haveID = jsonscan.Uint(data[start:end])
+		case "prev_change_id":
+			prev, havePrev = jsonscan.Uint(data[start:end])
+		}
+	}
+	return id, prev, haveID
+}
+
+// privatePrefixes are the prefixes of Deribit's private channels, which
+// need an authenticated connection: both halves read them.
+var privatePrefixes = []string{"user."}

@@ -1,0 +1,13 @@
+package deribit
+
+import "github.com/wsfan/wsfan/pkg/protocol"
+
+// Name is the dialect's name, as protocol.ByName and the sidecar's
+// -protocol take it.
+const Name = "deribit"
+
+// init registers the dialect: importing this package makes "deribit" known
+// to protocol.ByName and protocol.ServerByName.
+func init() {
+	protocol.Register(protocol.Dialect{Name: Name, Protocol: func() protocol.Protocol { return Protocol() }, Server: Server})
+}

@@ -1,0 +1,13 @@
+package ethereal
+
+import "github.com/wsfan/wsfan/pkg/protocol"
+
+// Name is the dialect's name, as protocol.ByName and the sidecar's
+// -protocol take it.
+const Name = "ethereal"
+
+// init registers the dialect: importing this package makes "ethereal" known
+// to protocol.ByName and protocol.ServerByName.
+func init() {
+	protocol.Register(protocol.Dialect{Name: Name, Protocol: Protocol, Server: Server})
+}

@@ -1,0 +1,87 @@
+package ethereal
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// server is Ethereal's stream half: subscribe and unsubscribe
+// events without ids or acknowledgements, and notifications
+// {"e":TYPE,"t":MS,"data":DATA}. It answers nothing.
+type server struct{}
+
+// Server returns the server half of the Ethereal dialect.
+func Server() protocol.Server { return server{} }
+
+func (server) Name() string           { return Name }
+func (server) RPC() bool              { return false }
+func (server) Batches() bool          { return false }
+func (server) Private(string) bool    { return false }
+func (server) SubscriptionID() string { return "" }
+
+// request is a client's frame,
+// {"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}.
+type request struct {
+	Event string `json:"event"`
+	Data  struct {
+		Type         string `json:"type"`
+		Symbol       string `json:"symbol"`
+		SubaccountID string `json:"subaccountId"`
+	} `json:"data"`
+}
+
+// ParseFrame reads one event; its topic is "TYPE:SYMBOL" or
+// "TYPE:SUBACCOUNT_ID", as NewTopic takes it.
+func (server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Incoming, bool, *protocol.RequestError) {
+	var ev request
+	if json.Unmarshal(frame, &ev) != nil {
+		return dst, false, &protocol.RequestError{Code: protocol.CodeParseError, Message: "parse error"}
+	}
+	req := protocol.Incoming{Method: ev.Event}
+	switch ev.Event {
+	case "subscribe":
+		req.Op = protocol.OpSubscribe
+	case "unsubscribe":
+		req.Op = protocol.OpUnsubscribe
+	default:
+		return append(dst, req), false, nil
+	}
+	key := ev.Data.Symbol
+	if key == "" {
+		key = ev.Data.SubaccountID
+	}
+	if ev.Data.Type == "" || key == "" {
+		req.Err = &protocol.RequestError{Code: protocol.CodeInvalidParams, Message: `invalid params: want {"type":T,"symbol":S} or {"type":T,"subaccountId":ID}`}
+	} else {
+		req.Topics = []string{ev.Data.Type + ":" + key}
+	}
+	return append(dst, req), false, nil
+}
+
+func (server) AppendResult(dst, _, _ []byte) []byte                        { return dst }
+func (server) AppendError(dst, _ []byte, _ int, _ string, _ []byte) []byte { return dst }
+func (server) AppendSubscribed(dst []byte, _ []string) []byte              { return dst }
+func (server) AppendUnsubscribed(dst []byte, _ []string) []byte            { return dst }
+func (server) AppendHeartbeat(dst []byte) []byte                           { return dst }
+func (server) AppendReconnectNotice(dst []byte) []byte                     { return dst }
+
+// AppendNotification appends the event of topic's type carrying data,
+// stamped with the current time.
+func (server) AppendNotification(dst []byte, topic, _ string, data []byte) []byte {
+	typ, _, _ := strings.Cut(topic, ":")
+	dst = append(dst, `{"e":`...)
+	dst = protocol.AppendJSONString(dst, typ)
+	dst = append(dst, `,"t":`...)
+	dst = strconv.AppendInt(dst, time.Now().UnixMilli(), 10)
+	dst = append(dst, `,"data":`...)
+	dst = append(dst, data...)
+	return append(dst, '}')
+}
+
+// Envelope is empty: an Ethereal notification's payload is the whole
+// frame.
+func (server) Envelope(string, string) (prefix, suffix []byte) { return nil, nil }

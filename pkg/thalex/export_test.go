@@ -1,0 +1,8 @@
+package thalex
+
+import "github.com/wsfan/wsfan/internal/clock"
+
+// WithClock makes Login's tokens on clk's time.
+func WithClock(clk clock.Clock) LoginOption {
+	return func(c *loginConfig) { c.clock = clk }
+}

@@ -1,0 +1,13 @@
+package thalex
+
+import "github.com/wsfan/wsfan/pkg/protocol"
+
+// Name is the dialect's name, as protocol.ByName and the sidecar's
+// -protocol take it.
+const Name = "thalex"
+
+// init registers the dialect: importing this package makes "thalex" known
+// to protocol.ByName and protocol.ServerByName.
+func init() {
+	protocol.Register(protocol.Dialect{Name: Name, Protocol: Protocol, Server: Server})
+}
