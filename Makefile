@@ -43,21 +43,20 @@ lint: vet
 	@for m in $(MODULES); do (cd $$m && $(STATICCHECK) ./...) || exit 1; done
 	$(ERRCHECK) -ignoretests ./...
 
-# fuzz: every fuzz target for FUZZTIME each, as package:target. pkg/protocol:
-# FuzzClassify (no panics, slices inside the frame) and the differential
-# targets that check each dialect's key scanner against encoding/json;
-# pkg/sidecar: what local clients send (FuzzLocalFrame: frames through each
-# dialect's server half, every answer valid JSON; FuzzStreamQuery: the SSE
-# query and Last-Event-ID); internal/redact: FuzzURL (no password shown,
-# idempotent). Their seed corpora (testdata/fuzz) run in every `go test`.
-# The default budget is a count, not a duration: before Go 1.27 a duration
-# can end a clean run with a spurious "context deadline exceeded"
-# (go.dev/issue/75804). 200000x takes under 30 s a target on 2 cores;
-# raise it for a longer hunt.
+# fuzz: every fuzz target for FUZZTIME each, as package:target. Each
+# exchange package: FuzzClassify (no panics, slices inside the frame) and
+# FuzzRoute (its key scanner against encoding/json, with its oracle), both
+# from pkg/protocol/protocoltest; pkg/sidecar: what local clients send
+# (FuzzLocalFrame: frames through each dialect's server half, every answer
+# valid JSON; FuzzStreamQuery: the SSE query and Last-Event-ID);
+# internal/redact: FuzzURL (no password shown, idempotent). Their seed
+# corpora (testdata/fuzz) run in every `go test`. The default budget is a
+# count, not a duration: before Go 1.27 a duration can end a clean run
+# with a spurious "context deadline exceeded" (go.dev/issue/75804).
+# 200000x takes under 30 s a target on 2 cores; raise it for a longer hunt.
+EXCHANGES := thalex deribit ethereum ethereal
 FUZZTIME ?= 200000x
-FUZZ_TARGETS := \
-	pkg/protocol:FuzzClassify pkg/protocol:FuzzRouteThalex pkg/protocol:FuzzRouteDeribit \
-	pkg/protocol:FuzzRouteEthereum pkg/protocol:FuzzRouteEthereal \
+FUZZ_TARGETS := $(foreach e,$(EXCHANGES),pkg/$(e):FuzzClassify pkg/$(e):FuzzRoute) \
 	pkg/sidecar:FuzzLocalFrame pkg/sidecar:FuzzStreamQuery internal/redact:FuzzURL
 fuzz:
 	@for pt in $(FUZZ_TARGETS); do \

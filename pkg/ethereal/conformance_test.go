@@ -1,0 +1,24 @@
+package ethereal_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/protocol/protocoltest"
+)
+
+// Ethereal passes the conformance suite every exchange package runs.
+func TestConformance(t *testing.T) {
+	protocoltest.Run(t, protocoltest.Suite{
+		Name:     ethereal.Name,
+		Protocol: ethereal.Protocol,
+		Server:   ethereal.Server,
+		Topics:   []string{"L2Book:BTCUSD", "MarketPrice:ETHUSD"},
+		Payload: func(topic string) []byte {
+			_, symbol, _ := strings.Cut(topic, ":")
+			return []byte(`{"s":"` + symbol + `","t":2,"pt":1}`)
+		},
+		DataIsFrame: true,
+	})
+}
