@@ -41,7 +41,7 @@ func rpcServer(b *testing.B) *exchangetest.Server {
 	for _, p := range PayloadSizes {
 		bySize[`["`+p.Name+`"]`] = Payload(p.Size)
 	}
-	srv := exchangetest.NewServer(exchangetest.Ethereum)
+	srv := exchangetest.NewServer(ethereum.Name)
 	b.Cleanup(srv.Close)
 	srv.Handle("bench_payload", func(params json.RawMessage) (any, *exchangetest.RPCError) {
 		if p, ok := bySize[string(params)]; ok {
@@ -63,11 +63,11 @@ func rpcServer(b *testing.B) *exchangetest.Server {
 func dialWsfan(b *testing.B, srv *exchangetest.Server, opts ...client.Option) *client.Client {
 	var p protocol.Protocol
 	switch srv.Dialect() {
-	case exchangetest.Thalex:
+	case thalex.Name:
 		p = thalex.Protocol()
-	case exchangetest.Deribit:
+	case deribit.Name:
 		p = deribit.Protocol()
-	case exchangetest.Ethereum:
+	case ethereum.Name:
 		p = ethereum.Protocol()
 	default:
 		p = ethereal.Protocol()

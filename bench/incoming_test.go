@@ -26,7 +26,7 @@ func BenchmarkIncoming(b *testing.B) {
 	data := FrameLarge[len(`{"channel_name":"ticker.BTC-PERPETUAL.raw","notification":`) : len(FrameLarge)-1]
 	for _, n := range []int{1, 10, 50, 100} {
 		b.Run(fmt.Sprintf("ticker/subs=%d", n), func(b *testing.B) {
-			srv := exchangetest.NewServer(exchangetest.Thalex)
+			srv := exchangetest.NewServer(thalex.Name)
 			b.Cleanup(srv.Close)
 			c := dialWsfan(b, srv, client.WithBufferSize(8192))
 			topics := topicNames(thalex.Protocol(), n)
@@ -54,7 +54,7 @@ func BenchmarkIncoming(b *testing.B) {
 		})
 	}
 	b.Run("ticker/subs=0", func(b *testing.B) {
-		srv := exchangetest.NewServer(exchangetest.Thalex)
+		srv := exchangetest.NewServer(thalex.Name)
 		b.Cleanup(srv.Close)
 		c := dialWsfan(b, srv)
 		sub, err := c.Subscribe(setupCtx(b), []string{"ticker.ETH-PERPETUAL.raw"})

@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
@@ -77,7 +78,7 @@ func BenchmarkNotify(b *testing.B) {
 }
 
 func notifyServer(b *testing.B) *exchangetest.Server {
-	srv := exchangetest.NewServer(exchangetest.Ethereum)
+	srv := exchangetest.NewServer(ethereum.Name)
 	b.Cleanup(srv.Close)
 	return srv
 }

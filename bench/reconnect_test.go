@@ -20,7 +20,7 @@ import (
 func BenchmarkReconnect(b *testing.B) {
 	for _, n := range []int{10, 100} {
 		b.Run(fmt.Sprintf("channels=%d", n), func(b *testing.B) {
-			srv := exchangetest.NewServer(exchangetest.Thalex)
+			srv := exchangetest.NewServer(thalex.Name)
 			b.Cleanup(srv.Close)
 			c := dialWsfan(b, srv, client.WithBackoff(func() backoff.BackOff { return &backoff.ZeroBackOff{} }))
 			sub, err := c.Subscribe(setupCtx(b), topicNames(thalex.Protocol(), n))

@@ -189,7 +189,7 @@ func BenchmarkResubscribeEncode(b *testing.B) {
 // the server's work included. (Subscribing again to a Thalex channel is a
 // no-op on the server, so every iteration does the same work.)
 func BenchmarkResubscribeCycle(b *testing.B) {
-	for _, d := range []exchangetest.Dialect{exchangetest.Thalex} {
+	for _, d := range []exchangetest.Dialect{thalex.Name} {
 		p, _ := protocol.ByName(d.String())
 		for _, n := range []int{10, 50, 100} {
 			b.Run(fmt.Sprintf("dialect=%s/topics=%d", d, n), func(b *testing.B) {

@@ -22,6 +22,7 @@ import (
 	"github.com/wsfan/wsfan/internal/sidecartest"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // The tests drive a real browser, Debian's chromium (or $CHROMIUM). CI
@@ -83,7 +84,7 @@ type rig struct {
 
 func newRig(t *testing.T, allowedOrigins ...string) *rig {
 	t.Helper()
-	ex := exchangetest.NewServer(exchangetest.Thalex)
+	ex := exchangetest.NewServer(thalex.Name)
 	t.Cleanup(ex.Close)
 	ex.StartFeed(exchangetest.FeedOptions{Instruments: []string{"BTC-PERPETUAL", "ETH-PERPETUAL"}, Interval: 50 * time.Millisecond})
 	served := sidecartest.Serve(t, sidecar.Config{Upstream: ex.URL(), Protocol: "thalex", AllowedOrigins: allowedOrigins, Grace: time.Minute})

@@ -16,6 +16,7 @@ import (
 	"github.com/wsfan/wsfan/internal/sidecartest"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -24,7 +25,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // sidecar's address.
 func startSidecar(t *testing.T) string {
 	t.Helper()
-	ex := exchangetest.NewServer(exchangetest.Thalex)
+	ex := exchangetest.NewServer(thalex.Name)
 	t.Cleanup(ex.Close)
 	ex.StartFeed(exchangetest.FeedOptions{Interval: 20 * time.Millisecond})
 	served := sidecartest.Serve(t, sidecar.Config{Upstream: ex.URL(), Protocol: "thalex"})

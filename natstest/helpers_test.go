@@ -101,7 +101,7 @@ func connect(t testing.TB, url string, opts ...nats.Option) *nats.Conn {
 // exchange starts a Thalex test exchange.
 func exchange(t testing.TB) *exchangetest.Server {
 	t.Helper()
-	ex := exchangetest.NewServer(exchangetest.Thalex)
+	ex := exchangetest.NewServer(thalex.Name)
 	t.Cleanup(ex.Close)
 	return ex
 }

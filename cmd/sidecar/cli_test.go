@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // -h prints the usage on stdout and exits 0.
@@ -70,7 +71,7 @@ func TestVersionLine(t *testing.T) {
 // -log-format json writes one JSON object per line, with a time, a level
 // and a message, at the -log-level and above.
 func TestJSONLogs(t *testing.T) {
-	up := exchangetest.NewServer(exchangetest.Thalex)
+	up := exchangetest.NewServer(thalex.Name)
 	defer up.Close()
 	var logs lockedBuffer
 	r := startSidecar(t, map[string]string{"WSFAN_UPSTREAM": up.URL()}, &logs, "-log-format", "json", "-log-level", "debug")
@@ -93,7 +94,7 @@ func TestJSONLogs(t *testing.T) {
 // -log-level warn keeps out the info lines the default level writes, in
 // zap's console format.
 func TestLogLevel(t *testing.T) {
-	up := exchangetest.NewServer(exchangetest.Thalex)
+	up := exchangetest.NewServer(thalex.Name)
 	defer up.Close()
 	for _, level := range []string{"", "warn"} {
 		var logs lockedBuffer

@@ -21,14 +21,14 @@ func startDemo(protocol string) (*demoUpstream, error) {
 	if err != nil {
 		return nil, err
 	}
-	feed := exchangetest.FeedOptions{Instruments: []string{"BTC-PERPETUAL", "ETH-PERPETUAL"}}
-	if d == exchangetest.Ethereal {
-		feed.Instruments = []string{"BTCUSD", "ETHUSD"}
-	}
-	// The demo knows its feed's topics only, as an exchange knows its
-	// instruments: a typo is refused, not subscribed to silence.
+	// The exchange's own feed, on its default instruments; the server
+	// answers the exchange's public methods the README and the examples
+	// call (the instrument list, the server time, an Ethereum node's chain
+	// id and block number). The demo knows its feed's topics only, as an
+	// exchange knows its instruments: a typo is refused, not subscribed
+	// to silence.
+	var feed exchangetest.FeedOptions
 	srv := exchangetest.NewServer(d, exchangetest.WithTopics(exchangetest.FeedTopicsOf(d, feed)...))
-	handleDemoMethods(srv, feed.Instruments)
 	srv.StartFeed(feed)
 	return &demoUpstream{srv: srv}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
@@ -115,7 +116,7 @@ func TestDemoServes(t *testing.T) {
 // SIGTERM (the context ending) drains: a local client gets a "going away"
 // close frame and run returns nil.
 func TestRunDrainsOnTerminate(t *testing.T) {
-	up := exchangetest.NewServer(exchangetest.Deribit)
+	up := exchangetest.NewServer(deribit.Name)
 	defer up.Close()
 	r := startSidecar(t, map[string]string{"WSFAN_UPSTREAM": up.URL(), "WSFAN_PROTOCOL": "deribit"}, nil, "-drain-timeout", "5s")
 	ws, _, err := websocket.DefaultDialer.Dial("ws://"+r.addr+"/ws", nil)

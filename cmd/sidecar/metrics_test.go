@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
@@ -26,7 +27,7 @@ import (
 // series exists), and returns one scrape of /metrics.
 func scrape(t *testing.T) []byte {
 	t.Helper()
-	up := exchangetest.NewServer(exchangetest.Deribit)
+	up := exchangetest.NewServer(deribit.Name)
 	defer up.Close()
 	up.StartFeed(exchangetest.FeedOptions{})
 	topics := up.FeedTopics()
@@ -36,7 +37,7 @@ func scrape(t *testing.T) []byte {
 	ws, _, err := websocket.DefaultDialer.Dial("ws://"+r.addr+"/ws", nil)
 	require.NoError(t, err)
 	defer ws.Close()
-	require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(subscribeFrame(exchangetest.Deribit, topics[0]))))
+	require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(subscribeFrame(deribit.Name, topics[0]))))
 	require.NoError(t, ws.SetReadDeadline(time.Now().Add(10*time.Second)))
 	for range 2 { // the acknowledgement, then a message
 		_, _, err := ws.ReadMessage()

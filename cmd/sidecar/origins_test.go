@@ -9,13 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // A page on another origin opens a WebSocket only when -allowed-origins
 // (or WSFAN_ALLOWED_ORIGINS) lists it; programs, which send no Origin,
 // are always let in.
 func TestAllowedOrigins(t *testing.T) {
-	up := exchangetest.NewServer(exchangetest.Thalex)
+	up := exchangetest.NewServer(thalex.Name)
 	defer up.Close()
 	for _, tc := range []struct {
 		env     map[string]string

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // The secrets an upstream URL and header carry, each unique enough that
@@ -49,7 +50,7 @@ func assertNoSecret(t *testing.T, where, shown string) {
 func TestSecretsNeverShown(t *testing.T) {
 	// The exchange requires the header's key: the sidecar connecting
 	// proves the header was sent.
-	up := exchangetest.NewServer(exchangetest.Thalex, exchangetest.WithBearerToken(secretHeader))
+	up := exchangetest.NewServer(thalex.Name, exchangetest.WithBearerToken(secretHeader))
 	defer up.Close()
 	for _, format := range []string{"json", "console"} {
 		t.Run(format, func(t *testing.T) {

@@ -47,6 +47,6 @@ func ExampleBearer() {
 
 func demoNode() (string, func()) {
 	os.Setenv("NODE_TOKEN", "demo-token")
-	srv := exchangetest.NewServer(exchangetest.Ethereum, exchangetest.WithBearerToken("demo-token"))
+	srv := exchangetest.NewServer(ethereum.Name, exchangetest.WithBearerToken("demo-token"))
 	return srv.URL(), srv.Close
 }

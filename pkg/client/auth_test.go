@@ -37,7 +37,7 @@ var rsaKeys = sync.OnceValue(func() [2]*rsa.PrivateKey {
 
 // thalexServer checks logins against the first of rsaKeys.
 func thalexServer(t *testing.T) *exchangetest.Server {
-	return newServer(t, exchangetest.Thalex, exchangetest.WithThalexKey("key", &rsaKeys()[0].PublicKey))
+	return newServer(t, thalex.Name, exchangetest.WithLogin(thalex.NewServerLogin(thalex.ServerKey{ID: "key", Public: &rsaKeys()[0].PublicKey})))
 }
 
 // thalexLogin logs in with the first of rsaKeys, or the second.
@@ -73,7 +73,7 @@ func loginCases() []loginCase {
 		{
 			name: "deribit",
 			server: func(t *testing.T) *exchangetest.Server {
-				return newServer(t, exchangetest.Deribit, exchangetest.WithCredentials("key", "secret"))
+				return newServer(t, deribit.Name, exchangetest.WithLogin(deribit.NewServerLogin("key", "secret")))
 			},
 			proto: deribit.Protocol(deribit.WithHeartbeat(0)),
 			hook:  deribit.Login(deribit.NewKey("key", "secret")), badHook: deribit.Login(deribit.NewKey("key", "wrong")),

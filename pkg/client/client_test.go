@@ -15,6 +15,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/ethereal"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
@@ -163,7 +164,7 @@ func TestCallCorrelatesResultsAndErrors(t *testing.T) {
 }
 
 func TestEtherealHasNoCalls(t *testing.T) {
-	srv := newServer(t, exchangetest.Ethereal)
+	srv := newServer(t, ethereal.Name)
 	c := dial(t, srv, dialects[3].proto())
 	err := c.Call(testutil.Context(t), "anything", nil, nil)
 	require.Error(t, err)
@@ -171,7 +172,7 @@ func TestEtherealHasNoCalls(t *testing.T) {
 }
 
 func TestTwoSubscriptionsOfOneTopicEachGetEveryMessage(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	c := dial(t, srv, dialects[0].proto())
 	ctx := testutil.Context(t)
 	topic := dialects[0].topics[0]
@@ -200,7 +201,7 @@ func TestTwoSubscriptionsOfOneTopicEachGetEveryMessage(t *testing.T) {
 }
 
 func TestCloseFailsPendingCallsAndClosesSubscriptions(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	srv.Handle("slow", func(json.RawMessage) (any, *exchangetest.RPCError) { return "late", nil })
 	c := dial(t, srv, dialects[0].proto())
 	ctx := testutil.Context(t)
@@ -225,7 +226,7 @@ func TestCloseFailsPendingCallsAndClosesSubscriptions(t *testing.T) {
 }
 
 func TestUnsubscribeReportsAnUnansweredRequest(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	c := dial(t, srv, dialects[0].proto())
 	sub, err := c.Subscribe(testutil.Context(t), []string{"ticker.A.raw"})
 	require.NoError(t, err)
@@ -241,7 +242,7 @@ func TestUnsubscribeReportsAnUnansweredRequest(t *testing.T) {
 
 func TestSubscribeTimesOutThenWorks(t *testing.T) {
 	for _, d := range dialects {
-		if d.server == exchangetest.Ethereal {
+		if d.server == ethereal.Name {
 			continue // acknowledges nothing: there is nothing to wait for
 		}
 		t.Run(d.name, func(t *testing.T) {
@@ -272,7 +273,7 @@ func TestSubscribeTimesOutThenWorks(t *testing.T) {
 
 // An error names the package once, however it was wrapped.
 func TestErrorsNameThePackageOnce(t *testing.T) {
-	srv := exchangetest.NewServer(exchangetest.Thalex)
+	srv := exchangetest.NewServer(thalex.Name)
 	t.Cleanup(srv.Close)
 	c := dial(t, srv, thalex.Protocol())
 	require.NoError(t, c.Close())

@@ -13,7 +13,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
-	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 type heldValue struct {
@@ -27,7 +27,7 @@ type heldValue struct {
 // slabs.
 func TestDecodedValuesPinNothing(t *testing.T) {
 	const n = 20_000
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	c := dial(t, srv, dialects[0].proto(), client.WithOverflow(client.Block))
 	sub, err := c.Subscribe(testutil.Context(t), []string{"ticker.A.raw"})
 	require.NoError(t, err)
@@ -81,7 +81,7 @@ func TestDecodeGeneric(t *testing.T) {
 // TestAllEndsWithError: ranging over All yields every message, then the
 // error the subscription ended with.
 func TestAllEndsWithError(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	c := dial(t, srv, dialects[0].proto())
 	sub, err := c.Subscribe(testutil.Context(t), []string{"ticker.A.raw"}, client.Buffer(2), client.Overflow(client.CloseSubscription))
 	require.NoError(t, err)
@@ -108,7 +108,7 @@ func TestAllEndsWithError(t *testing.T) {
 // from Err still gets it from All; a clean end yields no error, and
 // breaking out of the loop leaves the subscription running.
 func TestAllEndsWithErrorAfterErrWasRead(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	c := dial(t, srv, dialects[0].proto())
 	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"}, client.Buffer(1), client.Overflow(client.CloseSubscription))

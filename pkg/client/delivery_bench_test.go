@@ -35,7 +35,7 @@ func BenchmarkNotifyDelivery(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			srv := exchangetest.NewServer(exchangetest.Ethereum)
+			srv := exchangetest.NewServer(ethereum.Name)
 			defer srv.Close()
 			c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(ethereum.Protocol()))
 			if err != nil {

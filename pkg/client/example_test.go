@@ -13,7 +13,7 @@ import (
 )
 
 func Example() {
-	srv := exchangetest.NewServer(exchangetest.Thalex)
+	srv := exchangetest.NewServer(thalex.Name)
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -42,7 +42,7 @@ func Example() {
 }
 
 func ExampleWithOnConnect() {
-	srv := exchangetest.NewServer(exchangetest.Deribit, exchangetest.WithCredentials("demo-client", "demo-secret"))
+	srv := exchangetest.NewServer(deribit.Name, exchangetest.WithLogin(deribit.NewServerLogin("demo-client", "demo-secret")))
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

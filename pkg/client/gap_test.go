@@ -29,7 +29,7 @@ type gapCase struct {
 
 var gapCases = []gapCase{
 	{
-		name: "deribit", server: exchangetest.Deribit,
+		name: "deribit", server: deribit.Name,
 		proto: func() protocol.Protocol { return deribit.Protocol(deribit.WithHeartbeat(0)) },
 		book:  "book.BTC-PERPETUAL.100ms", other: "ticker.BTC-PERPETUAL.100ms",
 		update: func(id, prev uint64) []byte {
@@ -41,7 +41,7 @@ var gapCases = []gapCase{
 		unsub: "public/unsubscribe",
 	},
 	{
-		name: "ethereal", server: exchangetest.Ethereal, proto: ethereal.Protocol,
+		name: "ethereal", server: ethereal.Name, proto: ethereal.Protocol,
 		book: "L2Book:BTCUSD", other: "MarketPrice:BTCUSD",
 		update: func(t, pt uint64) []byte {
 			if pt == 0 {

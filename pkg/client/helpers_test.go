@@ -23,10 +23,10 @@ var dialects = []struct {
 	proto  func() protocol.Protocol
 	topics []string // topics valid on that dialect
 }{
-	{"thalex", exchangetest.Thalex, thalex.Protocol, []string{"ticker.BTC-PERPETUAL.raw", "book.BTC-PERPETUAL.none.10.100ms", "ticker.ETH-PERPETUAL.raw"}},
-	{"deribit", exchangetest.Deribit, func() protocol.Protocol { return deribit.Protocol(deribit.WithHeartbeat(0)) }, []string{"ticker.BTC-PERPETUAL.100ms", "trades.BTC-PERPETUAL.100ms", "ticker.ETH-PERPETUAL.100ms"}},
-	{"ethereum", exchangetest.Ethereum, ethereum.Protocol, []string{"newHeads", "newPendingTransactions", `["logs",{"address":"0x1"}]`}},
-	{"ethereal", exchangetest.Ethereal, ethereal.Protocol, []string{"L2Book:BTCUSD", "MarketPrice:BTCUSD", "L2Book:ETHUSD"}},
+	{"thalex", thalex.Name, thalex.Protocol, []string{"ticker.BTC-PERPETUAL.raw", "book.BTC-PERPETUAL.none.10.100ms", "ticker.ETH-PERPETUAL.raw"}},
+	{"deribit", deribit.Name, func() protocol.Protocol { return deribit.Protocol(deribit.WithHeartbeat(0)) }, []string{"ticker.BTC-PERPETUAL.100ms", "trades.BTC-PERPETUAL.100ms", "ticker.ETH-PERPETUAL.100ms"}},
+	{"ethereum", ethereum.Name, ethereum.Protocol, []string{"newHeads", "newPendingTransactions", `["logs",{"address":"0x1"}]`}},
+	{"ethereal", ethereal.Name, ethereal.Protocol, []string{"L2Book:BTCUSD", "MarketPrice:BTCUSD", "L2Book:ETHUSD"}},
 }
 
 // dial connects a client to srv and closes it with the test.

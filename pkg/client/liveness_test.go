@@ -11,7 +11,6 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/deribit"
-	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
@@ -126,7 +125,7 @@ func TestThalexSystemReconnect(t *testing.T) {
 	require.NoError(t, srv.WaitConnections(ctx, 1))
 
 	start := time.Now()
-	require.Equal(t, 1, srv.SendSystemReconnect())
+	require.Equal(t, 1, srv.SendReconnectNotice())
 	evs := eventsUntil(t, c, client.Resubscribed)
 	assert.Less(t, time.Since(start), 2*time.Second)
 	assert.Equal(t, []client.EventKind{client.ServerNotice, client.Disconnected, client.Reconnecting, client.Connected, client.Resubscribed}, kindsOf(evs))
@@ -148,7 +147,7 @@ func TestThalexSystemReconnect(t *testing.T) {
 // answered at once with public/test, so the server keeps the connection.
 func TestDeribitHeartbeat(t *testing.T) {
 	const hb = 50 * time.Millisecond
-	srv := newServer(t, exchangetest.Deribit)
+	srv := newServer(t, deribit.Name)
 	c := dial(t, srv, deribit.Protocol(deribit.WithHeartbeat(hb)), fastBackoff())
 	ctx := testutil.Context(t)
 	_, err := c.Subscribe(ctx, []string{"ticker.BTC-PERPETUAL.100ms"})

@@ -17,6 +17,7 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // Every wsfan_client_* metric reads back what happened on the connection.
@@ -103,7 +104,7 @@ wsfan_client_topics{connection="feed"} 3
 
 // The state gauge reads "reconnecting" while the server is down.
 func TestMetricsStateWhileReconnecting(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	reg := prometheus.NewRegistry()
 	c := dial(t, srv, dialects[0].proto(), constantBackoff(time.Hour), client.WithMetrics(reg, "x"))
 	srv.Stop()
@@ -115,7 +116,7 @@ func TestMetricsStateWhileReconnecting(t *testing.T) {
 // Two clients share a registry under different names; a name taken twice
 // fails Dial instead of mixing counters.
 func TestMetricsNamesPerConnection(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	reg := prometheus.NewRegistry()
 	dial(t, srv, dialects[0].proto(), client.WithMetrics(reg, "a"))
 	dial(t, srv, dialects[0].proto(), client.WithMetrics(reg, "b"))

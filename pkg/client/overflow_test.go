@@ -11,7 +11,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
-	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // TestStalledConsumerDoesNotDelayOthers: one subscription is never read;
@@ -21,7 +21,7 @@ func TestStalledConsumerDoesNotDelayOthers(t *testing.T) {
 	const sent, buffer = 300, 8
 	for _, policy := range []client.OverflowPolicy{client.DropOldest, client.DropNewest, client.CloseSubscription} {
 		t.Run(policy.String(), func(t *testing.T) {
-			srv := newServer(t, exchangetest.Thalex)
+			srv := newServer(t, thalex.Name)
 			c := dial(t, srv, dialects[0].proto(), client.WithBufferSize(buffer), client.WithOverflow(policy))
 			ctx := testutil.Context(t)
 			stalled, err := c.Subscribe(ctx, []string{"ticker.STALLED.raw"})
@@ -72,7 +72,7 @@ func TestStalledConsumerDoesNotDelayOthers(t *testing.T) {
 // TestBlockPolicyDeliversEverything: Block never drops; it waits for the
 // consumer, and Unsubscribe releases a reader blocked on it.
 func TestBlockPolicyDeliversEverything(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	c := dial(t, srv, dialects[0].proto(), client.WithBufferSize(2), client.WithOverflow(client.Block))
 	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"})
@@ -103,7 +103,7 @@ func TestBlockPolicyDeliversEverything(t *testing.T) {
 // raises exactly one SlowConsumer event.
 func TestPerSubscriptionPolicies(t *testing.T) {
 	const sent, buffer = 100, 4
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	c := dial(t, srv, dialects[0].proto(), client.WithEventBuffer(1024))
 	ctx := testutil.Context(t)
 	book, err := c.Subscribe(ctx, []string{"book.A.none.10.100ms"}, client.Buffer(buffer), client.Overflow(client.Block))
@@ -159,7 +159,7 @@ func TestPerSubscriptionPolicies(t *testing.T) {
 // however many drops. Once it drains its buffer the episode is over, and
 // the next overflow raises the next event.
 func TestSlowConsumerEventsDoNotFlap(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	c := dial(t, srv, dialects[0].proto(), client.WithEventBuffer(1024))
 	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"}, client.Buffer(4))
@@ -213,7 +213,7 @@ func slowConsumerEvents(c *client.Client) []client.Event {
 // still goes through when nothing is pending.
 func TestPendingBytesLimit(t *testing.T) {
 	const limit, size, sent = 1000, 100, 20
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	c := dial(t, srv, dialects[0].proto())
 	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"},

@@ -26,7 +26,7 @@ var t0 = time.Unix(1_700_000_000, 0)
 func TestRateLimitPacesABurst(t *testing.T) {
 	const calls, rate = 1000, 50
 	clk := clock.NewFake(t0)
-	srv := newServer(t, exchangetest.Thalex, exchangetest.WithRateLimit(rate, 1), exchangetest.WithClock(clk.Now))
+	srv := newServer(t, thalex.Name, exchangetest.WithRateLimit(rate, 1), exchangetest.WithClock(clk.Now))
 	srv.Handle("public/time", func(json.RawMessage) (any, *exchangetest.RPCError) { return 1, nil })
 	c := dial(t, srv, thalex.Protocol(),
 		client.WithRateLimit(client.RateLimit{Rate: rate, Burst: 1}), client.WithPaceClock(clk))
@@ -67,7 +67,7 @@ func TestRateLimitPacesABurst(t *testing.T) {
 // and its credits are taken: the calls after it wait for them.
 func TestRateLimitChargesTheRestore(t *testing.T) {
 	clk := clock.NewFake(t0)
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	srv.Handle("public/time", func(json.RawMessage) (any, *exchangetest.RPCError) { return 1, nil })
 	// 3 credits: 1 for the subscribe, 1 for the restore, 1 for a call.
 	c := dial(t, srv, thalex.Protocol(), fastBackoff(),
@@ -95,7 +95,7 @@ func TestRateLimitChargesTheRestore(t *testing.T) {
 // A call whose context ends while it waits gives its credits back.
 func TestRateLimitWaitEndsWithTheContext(t *testing.T) {
 	clk := clock.NewFake(t0)
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	srv.Handle("public/time", func(json.RawMessage) (any, *exchangetest.RPCError) { return 1, nil })
 	c := dial(t, srv, thalex.Protocol(),
 		client.WithRateLimit(client.RateLimit{Rate: 1, Burst: 1}), client.WithPaceClock(clk))

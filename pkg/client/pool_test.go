@@ -57,7 +57,7 @@ func subscribeFrames(t *testing.T, srv *exchangetest.Server) [][]string {
 // connections; dropping one restores its topics, and only them, in one
 // frame, while the other connections carry on.
 func TestPoolSpreadsTopicsOverConnections(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex, exchangetest.WithTopicCap(100))
+	srv := newServer(t, thalex.Name, exchangetest.WithTopicCap(100))
 	p := dialPool(t, srv, 100)
 	ctx := testutil.Context(t)
 	topics := poolTopics(250)
@@ -96,7 +96,7 @@ func TestPoolSpreadsTopicsOverConnections(t *testing.T) {
 // them, each topic in order, with Seq counting across them, and its
 // Unsubscribe leaves every connection.
 func TestPoolSubscriptionSpanningConnections(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex, exchangetest.WithTopicCap(2))
+	srv := newServer(t, thalex.Name, exchangetest.WithTopicCap(2))
 	p := dialPool(t, srv, 2)
 	ctx := testutil.Context(t)
 	topics := poolTopics(5)
@@ -132,7 +132,7 @@ func TestPoolSubscriptionSpanningConnections(t *testing.T) {
 // A topic a connection already holds is shared there, not subscribed
 // again on another connection.
 func TestPoolSharesAHeldTopic(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex, exchangetest.WithTopicCap(2))
+	srv := newServer(t, thalex.Name, exchangetest.WithTopicCap(2))
 	p := dialPool(t, srv, 2)
 	ctx := testutil.Context(t)
 	topics := poolTopics(3)
@@ -155,7 +155,7 @@ func TestPoolSharesAHeldTopic(t *testing.T) {
 // topic refused on restore), the whole subscription ends with that error
 // and leaves the other connections.
 func TestPoolSpanningSubscriptionEndsTogether(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex, exchangetest.WithTopicCap(1))
+	srv := newServer(t, thalex.Name, exchangetest.WithTopicCap(1))
 	p := dialPool(t, srv, 1)
 	ctx := testutil.Context(t)
 	topics := poolTopics(2)
@@ -180,7 +180,7 @@ func TestPoolSpanningSubscriptionEndsTogether(t *testing.T) {
 // Events of every connection arrive on the pool's channel, marked with
 // their connection; Close ends every connection and closes it.
 func TestPoolEventsAndClose(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	p := dialPool(t, srv, 1)
 	ctx := testutil.Context(t)
 	_, err := p.Subscribe(ctx, poolTopics(2))

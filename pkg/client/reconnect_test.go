@@ -17,6 +17,7 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // The server dies with a call in flight: the call fails at once with
@@ -316,7 +317,7 @@ func TestFlappingServer(t *testing.T) {
 
 // Close while the client waits out a long backoff returns at once.
 func TestCloseWhileWaitingInBackoff(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	c := dial(t, srv, dialects[0].proto(), constantBackoff(time.Hour))
 	sub, err := c.Subscribe(testutil.Context(t), []string{dialects[0].topics[0]})
 	require.NoError(t, err)
@@ -334,7 +335,7 @@ func TestCloseWhileWaitingInBackoff(t *testing.T) {
 // Close while a dial hangs (the port accepts TCP and never upgrades)
 // returns at once, long before the dial timeout.
 func TestCloseWhileDialing(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	c := dial(t, srv, dialects[0].proto(), fastBackoff(), client.WithDialTimeout(10*time.Second))
 	sub, err := c.Subscribe(testutil.Context(t), []string{dialects[0].topics[0]})
 	require.NoError(t, err)
@@ -357,7 +358,7 @@ func TestCloseWhileDialing(t *testing.T) {
 // Close while the on-connect hook runs (a login hanging on a server that
 // does not answer) returns at once: the hook's context ends.
 func TestCloseDuringOnConnectHook(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	var calls atomic.Int32
 	hookErr := make(chan error, 1)
 	hook := func(ctx context.Context, c *client.Client) error {
@@ -396,7 +397,7 @@ func requireClosed(t *testing.T, c *client.Client, sub *client.Subscription) {
 // A backoff that gives up ends the client: every subscription gets
 // ErrConnectionLost, Events closes, calls fail with ErrClosed.
 func TestGivingUpEndsSubscriptions(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	c := dial(t, srv, dialects[0].proto(), client.WithBackoff(func() backoff.BackOff {
 		return backoff.WithMaxRetries(backoff.NewConstantBackOff(time.Millisecond), 3)
 	}))
@@ -430,7 +431,7 @@ func TestBackoffResetsAfterHealthyConnection(t *testing.T) {
 		{time.Nanosecond, 3},
 	} {
 		t.Run(tc.healthy.String(), func(t *testing.T) {
-			srv := newServer(t, exchangetest.Thalex)
+			srv := newServer(t, thalex.Name)
 			var made atomic.Int32
 			c := dial(t, srv, dialects[0].proto(), client.WithHealthyAfter(tc.healthy),
 				client.WithBackoff(func() backoff.BackOff {

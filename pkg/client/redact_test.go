@@ -18,7 +18,6 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
-	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
@@ -96,7 +95,7 @@ func TestDialErrorsAndLogsRedactTheURL(t *testing.T) {
 
 // A connected client logs its URL redacted.
 func TestConnectedLogRedactsTheURL(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex) // serves any path
+	srv := newServer(t, thalex.Name) // serves any path
 	core, logs := observer.New(zap.DebugLevel)
 	c, err := client.Dial(testutil.Context(t), keyedURL(srv.Addr()), client.WithProtocol(thalex.Protocol()), client.WithLogger(zap.New(core)))
 	require.NoError(t, err)

@@ -26,11 +26,11 @@ var resubDialects = []struct {
 	proto  func() protocol.Protocol
 	topic  func(i int) string
 }{
-	{"thalex", exchangetest.Thalex, thalex.Protocol, func(i int) string { return fmt.Sprintf("ticker.I%d-PERPETUAL.raw", i) }},
-	{"deribit", exchangetest.Deribit, func() protocol.Protocol { return deribit.Protocol(deribit.WithHeartbeat(0)) },
+	{"thalex", thalex.Name, thalex.Protocol, func(i int) string { return fmt.Sprintf("ticker.I%d-PERPETUAL.raw", i) }},
+	{"deribit", deribit.Name, func() protocol.Protocol { return deribit.Protocol(deribit.WithHeartbeat(0)) },
 		func(i int) string { return fmt.Sprintf("book.I%d-PERPETUAL.100ms", i) }},
-	{"ethereum", exchangetest.Ethereum, ethereum.Protocol, func(i int) string { return fmt.Sprintf(`["logs",{"address":"0x%x"}]`, i) }},
-	{"ethereal", exchangetest.Ethereal, ethereal.Protocol, func(i int) string { return fmt.Sprintf("L2Book:S%05d", i) }},
+	{"ethereum", ethereum.Name, ethereum.Protocol, func(i int) string { return fmt.Sprintf(`["logs",{"address":"0x%x"}]`, i) }},
+	{"ethereal", ethereal.Name, ethereal.Protocol, func(i int) string { return fmt.Sprintf("L2Book:S%05d", i) }},
 }
 
 // BenchmarkResubscribe times the in-memory half of a resubscribe: collect

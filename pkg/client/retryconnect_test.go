@@ -9,7 +9,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
-	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // TestRetryOnFailedConnect: with no server yet, Dial returns and keeps
@@ -17,7 +17,7 @@ import (
 // comes up on the address, and a topic it refuses ends its subscription
 // with the refusal.
 func TestRetryOnFailedConnect(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	srv.Stop()
 	ctx := testutil.Context(t)
 	c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(dialects[0].proto()),
@@ -48,7 +48,7 @@ func TestRetryOnFailedConnect(t *testing.T) {
 
 // TestDialFailsWithoutRetry: by default a failed first dial fails Dial.
 func TestDialFailsWithoutRetry(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	srv.Stop()
 	_, err := client.Dial(testutil.Context(t), srv.URL(), client.WithProtocol(dialects[0].proto()))
 	require.Error(t, err)

@@ -31,7 +31,7 @@ func done(t *testing.T, ctx context.Context) {
 // its context ends when the connection is lost, its calls go to its own
 // connection, and the next connection's hook starts a task of its own.
 func TestWhileConnectedLastsAsLongAsTheConnection(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	srv.Handle("public/time", func(json.RawMessage) (any, *exchangetest.RPCError) { return 1, nil })
 	tasks := make(chan context.Context, 2)
 	hook := func(ctx context.Context, c *client.Client) error {
@@ -70,7 +70,7 @@ var errTask = errors.New("task failed")
 // A task that fails drops its connection, which is replaced as after any
 // loss; Close waits for the task to return.
 func TestWhileConnectedTaskFailureDropsTheConnection(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	fail, windingUp, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var connections atomic.Int32
 	hook := func(ctx context.Context, c *client.Client) error {

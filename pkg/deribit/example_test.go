@@ -48,6 +48,6 @@ func ExampleLogin() {
 func demoDeribit() (string, func()) {
 	os.Setenv("DERIBIT_CLIENT_ID", "demo-client")
 	os.Setenv("DERIBIT_CLIENT_SECRET", "demo-secret")
-	srv := exchangetest.NewServer(exchangetest.Deribit, exchangetest.WithCredentials("demo-client", "demo-secret"))
+	srv := exchangetest.NewServer(deribit.Name, exchangetest.WithLogin(deribit.NewServerLogin("demo-client", "demo-secret")))
 	return srv.URL(), srv.Close
 }

@@ -34,8 +34,13 @@ func TestDeribitSign(t *testing.T) {
 		key.Sign(1_700_000_000_000, "abcd", "GET\n/api/v2/private/get_account_summary?currency=BTC\n\n"))
 }
 
-func deribitServer(t *testing.T, opts ...exchangetest.Option) *exchangetest.Server {
-	return logintest.NewServer(t, exchangetest.Deribit, append([]exchangetest.Option{exchangetest.WithCredentials(clientID, secret)}, opts...)...)
+// deribitServer checks logins with login, or with the key's credentials
+// when login is nil.
+func deribitServer(t *testing.T, login *deribit.ServerLogin, opts ...exchangetest.Option) *exchangetest.Server {
+	if login == nil {
+		login = deribit.NewServerLogin(clientID, secret)
+	}
+	return logintest.NewServer(t, deribit.Name, append([]exchangetest.Option{exchangetest.WithLogin(login)}, opts...)...)
 }
 
 func TestDeribitLogsIn(t *testing.T) {
@@ -48,7 +53,7 @@ func TestDeribitLogsIn(t *testing.T) {
 		{"client credentials", []deribit.LoginOption{deribit.WithClientCredentials()}, "client_credentials"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := deribitServer(t)
+			srv := deribitServer(t, nil)
 			c, err := logintest.Dial(t, srv, deribit.Protocol(deribit.WithHeartbeat(0)), deribit.Login(deribit.NewKey(clientID, secret), tc.opts...))
 			require.NoError(t, err)
 			logintest.RequireLoggedIn(t, c, privateTopic)
@@ -61,7 +66,7 @@ func TestDeribitLogsIn(t *testing.T) {
 }
 
 func TestDeribitLoginFails(t *testing.T) {
-	srv := deribitServer(t)
+	srv := deribitServer(t, nil)
 	now := time.Now()
 	cases := []struct {
 		name   string
@@ -86,8 +91,8 @@ func TestDeribitLoginFails(t *testing.T) {
 }
 
 // refreshServer hands out tokens good for 10 simulated seconds, on clk.
-func refreshServer(t *testing.T, clk *clock.Fake) *exchangetest.Server {
-	return deribitServer(t, exchangetest.WithClock(clk.Now), exchangetest.WithTokenExpiry(10*time.Second))
+func refreshServer(t *testing.T, clk *clock.Fake, login *deribit.ServerLogin) *exchangetest.Server {
+	return deribitServer(t, login.WithTokenExpiry(10*time.Second), exchangetest.WithClock(clk.Now))
 }
 
 // nextRefresh lets simulated time run to the next refresh, then waits for
@@ -106,7 +111,7 @@ func nextRefresh(t *testing.T, clk *clock.Fake, srv *exchangetest.Server, auths 
 func TestDeribitRefreshesBeforeExpiry(t *testing.T) {
 	clk := clock.NewFake(time.Now())
 	start := clk.Now()
-	srv := refreshServer(t, clk)
+	srv := refreshServer(t, clk, deribit.NewServerLogin(clientID, secret))
 	c, err := logintest.Dial(t, srv, deribit.Protocol(deribit.WithHeartbeat(0)), deribit.Login(deribit.NewKey(clientID, secret), deribit.WithClock(clk)))
 	require.NoError(t, err)
 
@@ -122,11 +127,12 @@ func TestDeribitRefreshesBeforeExpiry(t *testing.T) {
 // A refused refresh authenticates again on the same connection.
 func TestDeribitFailedRefreshAuthenticatesAgain(t *testing.T) {
 	clk := clock.NewFake(time.Now())
-	srv := refreshServer(t, clk)
+	login := deribit.NewServerLogin(clientID, secret)
+	srv := refreshServer(t, clk, login)
 	c, err := logintest.Dial(t, srv, deribit.Protocol(deribit.WithHeartbeat(0)), deribit.Login(deribit.NewKey(clientID, secret), deribit.WithClock(clk)))
 	require.NoError(t, err)
 
-	srv.RevokeTokens()
+	login.RevokeTokens()
 	nextRefresh(t, clk, srv, 3)
 	assert.Equal(t, []string{"client_signature", "refresh_token", "client_signature"}, grants(t, srv))
 	nextRefresh(t, clk, srv, 4)
@@ -142,11 +148,12 @@ func TestDeribitFailedReauthenticationDropsTheConnection(t *testing.T) {
 	// The client's clock runs apart from the server's: once it is past
 	// the clock skew, its signatures are refused.
 	serverClock, clientClock := clock.NewFake(time.Now()), clock.NewFake(time.Now())
-	srv := deribitServer(t, exchangetest.WithClock(serverClock.Now), exchangetest.WithTokenExpiry(time.Hour))
+	login := deribit.NewServerLogin(clientID, secret).WithTokenExpiry(time.Hour)
+	srv := deribitServer(t, login, exchangetest.WithClock(serverClock.Now))
 	c, err := logintest.Dial(t, srv, deribit.Protocol(deribit.WithHeartbeat(0)), deribit.Login(deribit.NewKey(clientID, secret), deribit.WithClock(clientClock)))
 	require.NoError(t, err)
 
-	srv.RevokeTokens()
+	login.RevokeTokens()
 	require.NoError(t, clientClock.WaitTimers(testutil.Context(t), 1))
 	clientClock.Advance(48 * time.Minute)
 	ev, err := logintest.WaitEvent(c, client.Disconnected)

@@ -9,5 +9,5 @@ const Name = "deribit"
 // init registers the dialect: importing this package makes "deribit" known
 // to protocol.ByName and protocol.ServerByName.
 func init() {
-	protocol.Register(protocol.Dialect{Name: Name, Protocol: func() protocol.Protocol { return Protocol() }, Server: Server})
+	protocol.Register(protocol.Dialect{Name: Name, Protocol: func() protocol.Protocol { return Protocol() }, Server: Server, Exchange: exchange})
 }

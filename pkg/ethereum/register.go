@@ -9,5 +9,5 @@ const Name = "ethereum"
 // init registers the dialect: importing this package makes "ethereum" known
 // to protocol.ByName and protocol.ServerByName.
 func init() {
-	protocol.Register(protocol.Dialect{Name: Name, Protocol: Protocol, Server: Server})
+	protocol.Register(protocol.Dialect{Name: Name, Protocol: Protocol, Server: Server, Exchange: exchange})
 }

@@ -8,11 +8,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
 func TestBearerTokenGuardsTheHandshake(t *testing.T) {
-	srv := newServer(t, exchangetest.Ethereum, exchangetest.WithBearerToken("t0ken"))
+	srv := newServer(t, ethereum.Name, exchangetest.WithBearerToken("t0ken"))
 	for _, h := range []http.Header{nil, {"Authorization": {"Bearer wrong"}}, {"Authorization": {"t0ken"}}} {
 		ws, resp, err := websocket.DefaultDialer.Dial(srv.URL(), h)
 		require.Error(t, err, "header %v", h)

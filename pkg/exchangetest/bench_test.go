@@ -8,14 +8,16 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // BenchmarkPublish measures Publish to subscribers that drain their
 // connections as fast as they can.
 func BenchmarkPublish(b *testing.B) {
 	for _, subs := range []int{1, 10} {
-		for _, d := range []exchangetest.Dialect{exchangetest.Thalex, exchangetest.Ethereum} {
+		for _, d := range []exchangetest.Dialect{thalex.Name, ethereum.Name} {
 			b.Run(fmt.Sprintf("%s/subs=%d", d, subs), func(b *testing.B) {
 				benchPublish(b, d, subs)
 			})
@@ -27,7 +29,7 @@ func benchPublish(b *testing.B, d exchangetest.Dialect, subs int) {
 	srv := exchangetest.NewServer(d)
 	defer srv.Close()
 	topic, sub := "ticker.BTC-PERPETUAL.raw", `{"id":1,"method":"public/subscribe","params":{"channels":["ticker.BTC-PERPETUAL.raw"]}}`
-	if d == exchangetest.Ethereum {
+	if d == ethereum.Name {
 		topic, sub = "newHeads", `{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}`
 	}
 	done := make(chan struct{}, subs)

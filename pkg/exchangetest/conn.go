@@ -44,7 +44,7 @@ type conn struct {
 
 	closeOnce sync.Once
 
-	// hbSet carries a new Deribit heartbeat interval (0: off) to the writer.
+	// hbSet carries a new heartbeat interval (0: off) to the writer.
 	// Only the writer goroutine sends on it (from outMsg.after).
 	hbSet chan time.Duration
 	// awaitingTest is set by the writer when it sent a heartbeat
@@ -52,7 +52,7 @@ type conn struct {
 	awaitingTest atomic.Bool
 
 	// Owned by the reader goroutine.
-	login login               // login.go: public/login or public/auth succeeded
+	login login               // login.go: the exchange's login method succeeded
 	limit credit.Bucket       // ratelimit.go: the requests' budget
 	after []func()            // subscription registrations for the response being built
 	reqs  []protocol.Incoming // the requests of the frame being handled
@@ -177,8 +177,8 @@ func (c *conn) takeAfter() func() {
 }
 
 // writeLoop is the connection's writer goroutine, the only one that writes
-// data frames to ws. It also holds delayed responses and runs the Deribit
-// heartbeat.
+// data frames to ws. It also holds delayed responses and sends the
+// heartbeats the client asked for (Deribit's public/set_heartbeat).
 func (c *conn) writeLoop() {
 	defer c.s.connWG.Done()
 	defer c.close()
@@ -241,7 +241,7 @@ func (c *conn) writeLoop() {
 			}
 			if !c.s.silent.Load() {
 				c.awaitingTest.Store(true)
-				if c.ws.WriteMessage(websocket.TextMessage, deribitTestRequest) != nil {
+				if c.ws.WriteMessage(websocket.TextMessage, c.s.heartbeat) != nil {
 					return
 				}
 			}

@@ -7,11 +7,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
 func TestDeribitSubscribePublish(t *testing.T) {
-	srv := newServer(t, exchangetest.Deribit)
+	srv := newServer(t, deribit.Name)
 	srv.SetRefused("book.ETH-PERPETUAL.100ms")
 	ws := dial(t, srv)
 
@@ -34,7 +35,7 @@ func TestDeribitSubscribePublish(t *testing.T) {
 }
 
 func TestDeribitAuthGatesUserChannels(t *testing.T) {
-	srv := newServer(t, exchangetest.Deribit, exchangetest.WithCredentials("id", "secret"))
+	srv := newServer(t, deribit.Name, exchangetest.WithLogin(deribit.NewServerLogin("id", "secret")))
 	ws := dial(t, srv)
 
 	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":1,"method":"private/subscribe","params":{"channels":["user.orders.any.any.raw"]}}`)
@@ -53,7 +54,7 @@ func TestDeribitAuthGatesUserChannels(t *testing.T) {
 }
 
 func TestDeribitHeartbeat(t *testing.T) {
-	srv := newServer(t, exchangetest.Deribit)
+	srv := newServer(t, deribit.Name)
 	ws := dial(t, srv)
 
 	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":5,"method":"public/set_heartbeat","params":{"interval":0.05}}`)

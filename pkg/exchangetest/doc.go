@@ -1,9 +1,12 @@
 // Package exchangetest runs a real WebSocket server on 127.0.0.1 that speaks
-// every wsfan dialect (Thalex, Deribit, Ethereum eth_subscribe, Ethereal), the
-// way net/http/httptest runs an HTTP server: for tests, benchmarks, examples
-// and the sidecar's demo mode.
+// any registered dialect, the way net/http/httptest runs an HTTP server: for
+// tests, benchmarks, examples and the sidecar's demo mode. It holds nothing
+// of any exchange: it speaks through the exchange package's server half and
+// behaves as its protocol.Exchange says (login, refusals, response stamps,
+// feed, public methods), so importing the exchange package is what makes a
+// dialect available.
 //
-//	srv := exchangetest.NewServer(exchangetest.Thalex)
+//	srv := exchangetest.NewServer(thalex.Name)
 //	defer srv.Close()
 //	// dial srv.URL(), subscribe, then:
 //	srv.WaitSubscribers(ctx, "ticker.BTC-PERPETUAL.raw", 1)
@@ -15,14 +18,15 @@
 // knobs to inject faults: refused topics, slow responses, missing pongs, a
 // silent peer, dropped connections, a killed and restarted server.
 //
-// It checks logins the way the exchanges do when told the credentials:
-// Thalex JWTs against a registered public key (WithThalexKey), Deribit
-// client credentials and signatures (WithCredentials) with expiring access
-// tokens and refresh tokens (WithTokenExpiry, RevokeTokens), a bearer
-// token on the handshake (WithBearerToken). Private channels are refused
-// to a connection that is not logged in. WithRateLimit refuses requests
-// over a per-connection budget with each dialect's own error, and
-// WithClock runs logins and limits on a test's fake clock.
+// It checks logins the way the exchanges do when given the exchange's
+// server login with credentials (WithLogin: thalex.NewServerLogin with a
+// registered public key, deribit.NewServerLogin with client credentials,
+// expiring access tokens and refresh tokens), and a bearer token on the
+// handshake (WithBearerToken). Private channels are refused to a
+// connection that is not logged in. WithRateLimit refuses requests over a
+// per-connection budget with each exchange's own error, and WithClock
+// runs logins and limits on a test's fake clock. StartFeed publishes the
+// exchange's made-up market data.
 //
 // # Invariants
 //
@@ -36,8 +40,8 @@
 //     just before it writes that response, so a client never receives a
 //     notification for a subscription before its acknowledgement.
 //   - Publish encodes a notification frame once and queues the same bytes to
-//     every subscriber (per connection only for Ethereum, whose subscription
-//     ids differ per connection). It blocks while a subscriber's queue is
+//     every subscriber (per connection only where the server assigns
+//     subscription ids, which differ per connection: Ethereum). It blocks while a subscriber's queue is
 //     full, so benchmarks measure the client, not the server's memory.
 //   - Close stops every goroutine the server started.
 package exchangetest

@@ -7,11 +7,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/wsfan/wsfan/internal/testutil"
-	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/ethereal"
 )
 
 func TestEtherealSubscribePublish(t *testing.T) {
-	srv := newServer(t, exchangetest.Ethereal)
+	srv := newServer(t, ethereal.Name)
 	srv.SetRefused("L2Book:ETHUSD")
 	ws := dial(t, srv)
 

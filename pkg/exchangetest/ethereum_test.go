@@ -7,13 +7,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
 var ethSubID = regexp.MustCompile(`^0x[0-9a-f]{32}$`)
 
 func TestEthereumSubscribePublish(t *testing.T) {
-	srv := newServer(t, exchangetest.Ethereum)
+	srv := newServer(t, ethereum.Name)
 	srv.SetRefused("newPendingTransactions")
 	ws1, ws2 := dial(t, srv), dial(t, srv)
 
@@ -45,7 +46,7 @@ func TestEthereumSubscribePublish(t *testing.T) {
 }
 
 func TestEthereumBatch(t *testing.T) {
-	srv := newServer(t, exchangetest.Ethereum, exchangetest.WithBatchCap(3))
+	srv := newServer(t, ethereum.Name, exchangetest.WithBatchCap(3))
 	srv.Handle("eth_blockNumber", func(json.RawMessage) (any, *exchangetest.RPCError) { return "0x10", nil })
 	ws := dial(t, srv)
 

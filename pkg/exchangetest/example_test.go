@@ -8,12 +8,13 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // A test starts a Thalex server, subscribes with any WebSocket client and
 // publishes a notification to it.
 func Example() {
-	srv := exchangetest.NewServer(exchangetest.Thalex)
+	srv := exchangetest.NewServer(thalex.Name)
 	defer srv.Close()
 
 	ws, _, err := websocket.DefaultDialer.Dial(srv.URL(), nil)

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/wsfan/wsfan/pkg/deribit"
-	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // SetRefused makes the server refuse subscriptions to topics from now on,
@@ -40,25 +38,27 @@ func (s *Server) SetSilent(on bool) {
 	s.silent.Store(on)
 }
 
-// The frames the fault knobs send whatever the dialect; the writer's
-// Deribit heartbeat sends deribitTestRequest too.
-var (
-	thalexReconnect    = thalex.Server().AppendReconnectNotice(nil)
-	deribitTestRequest = deribit.Server().AppendHeartbeat(nil)
-)
-
-// SendSystemReconnect sends Thalex's "reconnect soon" system notification,
-// {"channel_name":"system","notification":{"event":"reconnect"}}, to every
-// connection (whatever the dialect) and returns how many it was queued to.
-func (s *Server) SendSystemReconnect() int {
-	return s.broadcast(websocket.TextMessage, thalexReconnect)
+// SendReconnectNotice sends the dialect's "reconnect soon" notice (the
+// server half's AppendReconnectNotice: Thalex's system channel event) to
+// every connection and returns how many it was queued to; 0 when the
+// dialect has none.
+func (s *Server) SendReconnectNotice() int {
+	notice := s.wire.AppendReconnectNotice(nil)
+	if len(notice) == 0 {
+		return 0
+	}
+	return s.broadcast(websocket.TextMessage, notice)
 }
 
-// SendHeartbeatRequest sends Deribit's heartbeat test_request to every
-// connection (whatever the dialect) and returns how many it was queued to.
-// Unlike the heartbeat of public/set_heartbeat, no answer is enforced.
+// SendHeartbeatRequest sends the dialect's heartbeat request (Deribit's
+// test_request) to every connection and returns how many it was queued
+// to; 0 when the dialect has none. Unlike the heartbeat a client asks for
+// (Deribit's public/set_heartbeat), no answer is enforced.
 func (s *Server) SendHeartbeatRequest() int {
-	return s.broadcast(websocket.TextMessage, deribitTestRequest)
+	if len(s.heartbeat) == 0 {
+		return 0
+	}
+	return s.broadcast(websocket.TextMessage, s.heartbeat)
 }
 
 // SendBinary sends data as a binary message to every connection and returns

@@ -4,24 +4,26 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // FeedOptions configures StartFeed.
 type FeedOptions struct {
-	// Instruments to publish. Default: "BTC-PERPETUAL" and "ETH-PERPETUAL"
-	// ("BTCUSD" and "ETHUSD" for Ethereal). Ethereum ignores it.
+	// Instruments to publish. Default: the exchange feed's
+	// (protocol.Feed.Instruments), such as BTC-PERPETUAL and
+	// ETH-PERPETUAL. A node's feed ignores it.
 	Instruments []string
 	// Interval between two rounds of notifications. Default: 100ms.
 	Interval time.Duration
 }
 
-func (o FeedOptions) withDefaults(d Dialect) FeedOptions {
+// feedSeed starts every feed's random walk: the same feed every run.
+const feedSeed = 0x5eed
+
+func (o FeedOptions) withDefaults(f protocol.Feed) FeedOptions {
 	if len(o.Instruments) == 0 {
-		if d == Ethereal {
-			o.Instruments = []string{"BTCUSD", "ETHUSD"}
-		} else {
-			o.Instruments = []string{"BTC-PERPETUAL", "ETH-PERPETUAL"}
-		}
+		o.Instruments = f.Instruments()
 	}
 	o.Instruments = slices.Clone(o.Instruments)
 	if o.Interval <= 0 {
@@ -39,41 +41,27 @@ type feedCtl struct {
 	done chan struct{} // closed by the feed goroutine when it ends
 }
 
-// feedTopic is one topic the feed publishes.
-type feedTopic struct {
-	topic string
-	inst  string
-	kind  feedKind
-}
-
-type feedKind int
-
-const (
-	kindTicker feedKind = iota // Thalex/Deribit ticker, Ethereal MarketPrice
-	kindBook                   // order book, Ethereal L2Book
-	kindHeads                  // Ethereum newHeads
-)
-
-// StartFeed starts a goroutine that publishes a realistic feed for the
-// server's dialect (see FeedTopics) every opts.Interval until StopFeed or
-// Close, replacing a running feed. It does nothing after Close. Only topics with subscribers are
-// published, so an idle feed costs little.
+// StartFeed starts a goroutine that publishes the exchange's made-up
+// market data (its protocol.Exchange.Feed; see FeedTopics) every
+// opts.Interval until StopFeed or Close, replacing a running feed. It does
+// nothing after Close, or when the exchange has no feed. Only topics with
+// subscribers are published, so an idle feed costs little.
 func (s *Server) StartFeed(opts FeedOptions) {
 	s.StopFeed()
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
-	if closed {
+	if closed || s.ex.Feed == nil {
 		return
 	}
-	opts = opts.withDefaults(s.dialect)
+	feed := s.ex.Feed(feedSeed)
+	opts = opts.withDefaults(feed)
 	stop, done := make(chan struct{}), make(chan struct{})
 	s.fd.mu.Lock()
 	s.fd.opts, s.fd.set = opts, true
 	s.fd.stop, s.fd.done = stop, done
 	s.fd.mu.Unlock()
-	topics := feedTopics(s.dialect, opts.Instruments)
-	go s.runFeed(topics, opts.Interval, stop, done)
+	go s.runFeed(feed, feed.Topics(opts.Instruments), opts.Interval, stop, done)
 }
 
 // StopFeed stops the feed and waits for its goroutine. It does nothing when
@@ -89,21 +77,17 @@ func (s *Server) StopFeed() {
 	}
 }
 
-// FeedTopics returns the topics the feed publishes for the server's dialect
-// and the instruments of the running (or last) feed, or the default
-// instruments before StartFeed:
-//
-//	Thalex    ticker.<INST>.raw, book.<INST>.none.10.100ms
-//	Deribit   ticker.<INST>.100ms, book.<INST>.100ms
-//	Ethereum  newHeads
-//	Ethereal  MarketPrice:<SYM>, L2Book:<SYM>
+// FeedTopics returns the topics the feed publishes for the running (or
+// last) feed's instruments, or the default instruments before StartFeed;
+// none when the exchange has no feed. Thalex's, for example, are
+// ticker.<INST>.raw and book.<INST>.none.10.100ms.
 func (s *Server) FeedTopics() []string {
 	s.fd.mu.Lock()
-	opts := s.fd.opts
-	if !s.fd.set {
-		opts = FeedOptions{}.withDefaults(s.dialect)
-	}
+	opts, set := s.fd.opts, s.fd.set
 	s.fd.mu.Unlock()
+	if !set {
+		opts = FeedOptions{}
+	}
 	return FeedTopicsOf(s.dialect, opts)
 }
 
@@ -111,54 +95,48 @@ func (s *Server) FeedTopics() []string {
 // d, as Server.FeedTopics does, before any server exists: a server that
 // knows only these (WithTopics) refuses every other topic.
 func FeedTopicsOf(d Dialect, opts FeedOptions) []string {
-	fts := feedTopics(d, opts.withDefaults(d).Instruments)
-	out := make([]string, len(fts))
-	for i, ft := range fts {
-		out[i] = ft.topic
+	ex, err := protocol.ExchangeByName(string(d))
+	if err != nil || ex.Feed == nil {
+		return nil
+	}
+	feed := ex.Feed(feedSeed)
+	var out []string
+	for _, ft := range feed.Topics(opts.withDefaults(feed).Instruments) {
+		out = append(out, ft.Topic)
 	}
 	return out
 }
 
-func feedTopics(d Dialect, insts []string) []feedTopic {
-	if d == Ethereum {
-		return []feedTopic{{topic: "newHeads", kind: kindHeads}}
+// feedInstruments are the running (or last) feed's instruments, or the
+// exchange feed's default ones: what the exchange's public methods
+// (protocol.Exchange.Methods) list.
+func (s *Server) feedInstruments() []string {
+	s.fd.mu.Lock()
+	opts, set := s.fd.opts, s.fd.set
+	s.fd.mu.Unlock()
+	if set || s.ex.Feed == nil {
+		return opts.Instruments
 	}
-	var out []feedTopic
-	for _, inst := range insts {
-		var ticker, book string
-		switch d {
-		case Thalex:
-			ticker, book = "ticker."+inst+".raw", "book."+inst+".none.10.100ms"
-		case Deribit:
-			ticker, book = "ticker."+inst+".100ms", "book."+inst+".100ms"
-		case Ethereal:
-			ticker, book = "MarketPrice:"+inst, "L2Book:"+inst
-		}
-		out = append(out,
-			feedTopic{topic: ticker, inst: inst, kind: kindTicker},
-			feedTopic{topic: book, inst: inst, kind: kindBook})
-	}
-	return out
+	return s.ex.Feed(feedSeed).Instruments()
 }
 
-// runFeed is the feed goroutine. It owns gen.
-func (s *Server) runFeed(topics []feedTopic, interval time.Duration, stop, done chan struct{}) {
+// runFeed is the feed goroutine. It owns feed.
+func (s *Server) runFeed(feed protocol.Feed, topics []protocol.FeedTopic, interval time.Duration, stop, done chan struct{}) {
 	defer close(done)
-	gen := newFeedGen(s.dialect)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-stop:
 			return
-		case <-t.C:
+		case now := <-t.C:
+			feed.Advance(now)
 		}
-		gen.tick()
 		for _, ft := range topics {
-			if s.Subscribers(ft.topic) == 0 {
+			if s.Subscribers(ft.Topic) == 0 {
 				continue
 			}
-			s.publish(ft.topic, gen.payload(ft), stop)
+			s.publish(ft.Topic, feed.Payload(ft), stop)
 		}
 	}
 }

@@ -9,21 +9,25 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 func TestFeedTopics(t *testing.T) {
 	cases := map[exchangetest.Dialect]string{
-		exchangetest.Thalex:   "ticker.BTC-PERPETUAL.raw book.BTC-PERPETUAL.none.10.100ms ticker.ETH-PERPETUAL.raw book.ETH-PERPETUAL.none.10.100ms",
-		exchangetest.Deribit:  "ticker.BTC-PERPETUAL.100ms book.BTC-PERPETUAL.100ms ticker.ETH-PERPETUAL.100ms book.ETH-PERPETUAL.100ms",
-		exchangetest.Ethereum: "newHeads",
-		exchangetest.Ethereal: "MarketPrice:BTCUSD L2Book:BTCUSD MarketPrice:ETHUSD L2Book:ETHUSD",
+		thalex.Name:   "ticker.BTC-PERPETUAL.raw book.BTC-PERPETUAL.none.10.100ms ticker.ETH-PERPETUAL.raw book.ETH-PERPETUAL.none.10.100ms",
+		deribit.Name:  "ticker.BTC-PERPETUAL.100ms book.BTC-PERPETUAL.100ms ticker.ETH-PERPETUAL.100ms book.ETH-PERPETUAL.100ms",
+		ethereum.Name: "newHeads",
+		ethereal.Name: "MarketPrice:BTCUSD L2Book:BTCUSD MarketPrice:ETHUSD L2Book:ETHUSD",
 	}
 	for d, want := range cases {
 		srv := newServer(t, d)
 		require.EqualValues(t, want, strings.Join(srv.FeedTopics(), " "))
 	}
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	srv.StartFeed(exchangetest.FeedOptions{Instruments: []string{"SOL-PERPETUAL"}, Interval: time.Hour})
 	require.EqualValues(t, "ticker.SOL-PERPETUAL.raw book.SOL-PERPETUAL.none.10.100ms", strings.Join(srv.FeedTopics(), " "))
 	srv.StopFeed()
@@ -31,7 +35,7 @@ func TestFeedTopics(t *testing.T) {
 }
 
 func TestFeedThalex(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	srv.StartFeed(exchangetest.FeedOptions{Interval: 5 * time.Millisecond})
 	ws := dial(t, srv)
 	topics, _ := json.Marshal(srv.FeedTopics())
@@ -57,7 +61,7 @@ func TestFeedThalex(t *testing.T) {
 }
 
 func TestFeedDeribitChangeIDs(t *testing.T) {
-	srv := newServer(t, exchangetest.Deribit)
+	srv := newServer(t, deribit.Name)
 	srv.StartFeed(exchangetest.FeedOptions{Instruments: []string{"BTC-PERPETUAL"}, Interval: 5 * time.Millisecond})
 	ws := dial(t, srv)
 	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["book.BTC-PERPETUAL.100ms"]}}`)
@@ -90,7 +94,7 @@ func TestFeedDeribitChangeIDs(t *testing.T) {
 }
 
 func TestFeedEthereumHeads(t *testing.T) {
-	srv := newServer(t, exchangetest.Ethereum)
+	srv := newServer(t, ethereum.Name)
 	srv.StartFeed(exchangetest.FeedOptions{Interval: 5 * time.Millisecond})
 	ws := dial(t, srv)
 	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}`)
@@ -120,7 +124,7 @@ func TestFeedEthereumHeads(t *testing.T) {
 }
 
 func TestFeedEthereal(t *testing.T) {
-	srv := newServer(t, exchangetest.Ethereal)
+	srv := newServer(t, ethereal.Name)
 	srv.StartFeed(exchangetest.FeedOptions{Interval: 5 * time.Millisecond})
 	ws := dial(t, srv)
 	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"ETHUSD"}}`)

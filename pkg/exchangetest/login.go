@@ -1,11 +1,15 @@
 package exchangetest
 
-import "time"
+import (
+	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
 
 // login is a connection's authentication. The zero value is logged out.
 type login struct {
 	ok      bool
-	expires time.Time // zero: the login does not expire (Thalex)
+	expires time.Time // zero: the login lasts as long as the connection
 }
 
 // loggedIn reports whether c is logged in now. It runs on c's reader
@@ -15,8 +19,8 @@ func (c *conn) loggedIn() bool {
 }
 
 // WithClock sets the clock the server checks logins and rate limits
-// against: token ages, signature timestamps, access token expiry and the
-// refill of request credits. Tests pass a fake clock's Now to simulate
+// against (the now a login's Authenticate gets): token ages, signature
+// timestamps, access token expiry and the refill of request credits. Tests pass a fake clock's Now to simulate
 // hours without sleeping. The default is time.Now.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) {
@@ -26,10 +30,12 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
-// WithClockSkew sets how far a signed login's time may be from the
-// server's clock: a Thalex token's iat and a Deribit client_signature's
-// timestamp. An older one is refused as expired, a later one as issued in
-// the future. The default is 30s.
-func WithClockSkew(d time.Duration) Option {
-	return func(c *config) { c.skew = d }
+// WithLogin makes the server check logins with a, the server half of the
+// exchange's login with the credentials a test registers, such as
+// thalex.NewServerLogin(thalex.ServerKey{...}) or
+// deribit.NewServerLogin(clientID, secret). A private channel needs a
+// login on its connection. The default is the exchange's login accepting
+// any credentials (protocol.Exchange.Login).
+func WithLogin(a protocol.Authenticator) Option {
+	return func(c *config) { c.login = a }
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/clock"
 	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
@@ -49,7 +50,7 @@ func rpcError(code int, message string, reason string) map[string]any {
 
 func TestDeribitSignatureLogin(t *testing.T) {
 	clk := clock.NewFake(t0)
-	srv := newServer(t, exchangetest.Deribit, exchangetest.WithCredentials("id", "secret"), exchangetest.WithClock(clk.Now))
+	srv := newServer(t, deribit.Name, exchangetest.WithLogin(deribit.NewServerLogin("id", "secret")), exchangetest.WithClock(clk.Now))
 	sig := func(id string, ts time.Time, sig string) map[string]any {
 		return map[string]any{"grant_type": "client_signature", "client_id": id, "timestamp": ts.UnixMilli(), "nonce": "abcd", "signature": sig}
 	}
@@ -80,8 +81,8 @@ func TestDeribitSignatureLogin(t *testing.T) {
 
 func TestDeribitTokenExpiresAndRefreshes(t *testing.T) {
 	clk := clock.NewFake(t0)
-	srv := newServer(t, exchangetest.Deribit, exchangetest.WithCredentials("id", "secret"),
-		exchangetest.WithClock(clk.Now), exchangetest.WithTokenExpiry(10*time.Second))
+	login := deribit.NewServerLogin("id", "secret").WithTokenExpiry(10 * time.Second)
+	srv := newServer(t, deribit.Name, exchangetest.WithLogin(login), exchangetest.WithClock(clk.Now))
 	ws := dial(t, srv)
 	res := auth(t, ws, 1, map[string]any{"grant_type": "client_credentials", "client_id": "id", "client_secret": "secret"})["result"].(map[string]any)
 	assert.Equal(t, 10.0, res["expires_in"])
@@ -102,7 +103,7 @@ func TestDeribitTokenExpiresAndRefreshes(t *testing.T) {
 	assert.Equal(t, rpcError(13009, "unauthorized", "invalid or expired refresh token"),
 		auth(t, other, 1, map[string]any{"grant_type": "refresh_token", "refresh_token": res["refresh_token"]})["error"])
 
-	srv.RevokeTokens()
+	login.RevokeTokens()
 	assert.Equal(t, rpcError(13009, "unauthorized", "invalid or expired refresh token"),
 		auth(t, ws, 7, map[string]any{"grant_type": "refresh_token", "refresh_token": res["refresh_token"]})["error"])
 	assert.True(t, subscribePrivate(t, ws, 8), "a refused refresh keeps the token there is")

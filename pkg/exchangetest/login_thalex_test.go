@@ -16,6 +16,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // rsaKeys are two keys made once for the package's tests: making one
@@ -56,7 +57,7 @@ func login(t *testing.T, ws *websocket.Conn, id int, params map[string]string) m
 
 func TestThalexLoginVerifiesTheToken(t *testing.T) {
 	keys := rsaKeys()
-	srv := newServer(t, exchangetest.Thalex, exchangetest.WithThalexKey("kid-1", &keys[0].PublicKey, "A1", "A2"))
+	srv := newServer(t, thalex.Name, exchangetest.WithLogin(thalex.NewServerLogin(thalex.ServerKey{ID: "kid-1", Public: &keys[0].PublicKey, Accounts: []string{"A1", "A2"}})))
 	now := time.Now()
 	good := func() string {
 		return thalexToken(t, jwt.SigningMethodRS512, keys[0], "kid-1", jwt.MapClaims{"iat": now.Unix()})
@@ -94,7 +95,7 @@ func TestThalexLoginVerifiesTheToken(t *testing.T) {
 
 // Without a registered key any login goes through.
 func TestThalexLoginUnchecked(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	ws := dial(t, srv)
 	res := login(t, ws, 1, map[string]string{"token": "anything"})
 	assert.Equal(t, map[string]any{"account_number": "A000001"}, res["result"])

@@ -3,6 +3,7 @@ package exchangetest
 import (
 	"time"
 
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"go.uber.org/zap"
 )
 
@@ -10,25 +11,20 @@ import (
 type Option func(*config)
 
 type config struct {
-	topics      map[string]struct{} // nil: every topic is valid
-	credentials bool
-	key, secret string
-	batchCap    int
-	topicCap    int // topics one connection may hold; 0: no cap
-	logger      *zap.Logger
+	topics   map[string]struct{} // nil: every topic is valid
+	batchCap int
+	topicCap int // topics one connection may hold; 0: no cap
+	logger   *zap.Logger
 
-	// Logins and limits: login.go, login_thalex.go, login_deribit.go,
-	// ratelimit.go, bearer.go.
-	now        func() time.Time
-	skew       time.Duration
-	tokenTTL   time.Duration
-	thalexKeys map[string]thalexKey // by key id; nil: any login
-	rate       *rateConfig          // nil: no limit
-	bearer     string               // "": no handshake check
+	// Logins and limits: login.go, ratelimit.go, bearer.go.
+	now    func() time.Time
+	login  protocol.Authenticator // nil: the exchange's, accepting anyone
+	rate   *rateConfig            // nil: no limit
+	bearer string                 // "": no handshake check
 }
 
 func defaultConfig() config {
-	return config{logger: zap.NewNop(), now: time.Now, skew: 30 * time.Second, tokenTTL: 900 * time.Second}
+	return config{logger: zap.NewNop(), now: time.Now}
 }
 
 // WithTopics sets the topics the server knows; a subscription to any other
@@ -46,25 +42,14 @@ func WithTopics(topics ...string) Option {
 	}
 }
 
-// WithCredentials makes Deribit's public/auth check the client id and
-// secret: the secret itself (grant client_credentials) or a signature made
-// with it (grant client_signature). The default accepts any login. Thalex
-// logins are checked with WithThalexKey.
-func WithCredentials(key, secret string) Option {
-	return func(c *config) {
-		c.credentials = true
-		c.key, c.secret = key, secret
-	}
-}
-
-// WithBatchCap caps the channels of one Thalex/Deribit subscribe request and
-// the length of an Ethereum batch array at n; a larger request gets error
-// -32600. The default, 0, is unlimited.
+// WithBatchCap caps the channels of one subscribe request and the length
+// of a batch array at n; a larger request gets error -32600. The default,
+// 0, is unlimited.
 func WithBatchCap(n int) Option {
 	return func(c *config) { c.batchCap = n }
 }
 
-// WithTopicCap caps the topics one Thalex/Deribit connection may hold at
+// WithTopicCap caps the topics one channel-dialect connection may hold at
 // n, as exchanges cap subscriptions per connection: the channels of a
 // subscribe request past the cap are refused (omitted from the
 // acknowledgement). The default, 0, is unlimited.

@@ -11,7 +11,10 @@ import (
 
 	"github.com/wsfan/wsfan/internal/clock"
 	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 func TestRateLimitRefusesWithTheDialectsError(t *testing.T) {
@@ -20,9 +23,9 @@ func TestRateLimitRefusesWithTheDialectsError(t *testing.T) {
 		request string
 		refused string
 	}{
-		{exchangetest.Thalex, `{"id":%d,"method":"public/test"}`, `{"code":4,"message":"throttle exceeded"}`},
-		{exchangetest.Deribit, `{"jsonrpc":"2.0","id":%d,"method":"public/test"}`, `{"code":10028,"message":"too_many_requests"}`},
-		{exchangetest.Ethereum, `{"jsonrpc":"2.0","id":%d,"method":"eth_chainId"}`, `{"code":-32005,"message":"limit exceeded"}`},
+		{thalex.Name, `{"id":%d,"method":"public/test"}`, `{"code":4,"message":"throttle exceeded"}`},
+		{deribit.Name, `{"jsonrpc":"2.0","id":%d,"method":"public/test"}`, `{"code":10028,"message":"too_many_requests"}`},
+		{ethereum.Name, `{"jsonrpc":"2.0","id":%d,"method":"eth_chainId"}`, `{"code":-32005,"message":"limit exceeded"}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.dialect.String(), func(t *testing.T) {
@@ -53,10 +56,10 @@ func TestRateLimitRefusesWithTheDialectsError(t *testing.T) {
 // Every request of a batch array counts.
 func TestRateLimitCountsBatchElements(t *testing.T) {
 	clk := clock.NewFake(t0)
-	srv := newServer(t, exchangetest.Ethereum, exchangetest.WithRateLimit(1, 2), exchangetest.WithClock(clk.Now))
+	srv := newServer(t, ethereum.Name, exchangetest.WithRateLimit(1, 2), exchangetest.WithClock(clk.Now))
 	ws := dial(t, srv)
 	testutil.Send(t, ws, `[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":2,"method":"eth_chainId"},{"jsonrpc":"2.0","id":3,"method":"eth_chainId"}]`)
-	require.EqualValues(t, `[{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"method not found"}},`+
-		`{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"method not found"}},`+
+	require.EqualValues(t, `[{"jsonrpc":"2.0","id":1,"result":"0x1"},`+
+		`{"jsonrpc":"2.0","id":2,"result":"0x1"},`+
 		`{"jsonrpc":"2.0","id":3,"error":{"code":-32005,"message":"limit exceeded"}}]`, testutil.Recv(t, ws))
 }

@@ -28,15 +28,16 @@ func (e *RPCError) Error() string {
 // The errors of the server's own refusals.
 var (
 	errMethodNotFound = &RPCError{Code: protocol.CodeMethodNotFound, Message: "method not found"}
-	errInvalidParams  = &RPCError{Code: protocol.CodeInvalidParams, Message: "invalid params"}
 	errTooMany        = &RPCError{Code: protocol.CodeInvalidRequest, Message: "too many channels"}
 	errBatchTooLarge  = &RPCError{Code: protocol.CodeInvalidRequest, Message: "batch too large"}
 )
 
 // Handle registers h for method, replacing an earlier handler. Built-in
 // methods (subscribe, unsubscribe, login, heartbeat) take precedence over
-// handlers; unknown methods get error -32601 "method not found". The
-// Ethereal dialect has no RPC, so its handlers are never called.
+// handlers, and handlers over the public methods the exchange answers
+// (protocol.Exchange.Methods: the instrument list, the server time);
+// unknown methods get error -32601 "method not found". A dialect without
+// RPC (Ethereal) never calls its handlers.
 func (s *Server) Handle(method string, h Handler) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -109,15 +110,17 @@ func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 	)
 	switch {
 	case req.Method != "" && !c.allow(): // what is not a request costs nothing
-		rerr, ok = c.s.rpc.throttled(), true
+		rerr, ok = c.s.throttled(), true
 	case req.Err != nil:
 		rerr, ok = &RPCError{Code: req.Err.Code, Message: req.Err.Message}, true
 	default:
-		result, rerr, ok = c.s.rpc.builtin(c, req)
+		result, rerr, ok = builtin(c, req, received)
 	}
 	if !ok {
 		if h := c.s.handler(req.Method); h != nil {
 			result, rerr = h(req.Params)
+		} else if m := c.s.ex.Methods[req.Method]; m != nil {
+			result = m(c.s.feedInstruments(), received)
 		} else {
 			rerr = errMethodNotFound
 		}
@@ -136,7 +139,18 @@ func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 	if err != nil {
 		return c.s.appendError(nil, req.ID, &RPCError{Code: protocol.CodeInternalError, Message: "internal error: " + err.Error()})
 	}
-	return c.s.rpc.appendResult(nil, req.ID, raw, received)
+	if c.s.ex.AppendResult != nil {
+		return c.s.ex.AppendResult(nil, req.ID, raw, received)
+	}
+	return c.s.wire.AppendResult(nil, req.ID, raw)
+}
+
+// throttled is the exchange's refusal of a request over the rate limit.
+func (s *Server) throttled() *RPCError {
+	if e := s.ex.Throttled; e != nil {
+		return &RPCError{Code: e.Code, Message: e.Message, Data: e.Data}
+	}
+	return &RPCError{Code: -32005, Message: "limit exceeded"}
 }
 
 func marshalResult(v any) ([]byte, error) {
@@ -158,9 +172,4 @@ func (s *Server) appendError(dst, id []byte, e *RPCError) []byte {
 		data, _ = json.Marshal(e.Data)
 	}
 	return s.wire.AppendError(dst, id, e.Code, e.Message, data)
-}
-
-// decodeParams decodes a request's params into v, reporting success.
-func decodeParams(req *protocol.Incoming, v any) bool {
-	return len(req.Params) > 0 && json.Unmarshal(req.Params, v) == nil
 }

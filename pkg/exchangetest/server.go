@@ -25,10 +25,13 @@ import (
 // use, except that Stop and Start must not race each other.
 type Server struct {
 	dialect Dialect
-	wire    protocol.Server // the dialect's wire format
-	rpc     exchange        // the exchange's own methods; nil for Ethereal
-	cfg     config
-	log     *zap.Logger
+	wire    protocol.Server    // the dialect's wire format
+	ex      *protocol.Exchange // how the exchange's servers behave beyond it
+	login   protocol.Authenticator
+	// heartbeat is the dialect's heartbeat request; nil when it has none.
+	heartbeat []byte
+	cfg       config
+	log       *zap.Logger
 
 	// Fault knobs, read by the reader and writer goroutines.
 	delay   atomic.Int64 // time.Duration added before every RPC response
@@ -45,8 +48,6 @@ type Server struct {
 	nextConn int
 	handlers map[string]Handler
 	refused  map[string]struct{}
-
-	tokens tokenTable // login_deribit.go: refresh tokens handed out
 
 	// subMu protects the subscription table (publish.go).
 	subMu sync.RWMutex
@@ -79,9 +80,16 @@ func NewServer(d Dialect, opts ...Option) *Server {
 		panic(fmt.Sprintf("exchangetest: NewServer: %v", err))
 	}
 	s.dialect, s.wire = Dialect(wire.Name()), wire
-	s.rpc = exchanges[s.dialect]
+	if s.ex, err = protocol.ExchangeByName(string(d)); err != nil {
+		panic(fmt.Sprintf("exchangetest: NewServer: %v", err))
+	}
+	s.heartbeat = wire.AppendHeartbeat(nil)
 	for _, o := range opts {
 		o(&s.cfg)
+	}
+	s.login = s.cfg.login
+	if s.login == nil && s.ex.Login != nil {
+		s.login = s.ex.Login()
 	}
 	s.log = s.cfg.logger.With(zap.String("component", "exchangetest"), zap.Stringer("dialect", s.dialect))
 	s.addr = "127.0.0.1:0"

@@ -11,11 +11,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 func TestDialectNames(t *testing.T) {
-	for _, d := range []exchangetest.Dialect{exchangetest.Thalex, exchangetest.Deribit, exchangetest.Ethereum, exchangetest.Ethereal} {
+	for _, d := range []exchangetest.Dialect{thalex.Name, deribit.Name, ethereum.Name, ethereal.Name} {
 		got, err := exchangetest.ParseDialect(strings.ToUpper(d.String()))
 		require.NoError(t, err)
 		require.EqualValues(t, d, got)
@@ -26,8 +30,8 @@ func TestDialectNames(t *testing.T) {
 }
 
 func TestURLAndAddr(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
-	require.EqualValues(t, exchangetest.Thalex, srv.Dialect())
+	srv := newServer(t, thalex.Name)
+	require.EqualValues(t, thalex.Name, srv.Dialect())
 	if !strings.HasPrefix(srv.Addr(), "127.0.0.1:") || strings.HasSuffix(srv.Addr(), ":0") {
 		t.Fatalf("Addr %q", srv.Addr())
 	}
@@ -40,7 +44,7 @@ func TestURLAndAddr(t *testing.T) {
 }
 
 func TestStopStartSamePort(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	addr := srv.Addr()
 	ws := dial(t, srv)
 	testutil.Send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["a"]}}`)
@@ -68,7 +72,7 @@ func TestStopStartSamePort(t *testing.T) {
 }
 
 func TestDropConnections(t *testing.T) {
-	srv := newServer(t, exchangetest.Deribit)
+	srv := newServer(t, deribit.Name)
 	ws1, ws2 := dial(t, srv), dial(t, srv)
 	require.NoError(t, srv.WaitConnections(testutil.Context(t), 2))
 	srv.DropConnections()
@@ -85,7 +89,7 @@ func TestDropConnections(t *testing.T) {
 }
 
 func TestReceivedRecording(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	ws1 := dial(t, srv)
 	require.NoError(t, srv.WaitConnections(testutil.Context(t), 1))
 	ws2 := dial(t, srv)
@@ -123,7 +127,7 @@ func TestReceivedRecording(t *testing.T) {
 }
 
 func TestResponseDelay(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	ws := dial(t, srv)
 	testutil.Send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["a"]}}`)
 	testutil.Recv(t, ws)
@@ -141,7 +145,7 @@ func TestResponseDelay(t *testing.T) {
 }
 
 func TestSilentAndPongs(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	ws := dial(t, srv)
 	pongs := make(chan string, 10)
 	ws.SetPongHandler(func(s string) error { pongs <- s; return nil })
@@ -183,14 +187,18 @@ func TestSilentAndPongs(t *testing.T) {
 }
 
 func TestInjectedFrames(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	ws := dial(t, srv)
 	require.NoError(t, srv.WaitConnections(testutil.Context(t), 1))
 
-	require.EqualValues(t, 1, srv.SendSystemReconnect())
+	require.EqualValues(t, 1, srv.SendReconnectNotice())
 	require.EqualValues(t, `{"channel_name":"system","notification":{"event":"reconnect"}}`, testutil.Recv(t, ws))
-	require.EqualValues(t, 1, srv.SendHeartbeatRequest())
-	require.EqualValues(t, `{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"test_request"}}`, testutil.Recv(t, ws))
+	require.Zero(t, srv.SendHeartbeatRequest(), "Thalex has no heartbeat requests")
+	hb := newServer(t, deribit.Name)
+	hbws := dial(t, hb)
+	require.NoError(t, hb.WaitConnections(testutil.Context(t), 1))
+	require.EqualValues(t, 1, hb.SendHeartbeatRequest())
+	require.EqualValues(t, `{"jsonrpc":"2.0","method":"heartbeat","params":{"type":"test_request"}}`, testutil.Recv(t, hbws))
 	require.EqualValues(t, 1, srv.PublishRaw([]byte(`{"raw":true}`)))
 	require.EqualValues(t, `{"raw":true}`, testutil.Recv(t, ws))
 
@@ -209,7 +217,7 @@ func TestInjectedFrames(t *testing.T) {
 }
 
 func TestCloseIsIdempotent(t *testing.T) {
-	srv := exchangetest.NewServer(exchangetest.Ethereal)
+	srv := exchangetest.NewServer(ethereal.Name)
 	srv.StartFeed(exchangetest.FeedOptions{})
 	ws := dial(t, srv)
 	require.NoError(t, srv.WaitConnections(testutil.Context(t), 1))
@@ -224,7 +232,7 @@ func TestCloseIsIdempotent(t *testing.T) {
 }
 
 func TestCloseUnblocksPublishToStuckClient(t *testing.T) {
-	srv := exchangetest.NewServer(exchangetest.Thalex)
+	srv := exchangetest.NewServer(thalex.Name)
 	ws := dial(t, srv)
 	testutil.Send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["a"]}}`)
 	require.NoError(t, srv.WaitSubscribers(testutil.Context(t), "a", 1))

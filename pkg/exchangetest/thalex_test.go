@@ -10,10 +10,11 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 func TestThalexSubscribePublishUnsubscribe(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	srv.SetRefused("ticker.ETH-PERPETUAL.raw")
 	ws := dial(t, srv)
 
@@ -35,7 +36,7 @@ func TestThalexSubscribePublishUnsubscribe(t *testing.T) {
 
 func TestThalexPrivateChannelsNeedLogin(t *testing.T) {
 	key := rsaKeys()[0]
-	srv := newServer(t, exchangetest.Thalex, exchangetest.WithThalexKey("k", &key.PublicKey))
+	srv := newServer(t, thalex.Name, exchangetest.WithLogin(thalex.NewServerLogin(thalex.ServerKey{ID: "k", Public: &key.PublicKey})))
 	token := func(kid string) string {
 		return thalexToken(t, jwt.SigningMethodRS512, key, kid, jwt.MapClaims{"iat": time.Now().Unix()})
 	}
@@ -63,7 +64,7 @@ func TestThalexPrivateChannelsNeedLogin(t *testing.T) {
 }
 
 func TestThalexTopicsAndBatchCap(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex,
+	srv := newServer(t, thalex.Name,
 		exchangetest.WithTopics("a", "b", "c"), exchangetest.WithBatchCap(2))
 	ws := dial(t, srv)
 
@@ -74,7 +75,7 @@ func TestThalexTopicsAndBatchCap(t *testing.T) {
 }
 
 func TestThalexHandlersAndErrors(t *testing.T) {
-	srv := newServer(t, exchangetest.Thalex)
+	srv := newServer(t, thalex.Name)
 	srv.Handle("public/instruments", func(params json.RawMessage) (any, *exchangetest.RPCError) {
 		return json.RawMessage(`[{"instrument_name":"BTC-PERPETUAL"}]`), nil
 	})

@@ -141,6 +141,9 @@ func (o Op) String() string {
 type RequestError struct {
 	Code    int
 	Message string
+	// Data is the error's "data" member, any value encoding/json
+	// encodes; nil for none.
+	Data any
 }
 
 func (e *RequestError) Error() string {

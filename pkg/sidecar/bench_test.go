@@ -193,7 +193,7 @@ func BenchmarkFanOut(b *testing.B) {
 }
 
 func benchSidecar(b *testing.B, n int) {
-	up := exchangetest.NewServer(exchangetest.Thalex)
+	up := exchangetest.NewServer(thalex.Name)
 	defer up.Close()
 	sc, url := startBenchSidecar(b, up, nil)
 	defer sc.Close()
@@ -281,7 +281,7 @@ func (f *naiveFanOut) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func benchNaive(b *testing.B, n int) {
-	up := exchangetest.NewServer(exchangetest.Thalex)
+	up := exchangetest.NewServer(thalex.Name)
 	defer up.Close()
 	f := &naiveFanOut{}
 	hs := httptest.NewServer(f)
@@ -340,7 +340,7 @@ func benchNaive(b *testing.B, n int) {
 // goroutines per idle client.
 func BenchmarkIdleClientMemory(b *testing.B) {
 	const n = 1000
-	up := exchangetest.NewServer(exchangetest.Thalex)
+	up := exchangetest.NewServer(thalex.Name)
 	defer up.Close()
 	sc, url := startBenchSidecar(b, up, nil)
 	defer sc.Close()

@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/testutil"
-	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/ethereum"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 func payload(i int) string { return fmt.Sprintf(`{"s":"BTCUSD","seq":%d}`, i) }
@@ -22,15 +24,15 @@ func subscribeAll(t *testing.T, dc dialectCase, clients ...*websocket.Conn) stri
 	for i, ws := range clients {
 		id := 10 + i
 		testutil.Send(t, ws, dc.subscribe(id, dc.topic))
-		if dc.d == exchangetest.Ethereal {
+		if dc.d == ethereal.Name {
 			continue // Ethereal acknowledges nothing
 		}
 		ack := testutil.RecvJSON(t, ws)
 		require.EqualValues(t, float64(id), ack["id"].(float64))
 		_, hasVersion := ack["jsonrpc"]
-		require.EqualValues(t, dc.d != exchangetest.Thalex, hasVersion)
+		require.EqualValues(t, dc.d != thalex.Name, hasVersion)
 		switch dc.d {
-		case exchangetest.Ethereum:
+		case ethereum.Name:
 			got := ack["result"].(string)
 			if localID != "" {
 				require.EqualValues(t, localID, got) // one id for every local subscriber
@@ -47,7 +49,7 @@ func subscribeAll(t *testing.T, dc dialectCase, clients ...*websocket.Conn) stri
 func expectFrame(t *testing.T, dc dialectCase, ws *websocket.Conn, localID string, i int) {
 	t.Helper()
 	got := testutil.Recv(t, ws)
-	if dc.d == exchangetest.Ethereal {
+	if dc.d == ethereal.Name {
 		if !strings.HasPrefix(got, `{"e":"L2Book"`) || !strings.Contains(got, `"data":`+payload(i)) {
 			t.Fatalf("frame %d: got %s", i, got)
 		}

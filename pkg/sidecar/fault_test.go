@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/testutil"
-	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // An upstream restart is invisible on the local connections: they stay
@@ -194,7 +194,7 @@ func TestSlowClientDropped(t *testing.T) {
 // A frame over the limit, too many topics and too many clients each end
 // the connection with their own close reason.
 func TestLimitsCloseWithReason(t *testing.T) {
-	r := newRig(t, exchangetest.Thalex, func(c *sidecar.Config) {
+	r := newRig(t, thalex.Name, func(c *sidecar.Config) {
 		c.MaxFrameBytes = 1024
 		c.MaxTopicsPerClient = 2
 		c.MaxClients = 2
@@ -252,7 +252,7 @@ func TestLastMessageCache(t *testing.T) {
 // causes no upstream traffic: neither the per-client limit (which closes
 // the client) nor the sidecar's topic limit (which refuses the request).
 func TestRefusedRequestCausesNoUpstreamTraffic(t *testing.T) {
-	r := newRig(t, exchangetest.Thalex, func(c *sidecar.Config) {
+	r := newRig(t, thalex.Name, func(c *sidecar.Config) {
 		c.MaxTopicsPerClient = 100
 		c.MaxTopics = 150
 	})
@@ -287,7 +287,7 @@ func TestRefusedRequestCausesNoUpstreamTraffic(t *testing.T) {
 // connection reset, however much of the frame the sidecar had not read:
 // the sidecar drains the rest before it closes the socket.
 func TestFrameTooLargeCloseReasonArrives(t *testing.T) {
-	r := newRig(t, exchangetest.Thalex, func(c *sidecar.Config) { c.MaxFrameBytes = 1024 })
+	r := newRig(t, thalex.Name, func(c *sidecar.Config) { c.MaxFrameBytes = 1024 })
 	big := `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["` + strings.Repeat("x", 1<<20) + `"]}}`
 	for i := range 50 {
 		ws := r.dial(t)

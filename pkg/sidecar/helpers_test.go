@@ -11,8 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/sidecartest"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // dialectCase is what a test needs to speak one dialect locally.
@@ -30,7 +34,7 @@ type dialectCase struct {
 
 var dialects = []dialectCase{
 	{
-		name: "thalex", d: exchangetest.Thalex, topic: "ticker.BTC-PERPETUAL.raw",
+		name: "thalex", d: thalex.Name, topic: "ticker.BTC-PERPETUAL.raw",
 		subMethod: "public/subscribe", unsMethod: "public/unsubscribe", rpc: true,
 		subscribe: func(id int, topic string) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"public/subscribe","params":{"channels":[%q]}}`, id, topic)
@@ -43,7 +47,7 @@ var dialects = []dialectCase{
 		},
 	},
 	{
-		name: "deribit", d: exchangetest.Deribit, topic: "book.BTC-PERPETUAL.100ms",
+		name: "deribit", d: deribit.Name, topic: "book.BTC-PERPETUAL.100ms",
 		subMethod: "public/subscribe", unsMethod: "public/unsubscribe", rpc: true,
 		subscribe: func(id int, topic string) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"public/subscribe","params":{"channels":[%q]}}`, id, topic)
@@ -56,7 +60,7 @@ var dialects = []dialectCase{
 		},
 	},
 	{
-		name: "ethereum", d: exchangetest.Ethereum, topic: "newHeads",
+		name: "ethereum", d: ethereum.Name, topic: "newHeads",
 		subMethod: "eth_subscribe", unsMethod: "eth_unsubscribe", rpc: true,
 		subscribe: func(id int, topic string) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"eth_subscribe","params":[%q]}`, id, topic)
@@ -69,7 +73,7 @@ var dialects = []dialectCase{
 		},
 	},
 	{
-		name: "ethereal", d: exchangetest.Ethereal, topic: "L2Book:BTCUSD",
+		name: "ethereal", d: ethereal.Name, topic: "L2Book:BTCUSD",
 		subMethod: "subscribe", unsMethod: "unsubscribe",
 		subscribe: func(_ int, topic string) string {
 			typ, sym, _ := strings.Cut(topic, ":")

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // BenchmarkHopLatency measures the latency the sidecar adds between the
@@ -47,7 +48,7 @@ func BenchmarkHopLatency(b *testing.B) {
 
 func benchHop(b *testing.B, where string, rate int) {
 	const clients = 100
-	up := exchangetest.NewServer(exchangetest.Thalex)
+	up := exchangetest.NewServer(thalex.Name)
 	defer up.Close()
 	sc, url := startBenchSidecar(b, up, nil)
 	defer sc.Close()

@@ -88,7 +88,7 @@ func TestForeignHostRefusedOnEveryEndpoint(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			core, logs := observer.New(zap.WarnLevel)
-			r := newRig(t, exchangetest.Thalex, func(c *sidecar.Config) {
+			r := newRig(t, thalex.Name, func(c *sidecar.Config) {
 				c.AllowedOrigins = tc.origins
 				c.Logger = zap.New(core)
 			})
@@ -128,7 +128,7 @@ func TestAllowedHosts(t *testing.T) {
 		{allowed: []string{"*.corp.example"}, served: []string{"a.corp.example", "b.a.corp.example"}, refused: []string{"corp.example", "acorp.example"}},
 		{allowed: []string{"*"}, served: []string{"anything.example", "rebind.example"}},
 	} {
-		r := newRig(t, exchangetest.Thalex, func(c *sidecar.Config) { c.AllowedHosts = tc.allowed })
+		r := newRig(t, thalex.Name, func(c *sidecar.Config) { c.AllowedHosts = tc.allowed })
 		addr := strings.TrimPrefix(r.url, "http://")
 		for _, h := range tc.served {
 			for _, path := range endpoints {
@@ -146,7 +146,7 @@ func TestAllowedHosts(t *testing.T) {
 // With a token, an allowed host still needs it, and a foreign host is
 // refused even with it.
 func TestHostCheckAndTokenBoth(t *testing.T) {
-	r := newRig(t, exchangetest.Thalex, func(c *sidecar.Config) { c.Token = "s3cret" })
+	r := newRig(t, thalex.Name, func(c *sidecar.Config) { c.Token = "s3cret" })
 	addr := strings.TrimPrefix(r.url, "http://")
 	code, _ := request(t, "http", addr, "localhost", "", "/v1/status")
 	assert.Equal(t, http.StatusUnauthorized, code)
@@ -163,7 +163,7 @@ func TestIPv6Loopback(t *testing.T) {
 	if err != nil {
 		t.Skipf("no IPv6 loopback on this machine: %v", err)
 	}
-	up := exchangetest.NewServer(exchangetest.Thalex)
+	up := exchangetest.NewServer(thalex.Name)
 	t.Cleanup(up.Close)
 	srv, err := sidecar.New(sidecar.Config{Upstream: up.URL(), Protocol: thalex.Name, Listen: ln.Addr().String(), DrainTimeout: time.Second})
 	require.NoError(t, err)

@@ -24,7 +24,7 @@ import (
 // and an id, so EventSource.onmessage sees it and can resume; the stream
 // opens with a retry hint.
 func TestSSEDelivers(t *testing.T) {
-	r := newRig(t, exchangetest.Thalex, nil)
+	r := newRig(t, thalex.Name, nil)
 	st := openSSE(t, r.url+"/v1/stream?topic=a.b&topic=c.d", "")
 	require.Equal(t, sseEvent{comment: "wsfan sidecar: streaming a.b, c.d", retry: "2000"}, st.next(t))
 	r.waitClients(t, 1, 2)
@@ -53,7 +53,7 @@ func TestSSEDelivers(t *testing.T) {
 // With ?event=topic each event is named after its topic and carries the
 // payload alone.
 func TestSSENamedEvents(t *testing.T) {
-	r := newRig(t, exchangetest.Thalex, nil)
+	r := newRig(t, thalex.Name, nil)
 	st := openSSE(t, r.url+"/v1/stream?topic=a.b&event=topic", "")
 	st.next(t)
 	r.waitClients(t, 1, 1)
@@ -69,7 +69,7 @@ func TestSSENamedEvents(t *testing.T) {
 // no repeat; when the history no longer holds them all, a gap mark comes
 // first; an id that is not this sidecar's resumes nothing and says so.
 func TestSSEResumesFromLastEventID(t *testing.T) {
-	r := newRig(t, exchangetest.Thalex, func(c *sidecar.Config) { c.SSEHistory = 5; c.Grace = time.Minute })
+	r := newRig(t, thalex.Name, func(c *sidecar.Config) { c.SSEHistory = 5; c.Grace = time.Minute })
 	st := openSSE(t, r.url+"/v1/stream?topic=a.b", "")
 	st.next(t)
 	r.waitClients(t, 1, 1)
@@ -118,7 +118,7 @@ func TestSSEResumesFromLastEventID(t *testing.T) {
 // With Config.Topics the sidecar refuses any other topic itself, naming
 // those it offers, and asks nothing upstream.
 func TestOfferedTopicsOnly(t *testing.T) {
-	r := newRig(t, exchangetest.Thalex, func(c *sidecar.Config) { c.Topics = []string{"a.b", "c.d"} })
+	r := newRig(t, thalex.Name, func(c *sidecar.Config) { c.Topics = []string{"a.b", "c.d"} })
 	code, body := httpGet(t, r.url+"/v1/stream?topic=a.c")
 	assert.EqualValues(t, http.StatusBadGateway, code)
 	assert.Contains(t, body, `unknown topic "a.c": this sidecar offers "a.b", "c.d"`)
@@ -204,7 +204,7 @@ func (st *sseReader) close() {
 // A topic the sidecar cannot subscribe fails the whole stream with a
 // reason naming it, and the stream holds nothing.
 func TestSSERefusedTopic(t *testing.T) {
-	r := newRig(t, exchangetest.Thalex, nil)
+	r := newRig(t, thalex.Name, nil)
 	r.up.SetRefused("c.d")
 	code, body := httpGet(t, r.url+"/v1/stream?topic=a.b&topic=c.d")
 	require.Equal(t, http.StatusBadGateway, code)
@@ -233,7 +233,7 @@ func TestNewErrors(t *testing.T) {
 
 // Status, metrics, health and readiness.
 func TestEndpoints(t *testing.T) {
-	r := newRig(t, exchangetest.Thalex, nil)
+	r := newRig(t, thalex.Name, nil)
 	a := r.dial(t)
 	subscribeAll(t, dialects[0], a)
 	r.waitClients(t, 1, 1)
@@ -269,7 +269,7 @@ func TestEndpoints(t *testing.T) {
 // A token is required everywhere but the probes, compared in constant
 // time, from the header or the query; a public listener needs one.
 func TestToken(t *testing.T) {
-	up := exchangetest.NewServer(exchangetest.Thalex)
+	up := exchangetest.NewServer(thalex.Name)
 	defer up.Close()
 	_, err := sidecar.New(sidecar.Config{Upstream: up.URL(), Protocol: thalex.Name, Listen: "0.0.0.0:8765"})
 	if err == nil || !strings.Contains(err.Error(), "requires a token") {
@@ -306,7 +306,7 @@ func TestToken(t *testing.T) {
 // from the binary, with nothing fetched from elsewhere; its data comes
 // live from /v1/status/stream, a message event of /v1/status's JSON.
 func TestStatusPage(t *testing.T) {
-	r := newRig(t, exchangetest.Thalex, nil)
+	r := newRig(t, thalex.Name, nil)
 	code, body := httpGet(t, r.url+"/")
 	require.EqualValues(t, http.StatusOK, code)
 	assert.Contains(t, body, "<title>wsfan sidecar</title>")

@@ -24,7 +24,7 @@ import (
 // server closes at the end of the test.
 func newTestUpstream(t *testing.T, st *stats) (exch *exchangetest.Server, u *upstream, stop func()) {
 	t.Helper()
-	exch = exchangetest.NewServer(exchangetest.Thalex)
+	exch = exchangetest.NewServer(thalex.Name)
 	t.Cleanup(exch.Close)
 	u = newUpstream(exch.URL(), []client.Option{
 		client.WithProtocol(thalex.Protocol()),

@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // Calls other than subscribe are forwarded upstream under the upstream
@@ -30,7 +32,7 @@ func TestRPCForwardedWithIDsRemapped(t *testing.T) {
 				return nil, &exchangetest.RPCError{Code: 10009, Message: "not enough funds", Data: map[string]int{"need": 5}}
 			})
 			envelope := `{"id":%s,`
-			if dc.d != exchangetest.Thalex {
+			if dc.d != thalex.Name {
 				envelope = `{"jsonrpc":"2.0","id":%s,`
 			}
 			a, b := r.dial(t), r.dial(t)
@@ -66,7 +68,7 @@ func TestRPCForwardedWithIDsRemapped(t *testing.T) {
 // A login would authenticate the shared upstream for every local client,
 // so it is refused with an explanation.
 func TestBlockedMethod(t *testing.T) {
-	r := newRig(t, exchangetest.Thalex, nil)
+	r := newRig(t, thalex.Name, nil)
 	a := r.dial(t)
 	testutil.Send(t, a, `{"jsonrpc":"2.0","id":1,"method":"public/login","params":{"key":"k","secret":"s"}}`)
 	got := testutil.Recv(t, a)
@@ -79,7 +81,7 @@ func TestBlockedMethod(t *testing.T) {
 // A Thalex batch array is answered with an array, subscribes and calls in
 // order.
 func TestBatch(t *testing.T) {
-	r := newRig(t, exchangetest.Thalex, nil)
+	r := newRig(t, thalex.Name, nil)
 	r.up.Handle("public/time", func(json.RawMessage) (any, *exchangetest.RPCError) { return 42, nil })
 	a := r.dial(t)
 	testutil.Send(t, a, `[{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["a.b"]}},{"jsonrpc":"2.0","id":2,"method":"public/time"}]`)
@@ -92,7 +94,7 @@ func TestBatch(t *testing.T) {
 // Deribit heartbeats belong to the sidecar's own upstream connection; a
 // local client's are answered locally.
 func TestDeribitHeartbeatIsLocal(t *testing.T) {
-	r := newRig(t, exchangetest.Deribit, nil)
+	r := newRig(t, deribit.Name, nil)
 	a := r.dial(t)
 	testutil.Send(t, a, `{"jsonrpc":"2.0","id":1,"method":"public/set_heartbeat","params":{"interval":0.05}}`)
 	require.EqualValues(t, `{"jsonrpc":"2.0","id":1,"result":"ok"}`, testutil.Recv(t, a))
@@ -114,7 +116,7 @@ func TestRateLimitSharedByLocalClients(t *testing.T) {
 	const clients, calls = 3, 15
 	for _, limit := range []float64{0, 80} {
 		t.Run(fmt.Sprintf("limit=%v", limit), func(t *testing.T) {
-			r := newRig(t, exchangetest.Thalex, func(c *sidecar.Config) {
+			r := newRig(t, thalex.Name, func(c *sidecar.Config) {
 				c.RateLimit, c.RateBurst = limit, 5
 				if limit == 0 {
 					c.RateBurst = 0

@@ -74,7 +74,7 @@ func demoThalex() (string, func()) {
 	}
 	os.Setenv("THALEX_KEY_ID", "demo-key")
 	os.Setenv("THALEX_KEY_FILE", path)
-	srv := exchangetest.NewServer(exchangetest.Thalex,
-		exchangetest.WithThalexKey("demo-key", &key.PublicKey, "A000001", "A000002"))
+	srv := exchangetest.NewServer(thalex.Name,
+		exchangetest.WithLogin(thalex.NewServerLogin(thalex.ServerKey{ID: "demo-key", Public: &key.PublicKey, Accounts: []string{"A000001", "A000002"}})))
 	return srv.URL(), func() { srv.Close(); os.RemoveAll(dir) }
 }

@@ -66,7 +66,7 @@ func TestParseKeyRefusesOtherKeys(t *testing.T) {
 // thalexServer checks logins against the first test key, registered
 // under "kid-1" for accounts A1 (its default) and A2.
 func thalexServer(t *testing.T) *exchangetest.Server {
-	return logintest.NewServer(t, exchangetest.Thalex, exchangetest.WithThalexKey("kid-1", &rsaKeys()[0].PublicKey, "A1", "A2"))
+	return logintest.NewServer(t, thalex.Name, exchangetest.WithLogin(thalex.NewServerLogin(thalex.ServerKey{ID: "kid-1", Public: &rsaKeys()[0].PublicKey, Accounts: []string{"A1", "A2"}})))
 }
 
 func TestThalexLogsInOnEveryConnection(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 )
 
 // channelRequest answers the subscribe and unsubscribe requests of the
-// channel exchanges (Thalex, Deribit); ok is false for any other request.
+// channel dialects; ok is false for any other request.
 func channelRequest(c *conn, req *protocol.Incoming) (result any, rerr *RPCError, ok bool) {
 	switch req.Op {
 	case protocol.OpSubscribe:
@@ -20,7 +20,7 @@ func channelRequest(c *conn, req *protocol.Incoming) (result any, rerr *RPCError
 	return nil, nil, false
 }
 
-// subscribeChannels handles a Thalex/Deribit subscribe request on c's
+// subscribeChannels handles a channel subscribe request on c.s
 // reader goroutine. The result is the accepted channels; refused channels,
 // unknown ones and private ones requested without login or through the
 // public method are omitted. The accepted channels are registered once the
@@ -57,7 +57,7 @@ func subscribeChannels(c *conn, req *protocol.Incoming) (any, *RPCError) {
 	return json.RawMessage(c.s.wire.AppendSubscribed(nil, accepted)), nil
 }
 
-// unsubscribeChannels handles a Thalex/Deribit unsubscribe request on c's
+// unsubscribeChannels handles a channel unsubscribe request on c.s
 // reader goroutine; the result lists the channels c was subscribed to.
 func unsubscribeChannels(c *conn, req *protocol.Incoming) (any, *RPCError) {
 	removed := make([]string, 0, len(req.Topics))
@@ -67,4 +67,29 @@ func unsubscribeChannels(c *conn, req *protocol.Incoming) (any, *RPCError) {
 		}
 	}
 	return json.RawMessage(c.s.wire.AppendUnsubscribed(nil, removed)), nil
+}
+
+// subscribeIDs answers the subscribe and unsubscribe requests of a dialect
+// whose server assigns an id to every subscription (Ethereum's
+// eth_subscribe): one topic a request, a fresh id for it on this
+// connection, refused with an error when the server does not know it.
+func subscribeIDs(c *conn, req *protocol.Incoming) (any, *RPCError, bool) {
+	wire := c.s.wire
+	switch req.Op {
+	case protocol.OpSubscribe:
+		topic := req.Topics[0]
+		if !c.s.accepts(topic) {
+			return nil, &RPCError{Code: protocol.CodeInvalidParams, Message: "subscription " + topic + " refused"}, true
+		}
+		id := wire.SubscriptionID()
+		c.after = append(c.after, func() { c.s.addSub(c, topic, id) })
+		return json.RawMessage(wire.AppendSubscribed(nil, []string{id})), nil, true
+	case protocol.OpUnsubscribe:
+		var removed []string
+		if c.s.removeEthSub(c, req.Topics[0]) {
+			removed = req.Topics
+		}
+		return json.RawMessage(wire.AppendUnsubscribed(nil, removed)), nil, true
+	}
+	return nil, nil, false
 }

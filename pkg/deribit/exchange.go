@@ -1,0 +1,44 @@
+package deribit
+
+import (
+	"strings"
+	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// exchange is how Deribit's servers behave beyond the wire format, for
+// test servers and the sidecar's demo.
+var exchange = &protocol.Exchange{
+	// A request over the rate limit: error 10028, "too_many_requests".
+	Throttled: &protocol.RequestError{Code: 10028, Message: "too_many_requests"},
+	// Every response carries usIn, usOut, usDiff and testnet.
+	AppendResult: func(dst, id, result []byte, received time.Time) []byte {
+		return AppendResult(dst, id, result, received, time.Now(), true)
+	},
+	Login: func() protocol.Authenticator { return NewServerLogin("", "") },
+	Feed:  func(seed uint64) protocol.Feed { return newFeed(seed) },
+	Methods: map[string]func([]string, time.Time) any{
+		"public/get_instruments": func(instruments []string, _ time.Time) any {
+			out := make([]instrument, len(instruments))
+			for i, name := range instruments {
+				base, _, _ := strings.Cut(name, "-")
+				out[i] = instrument{Name: name, Kind: "future", TickSize: 0.5, MinAmount: 10, BaseCurrency: base}
+			}
+			return out
+		},
+		"public/get_time": func(_ []string, now time.Time) any { return now.UnixMilli() },
+		// public/test answers a heartbeat's test_request.
+		"public/test": func([]string, time.Time) any { return map[string]string{"version": "1.2.26"} },
+	},
+}
+
+// instrument is an instrument of public/get_instruments, the fields
+// programs read first.
+type instrument struct {
+	Name         string  `json:"instrument_name"`
+	Kind         string  `json:"kind"`
+	TickSize     float64 `json:"tick_size"`
+	MinAmount    float64 `json:"min_trade_amount"`
+	BaseCurrency string  `json:"base_currency"`
+}

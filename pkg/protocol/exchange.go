@@ -1,0 +1,80 @@
+package protocol
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Exchange is how an exchange's servers behave beyond the wire format,
+// after its documentation: how they refuse a request over their rate
+// limit, how they stamp a response, the login they check, the market data
+// they publish and the public methods they answer. pkg/exchangetest serves
+// it to behave like the service, for tests and the sidecar's demo. Each
+// exchange package registers one with its Dialect; a nil field takes the
+// plain JSON-RPC behaviour.
+type Exchange struct {
+	// Throttled is the refusal of a request over the rate limit. Default:
+	// -32005 "limit exceeded".
+	Throttled *RequestError
+	// AppendResult appends the response to request id carrying result
+	// (raw JSON), for a request received at received. Default: the
+	// server half's AppendResult.
+	AppendResult func(dst, id, result []byte, received time.Time) []byte
+	// Login returns a new server half of the exchange's login, accepting
+	// any credentials: the one a test server checks unless given another.
+	// nil when the exchange has no login method.
+	Login func() Authenticator
+	// Feed returns a new made-up feed of the exchange's public market data
+	// from seed. nil when the exchange publishes none.
+	Feed func(seed uint64) Feed
+	// Methods are the public methods a demo server answers, such as the
+	// instrument list and the server time, given the feed's instruments.
+	Methods map[string]func(instruments []string, now time.Time) any
+}
+
+// Authenticator is the server half of an exchange's login: it checks a
+// login request and says how long the login holds. Implementations are
+// safe for concurrent use.
+type Authenticator interface {
+	// Method is the login's method, such as "public/login".
+	Method() string
+	// Authenticate answers a login with params on connection conn (a
+	// number the server gives each connection) at now: the result, and
+	// how long the login lasts (0: as long as the connection); or the
+	// exchange's refusal.
+	Authenticate(conn int, params json.RawMessage, now time.Time) (result any, lifetime time.Duration, err *RequestError)
+}
+
+// FeedKind is what a feed topic carries.
+type FeedKind uint8
+
+const (
+	// FeedTicker is a ticker (Ethereal: MarketPrice).
+	FeedTicker FeedKind = iota
+	// FeedBook is an order book (Ethereal: L2Book).
+	FeedBook
+	// FeedOther is any other stream (Ethereum: newHeads).
+	FeedOther
+)
+
+// FeedTopic is one topic a feed publishes.
+type FeedTopic struct {
+	Topic      string
+	Instrument string // "" for a topic of no instrument
+	Kind       FeedKind
+}
+
+// Feed makes up an exchange's public market data in the exchange's own
+// shapes. A Feed is used by one goroutine at a time.
+type Feed interface {
+	// Instruments are the instruments the feed publishes unless told
+	// others.
+	Instruments() []string
+	// Topics returns the topics the feed publishes for instruments.
+	Topics(instruments []string) []FeedTopic
+	// Advance moves the market on to now.
+	Advance(now time.Time)
+	// Payload returns topic's payload (JSON) at the current state: the
+	// first of a book is its snapshot where the exchange sends one.
+	Payload(topic FeedTopic) []byte
+}

@@ -1,0 +1,39 @@
+package thalex
+
+import (
+	"strings"
+	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// exchange is how Thalex's servers behave beyond the wire format, for
+// test servers and the sidecar's demo.
+var exchange = &protocol.Exchange{
+	// A request over the rate limit: error 4, "throttle exceeded".
+	Throttled: &protocol.RequestError{Code: 4, Message: "throttle exceeded"},
+	Login:     func() protocol.Authenticator { return NewServerLogin() },
+	Feed:      func(seed uint64) protocol.Feed { return &feed{m: protocol.NewMarket(seed)} },
+	Methods: map[string]func([]string, time.Time) any{
+		"public/instruments": func(instruments []string, _ time.Time) any {
+			out := make([]instrument, len(instruments))
+			for i, name := range instruments {
+				base, _, _ := strings.Cut(name, "-")
+				out[i] = instrument{Name: name, Type: "perpetual", Product: "F" + base + "USD", TickSize: 1}
+			}
+			return out
+		},
+		"public/system_info": func([]string, time.Time) any {
+			return map[string]any{"environment": "demo", "api_version": "2.0"}
+		},
+	},
+}
+
+// instrument is an instrument of public/instruments, the fields programs
+// read first.
+type instrument struct {
+	Name     string  `json:"instrument_name"`
+	Type     string  `json:"type"`
+	Product  string  `json:"product"`
+	TickSize float64 `json:"tick_size"`
+}
