@@ -6,7 +6,10 @@ package testutil
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,3 +52,17 @@ func RecvJSON(t testing.TB, ws *websocket.Conn) map[string]any {
 	require.NoError(t, json.Unmarshal([]byte(s), &v), "not a JSON object: %s", s)
 	return v
 }
+
+// RSAKeys are two 2048-bit RSA keys made once per test binary: making one
+// takes a while under the race detector. Thalex logins sign with them.
+var RSAKeys = sync.OnceValue(func() [2]*rsa.PrivateKey {
+	var keys [2]*rsa.PrivateKey
+	for i := range keys {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			panic(err)
+		}
+		keys[i] = k
+	}
+	return keys
+})

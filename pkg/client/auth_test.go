@@ -2,11 +2,8 @@ package client_test
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
 	"errors"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -21,31 +18,17 @@ import (
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
-// rsaKeys are two RSA keys made once: the Thalex test servers know the
-// first, not the second.
-var rsaKeys = sync.OnceValue(func() [2]*rsa.PrivateKey {
-	var keys [2]*rsa.PrivateKey
-	for i := range keys {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			panic(err)
-		}
-		keys[i] = k
-	}
-	return keys
-})
-
 // thalexServer checks logins against the first of rsaKeys.
 func thalexServer(t *testing.T) *exchangetest.Server {
-	return newServer(t, thalex.Name, exchangetest.WithLogin(thalex.NewServerLogin(thalex.ServerKey{ID: "key", Public: &rsaKeys()[0].PublicKey})))
+	return newServer(t, thalex.Name, exchangetest.WithLogin(thalex.NewServerLogin(thalex.ServerKey{ID: "key", Public: &testutil.RSAKeys()[0].PublicKey})))
 }
 
 // thalexLogin logs in with the first of rsaKeys, or the second.
 func thalexLogin(registered bool) client.OnConnect {
 	if registered {
-		return thalex.Login(thalex.NewKey("key", rsaKeys()[0]))
+		return thalex.Login(thalex.NewKey("key", testutil.RSAKeys()[0]))
 	}
-	return thalex.Login(thalex.NewKey("key", rsaKeys()[1]))
+	return thalex.Login(thalex.NewKey("key", testutil.RSAKeys()[1]))
 }
 
 // loginCase is one dialect's login: a good and a bad hook, the login

@@ -1,11 +1,8 @@
 package exchangetest_test
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
 	"crypto/x509"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,20 +15,6 @@ import (
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
-
-// rsaKeys are two keys made once for the package's tests: making one
-// takes a while under the race detector.
-var rsaKeys = sync.OnceValue(func() [2]*rsa.PrivateKey {
-	var keys [2]*rsa.PrivateKey
-	for i := range keys {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			panic(err)
-		}
-		keys[i] = k
-	}
-	return keys
-})
 
 // thalexToken signs a login token the way Thalex wants it, or with
 // whatever the test changes.
@@ -56,7 +39,7 @@ func login(t *testing.T, ws *websocket.Conn, id int, params map[string]string) m
 }
 
 func TestThalexLoginVerifiesTheToken(t *testing.T) {
-	keys := rsaKeys()
+	keys := testutil.RSAKeys()
 	srv := newServer(t, thalex.Name, exchangetest.WithLogin(thalex.NewServerLogin(thalex.ServerKey{ID: "kid-1", Public: &keys[0].PublicKey, Accounts: []string{"A1", "A2"}})))
 	now := time.Now()
 	good := func() string {

@@ -35,7 +35,7 @@ func TestThalexSubscribePublishUnsubscribe(t *testing.T) {
 }
 
 func TestThalexPrivateChannelsNeedLogin(t *testing.T) {
-	key := rsaKeys()[0]
+	key := testutil.RSAKeys()[0]
 	srv := newServer(t, thalex.Name, exchangetest.WithLogin(thalex.NewServerLogin(thalex.ServerKey{ID: "k", Public: &key.PublicKey})))
 	token := func(kid string) string {
 		return thalexToken(t, jwt.SigningMethodRS512, key, kid, jwt.MapClaims{"iat": time.Now().Unix()})

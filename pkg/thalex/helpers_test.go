@@ -1,12 +1,10 @@
 package thalex_test
 
 import (
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,20 +12,6 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// rsaKeys are two keys made once: making one takes a while under the
-// race detector.
-var rsaKeys = sync.OnceValue(func() [2]*rsa.PrivateKey {
-	var keys [2]*rsa.PrivateKey
-	for i := range keys {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			panic(err)
-		}
-		keys[i] = k
-	}
-	return keys
-})
 
 // pkcs1 and pkcs8 encode key as a PEM file of either kind.
 func pkcs1(key *rsa.PrivateKey) []byte {

@@ -16,13 +16,14 @@ import (
 
 	"github.com/wsfan/wsfan/internal/clock"
 	"github.com/wsfan/wsfan/internal/logintest"
+	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 func TestParseKeyReadsPKCS1AndPKCS8(t *testing.T) {
-	key := rsaKeys()[0]
+	key := testutil.RSAKeys()[0]
 	now := time.Unix(1_700_000_000, 0)
 	for name, p := range map[string][]byte{"PKCS#1": pkcs1(key), "PKCS#8": pkcs8(t, key)} {
 		k, err := thalex.ParseKey("kid-1", p)
@@ -42,7 +43,7 @@ func TestParseKeyReadsPKCS1AndPKCS8(t *testing.T) {
 func TestParseKeyRefusesOtherKeys(t *testing.T) {
 	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
-	good := pkcs1(rsaKeys()[0])
+	good := pkcs1(testutil.RSAKeys()[0])
 	block, _ := pem.Decode(good)
 	corrupt := pem.EncodeToMemory(&pem.Block{Type: block.Type, Bytes: block.Bytes[:len(block.Bytes)/2]})
 	cases := []struct {
@@ -66,12 +67,12 @@ func TestParseKeyRefusesOtherKeys(t *testing.T) {
 // thalexServer checks logins against the first test key, registered
 // under "kid-1" for accounts A1 (its default) and A2.
 func thalexServer(t *testing.T) *exchangetest.Server {
-	return logintest.NewServer(t, thalex.Name, exchangetest.WithLogin(thalex.NewServerLogin(thalex.ServerKey{ID: "kid-1", Public: &rsaKeys()[0].PublicKey, Accounts: []string{"A1", "A2"}})))
+	return logintest.NewServer(t, thalex.Name, exchangetest.WithLogin(thalex.NewServerLogin(thalex.ServerKey{ID: "kid-1", Public: &testutil.RSAKeys()[0].PublicKey, Accounts: []string{"A1", "A2"}})))
 }
 
 func TestThalexLogsInOnEveryConnection(t *testing.T) {
 	srv := thalexServer(t)
-	c, err := logintest.Dial(t, srv, thalex.Protocol(), thalex.Login(thalex.NewKey("kid-1", rsaKeys()[0])))
+	c, err := logintest.Dial(t, srv, thalex.Protocol(), thalex.Login(thalex.NewKey("kid-1", testutil.RSAKeys()[0])))
 	require.NoError(t, err)
 	logintest.RequireLoggedIn(t, c, privateTopic)
 
@@ -84,7 +85,7 @@ func TestThalexLogsInOnEveryConnection(t *testing.T) {
 
 func TestThalexSelectsTheAccount(t *testing.T) {
 	srv := thalexServer(t)
-	key := thalex.NewKey("kid-1", rsaKeys()[0])
+	key := thalex.NewKey("kid-1", testutil.RSAKeys()[0])
 	c, err := logintest.Dial(t, srv, thalex.Protocol(), thalex.Login(key, thalex.WithAccount("A2")))
 	require.NoError(t, err)
 	logintest.RequireLoggedIn(t, c, privateTopic)
@@ -103,24 +104,24 @@ func TestThalexLoginFails(t *testing.T) {
 		clock  time.Time
 		reason string
 	}{
-		{"bad key", thalex.NewKey("kid-1", rsaKeys()[1]), now, "invalid signature"},
-		{"unknown key id", thalex.NewKey("kid-2", rsaKeys()[0]), now, "unknown key id"},
-		{"expired token", thalex.NewKey("kid-1", rsaKeys()[0]), now.Add(-time.Minute), "token expired"},
-		{"clock skew", thalex.NewKey("kid-1", rsaKeys()[0]), now.Add(time.Minute), "token issued in the future"},
+		{"bad key", thalex.NewKey("kid-1", testutil.RSAKeys()[1]), now, "invalid signature"},
+		{"unknown key id", thalex.NewKey("kid-2", testutil.RSAKeys()[0]), now, "unknown key id"},
+		{"expired token", thalex.NewKey("kid-1", testutil.RSAKeys()[0]), now.Add(-time.Minute), "token expired"},
+		{"clock skew", thalex.NewKey("kid-1", testutil.RSAKeys()[0]), now.Add(time.Minute), "token issued in the future"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := logintest.Dial(t, srv, thalex.Protocol(), thalex.Login(tc.key, thalex.WithClock(clock.NewFake(tc.clock))))
 			assert.Nil(t, c)
-			logintest.RequireRefused(t, err, 19, tc.reason, pemLine(pkcs1(rsaKeys()[0])), pemLine(pkcs1(rsaKeys()[1])), "eyJ")
+			logintest.RequireRefused(t, err, 19, tc.reason, pemLine(pkcs1(testutil.RSAKeys()[0])), pemLine(pkcs1(testutil.RSAKeys()[1])), "eyJ")
 		})
 	}
 }
 
 // A key prints as its id, however it is formatted.
 func TestThalexKeyNeverPrintsTheKey(t *testing.T) {
-	key := thalex.NewKey("kid-1", rsaKeys()[0])
-	secret := rsaKeys()[0].D.String()[:20]
+	key := thalex.NewKey("kid-1", testutil.RSAKeys()[0])
+	secret := testutil.RSAKeys()[0].D.String()[:20]
 	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
 		for _, v := range []any{key, *key, struct{ K *thalex.Key }{key}} {
 			out := fmt.Sprintf(verb, v)
@@ -131,7 +132,7 @@ func TestThalexKeyNeverPrintsTheKey(t *testing.T) {
 }
 
 func BenchmarkThalexToken(b *testing.B) {
-	key := thalex.NewKey("kid-1", rsaKeys()[0])
+	key := thalex.NewKey("kid-1", testutil.RSAKeys()[0])
 	now := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
