@@ -201,8 +201,12 @@ func WithDialTimeout(d time.Duration) Option { return func(c *config) { c.dialTi
 // WithWriteTimeout bounds each write to the connection. Default: 10s.
 func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.writeTimeout = d } }
 
-// WithResubscribeChunk caps how many topics one subscribe request (or one
-// batch array) carries, for servers that cap batches. Default: 0, no cap.
+// WithResubscribeChunk sets how many topics one subscribe or unsubscribe
+// request (or one batch array) carries, a restore's included, for a
+// server whose cap differs from its exchange's documented one. Every
+// chunk of a round still goes out in one write. Default: 0, the
+// dialect's own limit (deribit.MaxChannels and deribit.MaxFrameBytes,
+// ethereum.MaxBatch; none for Thalex and Ethereal).
 func WithResubscribeChunk(n int) Option { return func(c *config) { c.resubscribeChunk = n } }
 
 // WithResubscribeOnGap resubscribes a sequenced topic (Deribit book,

@@ -35,7 +35,8 @@ func WithHeartbeat(interval time.Duration) Option {
 // checked for gaps (prev_change_id against the previous change_id).
 func Protocol(opts ...Option) protocol.Protocol {
 	d := &dialect{
-		ChannelDialect: protocol.ChannelDialect{DialectName: Name, PrivatePrefixes: privatePrefixes, SequencedPrefix: "book."},
+		ChannelDialect: protocol.ChannelDialect{DialectName: Name, PrivatePrefixes: privatePrefixes, SequencedPrefix: "book.",
+			MaxChannels: MaxChannels, MaxFrameBytes: MaxFrameBytes},
 		heartbeat:      30 * time.Second,
 	}
 	for _, o := range opts {
@@ -108,6 +109,19 @@ func (*dialect) Sequence(data []byte) (id, prev uint64, ok bool) {
 	}
 	return id, prev, haveID
 }
+
+// Deribit's request limits, which every subscribe and unsubscribe (a
+// restore's included) keeps to. Deribit answers a request frame that is
+// too large with an error that has no id, {"jsonrpc":"2.0","error":
+// {"code":-32600,"message":"request entity too large"},...}; users report
+// it near 32 KiB, a few hundred channels into a subscribe, and splitting
+// at 250 channels a request as the fix (its documentation states no
+// number). client.WithResubscribeChunk overrides MaxChannels; the frame
+// cap always holds.
+const (
+	MaxChannels   = 250
+	MaxFrameBytes = 30 << 10
+)
 
 // privatePrefixes are the prefixes of Deribit's private channels, which
 // need an authenticated connection: both halves read them.

@@ -53,6 +53,14 @@ func (dialect) AppendRequest(dst []byte, id uint64, method string, params []byte
 	return protocol.AppendRPC(dst, id, method, params, "[]"), nil
 }
 
+// MaxBatch is how many calls one batch array carries unless
+// client.WithResubscribeChunk says otherwise: nodes cap batches
+// (go-ethereum's --rpc.batch-request-limit, 1,000 by default; hosted
+// providers 20 or fewer over WebSocket, Alchemy's documented cap being
+// 20), and a node over its cap answers the first call with -32600 "batch
+// too large" and the others not at all.
+const MaxBatch = 20
+
 func (dialect) Subscribe(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, chunk int) {
 	encodeBatch(b, topics, nextID, chunk, "eth_subscribe", func(t *protocol.Topic, _ int) []byte { return t.Sub })
 }
@@ -71,8 +79,12 @@ const (
 )
 
 // encodeBatch writes one request per topic, grouped into batch arrays
-// of at most chunk requests (a single request goes out bare).
+// of at most chunk requests (MaxBatch when chunk <= 0; a single request
+// goes out bare).
 func encodeBatch(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, chunk int, method string, params func(*protocol.Topic, int) []byte) {
+	if chunk <= 0 {
+		chunk = MaxBatch
+	}
 	offset := 0
 	protocol.Chunks(topics, chunk, func(part []*protocol.Topic) {
 		size := 2

@@ -15,8 +15,13 @@ type ChannelDialect struct {
 	DialectName     string
 	PrivatePrefixes []string
 	SequencedPrefix string // channels carrying change ids; "" for none
+	// MaxChannels caps the channels of one request when the caller sets
+	// no chunk: the exchange's own limit. 0: no cap.
+	MaxChannels int
+	// MaxFrameBytes caps the size of one request frame, whatever the
+	// chunk: a server refuses a larger one. 0: no cap.
+	MaxFrameBytes int
 }
-
 // IsPrivate reports whether channel starts with one of prefixes.
 func IsPrivate(channel string, prefixes []string) bool {
 	for _, p := range prefixes {
@@ -77,13 +82,32 @@ func splitPrivate(topics []*Topic, i int) (public, private []*Topic) {
 	return public, private
 }
 
+// requestOverhead is the most a channel request adds to its channels:
+// {"jsonrpc":"2.0","id":ID,"method":"METHOD","params":{"channels":[...]}}
+// with a 20-digit id, the method's length aside.
+const requestOverhead = 80
+
+// encodeScope writes topics as requests of method: each of at most chunk
+// channels (MaxChannels when chunk <= 0) and at most MaxFrameBytes long.
+// A channel too long for a frame of its own still goes out alone, and the
+// server's refusal names it.
 func (d *ChannelDialect) encodeScope(b *Batch, topics []*Topic, nextID func() uint64, chunk int, method string) {
-	Chunks(topics, chunk, func(part []*Topic) {
-		id := nextID()
-		size := 80 + len(method)
-		for _, t := range part {
-			size += len(t.Sub) + 1
+	if chunk <= 0 {
+		chunk = d.MaxChannels
+	}
+	for len(topics) > 0 {
+		n, size := 0, requestOverhead+len(method)
+		for n < len(topics) && (chunk <= 0 || n < chunk) {
+			add := len(topics[n].Sub) + 1
+			if d.MaxFrameBytes > 0 && n > 0 && size+add > d.MaxFrameBytes {
+				break
+			}
+			size += add
+			n++
 		}
+		part := topics[:n:n]
+		topics = topics[n:]
+		id := nextID()
 		m := b.NewMessage(size)
 		m = append(m, `{"jsonrpc":"2.0","id":`...)
 		m = strconv.AppendUint(m, id, 10)
@@ -99,7 +123,7 @@ func (d *ChannelDialect) encodeScope(b *Batch, topics []*Topic, nextID func() ui
 		m = append(m, "]}}"...)
 		b.Messages = append(b.Messages, m)
 		b.Requests = append(b.Requests, Request{ID: id, Topics: part})
-	})
+	}
 }
 
 // Ack marks every channel missing from the accepted list as refused.
