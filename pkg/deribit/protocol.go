@@ -37,7 +37,7 @@ func Protocol(opts ...Option) protocol.Protocol {
 	d := &dialect{
 		ChannelDialect: protocol.ChannelDialect{DialectName: Name, PrivatePrefixes: privatePrefixes, SequencedPrefix: "book.",
 			MaxChannels: MaxChannels, MaxFrameBytes: MaxFrameBytes},
-		heartbeat:      30 * time.Second,
+		heartbeat: 30 * time.Second,
 	}
 	for _, o := range opts {
 		o(d)

@@ -22,6 +22,7 @@ type ChannelDialect struct {
 	// chunk: a server refuses a larger one. 0: no cap.
 	MaxFrameBytes int
 }
+
 // IsPrivate reports whether channel starts with one of prefixes.
 func IsPrivate(channel string, prefixes []string) bool {
 	for _, p := range prefixes {
