@@ -43,9 +43,10 @@ type conn struct {
 	lastRead atomic.Int64 // unix nanoseconds of the last frame, for the idle watchdog
 
 	// Owned by the reader goroutine.
-	frame protocol.Frame
-	elem  protocol.Frame // a batch element
-	slab  []byte         // free tail of the current read slab
+	frame        protocol.Frame
+	elem         protocol.Frame // a batch element
+	slab         []byte         // free tail of the current read slab
+	idlessLogged bool           // an error without an id was logged (read.go, attribute)
 }
 
 // outFrame is a queued message; pooled buffers return to bufPool once

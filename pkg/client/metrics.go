@@ -24,14 +24,17 @@ var dropReasonNames = [dropReasons]string{"overflow", "malformed", "unrouted", "
 // stats are the client's counters. The reader goroutine writes most of
 // them; the metrics collector and tests read them at any time.
 type stats struct {
-	frames      atomic.Uint64
-	bytes       atomic.Uint64
-	delivered   atomic.Uint64
-	dropped     [dropReasons]atomic.Uint64
-	reconnects  atomic.Uint64
-	rpcErrors   atomic.Uint64
-	gaps        atomic.Uint64
-	eventsDrops atomic.Uint64
+	frames     atomic.Uint64
+	bytes      atomic.Uint64
+	delivered  atomic.Uint64
+	dropped    [dropReasons]atomic.Uint64
+	reconnects atomic.Uint64
+	rpcErrors  atomic.Uint64
+	// idlessErrors counts errors without an id, each taken as the answer
+	// to the oldest request waiting (conn.attribute).
+	idlessErrors atomic.Uint64
+	gaps         atomic.Uint64
+	eventsDrops  atomic.Uint64
 }
 
 // collector exports a client's stats as wsfan_client_* metrics, read at
@@ -41,6 +44,7 @@ type collector struct {
 	latency prometheus.Histogram
 
 	frames, bytes, delivered, dropped, reconnects, rpcErrors, gaps *prometheus.Desc
+	idlessErrors                                                   *prometheus.Desc
 	pending, subscriptions, topics, state                          *prometheus.Desc
 }
 
@@ -64,6 +68,7 @@ func newCollector(c *Client, name string) *collector {
 		reconnects:    desc("reconnects_total", "Connections lost and re-established."),
 		rpcErrors:     desc("rpc_errors_total", "Calls answered with an error object."),
 		gaps:          desc("gaps_total", "Sequence gaps detected on sequenced topics."),
+		idlessErrors:  desc("rpc_errors_without_id_total", "Errors without an id, taken as the answer to the oldest request waiting."),
 		pending:       desc("pending_calls", "Calls waiting for a response."),
 		subscriptions: desc("subscriptions", "Open subscriptions."),
 		topics:        desc("topics", "Distinct topics subscribed upstream."),
@@ -92,6 +97,7 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(m.reconnects, s.reconnects.Load())
 	counter(m.rpcErrors, s.rpcErrors.Load())
 	counter(m.gaps, s.gaps.Load())
+	counter(m.idlessErrors, s.idlessErrors.Load())
 	subs, topics := m.c.counts()
 	gauge(m.pending, float64(m.c.pendingCalls()))
 	gauge(m.subscriptions, float64(subs))

@@ -106,6 +106,26 @@ func (t *pendingTable) take(id uint64) *pendingCall {
 	return p
 }
 
+// takeOldest removes and returns the waiting call with the smallest id,
+// skipping entries nobody waits for (heartbeat replies); nil when there
+// is none. It scans the table: it serves only the rare error without an
+// id.
+func (t *pendingTable) takeOldest() (uint64, *pendingCall) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var oldest uint64
+	var found *pendingCall
+	for id, p := range t.calls {
+		if (p.to != nil || p.done != nil) && (found == nil || id < oldest) {
+			oldest, found = id, p
+		}
+	}
+	if found != nil {
+		delete(t.calls, oldest)
+	}
+	return oldest, found
+}
+
 // remove drops id if it is still registered; false means the reader (or a
 // failure) took it and its response is on the way.
 func (t *pendingTable) remove(id uint64) bool {

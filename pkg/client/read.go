@@ -185,16 +185,24 @@ func (cn *conn) checkSequence(ts *topicState, data []byte) Flags {
 	return FlagGap
 }
 
-// resolve hands a response to the call waiting for it.
+// resolve hands a response to the call waiting for it. An error without
+// an id answers the oldest request still waiting (see attribute).
 func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
 	c := cn.c
-	if !f.HasID {
+	var p *pendingCall
+	switch {
+	case f.HasID:
+		if p = cn.pending.take(f.ID); p == nil {
+			c.dropFrame(dropUnknownID, errNoCall, raw)
+			return
+		}
+	case f.Error != nil:
+		if p = cn.attribute(f, raw); p == nil {
+			c.dropFrame(dropUnknownID, errNoID, raw)
+			return
+		}
+	default:
 		c.dropFrame(dropUnknownID, errNoID, raw)
-		return
-	}
-	p := cn.pending.take(f.ID)
-	if p == nil {
-		c.dropFrame(dropUnknownID, errNoCall, raw)
 		return
 	}
 	if p.to != nil {
@@ -210,6 +218,32 @@ func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
 		return
 	}
 	p.done <- response{result: f.Result}
+}
+
+// attribute finds the request an error without an id answers: Deribit
+// answers a request it cannot read as one (a frame over its size limit)
+// with an error that has no id. The rule: the servers wsfan speaks answer
+// a connection's requests in the order they arrive (Deribit, Thalex and
+// go-ethereum read a connection's frames one after the other), and ids
+// are handed out in the order requests are queued, so the error answers
+// the oldest request still waiting: the smallest pending id with a waiter.
+// That request fails at once with the server's message instead of timing
+// out. Counted (wsfan_client_rpc_errors_without_id_total) and logged
+// once a connection. It runs on the reader goroutine.
+func (cn *conn) attribute(f *protocol.Frame, raw []byte) *pendingCall {
+	c := cn.c
+	id, p := cn.pending.takeOldest()
+	if p == nil {
+		return nil
+	}
+	c.stats.idlessErrors.Add(1)
+	if !cn.idlessLogged {
+		cn.idlessLogged = true
+		c.log.Warn("the server answered with an error without an id; failing the oldest request waiting (further ones are counted, not logged)",
+			zap.Uint64("id", id), zap.String("error", truncate(f.Error, 200)))
+	}
+	f.ID, f.HasID = id, true
+	return p
 }
 
 // answerHeartbeat replies to a server's test request at once; the reply's

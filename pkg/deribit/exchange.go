@@ -16,6 +16,13 @@ var exchange = &protocol.Exchange{
 	AppendResult: func(dst, id, result []byte, received time.Time) []byte {
 		return AppendResult(dst, id, result, received, time.Now(), true)
 	},
+	// A request frame over the size limit (reported near 32 KiB; see
+	// MaxFrameBytes) is answered with an error that has no id.
+	MaxRequestBytes: 32 << 10,
+	TooLarge: func(dst []byte, received time.Time) []byte {
+		return appendStamped(append(dst, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"request entity too large"}`...),
+			received, time.Now(), true)
+	},
 	Login: func() protocol.Authenticator { return NewServerLogin("", "") },
 	Feed:  func(seed uint64) protocol.Feed { return newFeed(seed) },
 	Methods: map[string]func([]string, time.Time) any{

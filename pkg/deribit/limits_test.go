@@ -1,14 +1,20 @@
 package deribit_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -63,4 +69,94 @@ func TestSubscribeKeepsDeribitRequestLimits(t *testing.T) {
 	}
 	assert.Len(t, subscribeBatch(t, short, 0).Messages, 4, "1,000 short channels: 4 requests of 250")
 	assert.Greater(t, len(subscribeBatch(t, long, 0).Messages), 4, "long channels: split by size")
+}
+
+// dialDeribit connects to srv with the dialect's defaults and a
+// reconnect backoff of a few milliseconds.
+func dialDeribit(t *testing.T, srv *exchangetest.Server, opts ...client.Option) *client.Client {
+	t.Helper()
+	opts = append([]client.Option{client.WithProtocol(deribit.Protocol(deribit.WithHeartbeat(0))),
+		client.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(5 * time.Millisecond) })}, opts...)
+	c, err := client.Dial(testutil.Context(t), srv.URL(), opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// 1,000 option channels with long names in one Subscribe, against a
+// server that refuses a request frame over 32 KiB as Deribit does: all
+// are subscribed and deliver; after the server restarts, all are
+// restored on the first new connection (no reconnect loop) and deliver
+// again.
+func TestThousandChannelsAgainstTheFrameLimit(t *testing.T) {
+	srv := exchangetest.NewServer(deribit.Name)
+	t.Cleanup(srv.Close)
+	c := dialDeribit(t, srv, client.WithBufferSize(4096))
+	names := make([]string, 1000)
+	for i := range names {
+		names[i] = fmt.Sprintf("trades.option.BTC-27DEC26-%06d-C-%s.100ms", i, strings.Repeat("x", 100))
+	}
+	ctx := testutil.Context(t)
+	sub, err := c.Subscribe(ctx, names)
+	require.NoError(t, err)
+	for _, r := range srv.Received() {
+		require.LessOrEqual(t, len(r.Data), 32<<10, "no request over the server's limit")
+	}
+	deliverAll := func(round int) {
+		t.Helper()
+		for _, name := range names {
+			require.Equal(t, 1, srv.Subscribers(name), name)
+			srv.Publish(name, fmt.Appendf(nil, `{"round":%d}`, round))
+		}
+		got := map[string]bool{}
+		for len(got) < len(names) {
+			select {
+			case m := <-sub.C():
+				got[m.Topic] = true
+			case <-ctx.Done():
+				t.Fatalf("round %d: %d of %d channels delivered", round, len(got), len(names))
+			}
+		}
+	}
+	deliverAll(1)
+
+	srv.Stop()
+	require.NoError(t, srv.Start())
+	disconnects := 0
+	for restored := false; !restored; {
+		select {
+		case ev := <-c.Events():
+			switch ev.Kind {
+			case client.Disconnected:
+				disconnects++
+			case client.Resubscribed:
+				require.Equal(t, len(names), ev.Topics)
+				restored = true
+			}
+		case <-ctx.Done():
+			t.Fatal("not restored")
+		}
+	}
+	assert.Equal(t, 1, disconnects, "restored on the first new connection")
+	deliverAll(2)
+}
+
+// An error without an id, Deribit's answer to a request frame over its
+// size limit, fails the request it answers at once with the server's
+// message, not after the request timeout; the connection stays.
+func TestErrorWithoutIDFailsTheOldestRequest(t *testing.T) {
+	srv := exchangetest.NewServer(deribit.Name)
+	t.Cleanup(srv.Close)
+	c := dialDeribit(t, srv, client.WithRequestTimeout(time.Hour))
+	big := []byte(`{"pad":"` + strings.Repeat("x", 40<<10) + `"}`)
+	for range 2 {
+		err := c.Call(testutil.Context(t), "public/get_time", json.RawMessage(big), nil)
+		var rpcErr *client.RPCError
+		require.ErrorAs(t, err, &rpcErr)
+		assert.Equal(t, -32600, rpcErr.Code)
+		assert.Equal(t, "request entity too large", rpcErr.Message)
+	}
+	var now int64
+	require.NoError(t, c.Call(testutil.Context(t), "public/get_time", nil, &now), "the connection is kept")
+	assert.Positive(t, now)
 }

@@ -69,8 +69,13 @@ func (s *server) AppendHeartbeat(dst []byte) []byte {
 // answer went out (usIn and usOut, in microseconds since the epoch), the
 // time between (usDiff), and whether the server is a testnet.
 func AppendResult(dst, id, result []byte, in, out time.Time, testnet bool) []byte {
+	return appendStamped(wire.OpenResult(dst, id, result), in, out, testnet)
+}
+
+// appendStamped closes an open response with Deribit's stamps: usIn,
+// usOut, usDiff and testnet.
+func appendStamped(dst []byte, in, out time.Time, testnet bool) []byte {
 	usIn, usOut := in.UnixMicro(), out.UnixMicro()
-	dst = wire.OpenResult(dst, id, result)
 	dst = append(dst, `,"usIn":`...)
 	dst = strconv.AppendInt(dst, usIn, 10)
 	dst = append(dst, `,"usOut":`...)

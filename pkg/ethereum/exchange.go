@@ -16,6 +16,8 @@ var exchange = &protocol.Exchange{
 	// (EIP-1474).
 	Throttled: &protocol.RequestError{Code: -32005, Message: "limit exceeded"},
 	Feed:      func(seed uint64) protocol.Feed { return newFeed(seed) },
+	// go-ethereum's default --rpc.batch-request-limit.
+	MaxBatch: 1000,
 	Methods: map[string]func([]string, time.Time) any{
 		"eth_chainId": func([]string, time.Time) any { return "0x1" },
 		"eth_blockNumber": func(_ []string, now time.Time) any {

@@ -119,6 +119,14 @@ func (c *conn) readLoop() {
 			return
 		}
 		received := time.Now()
+		if limit := c.s.ex.MaxRequestBytes; limit > 0 && len(data) > limit && c.s.ex.TooLarge != nil {
+			// The exchange reads nothing of the frame: its answer
+			// names no request.
+			c.s.rec.add(c.id, data, received, nil)
+			c.s.chg.notify()
+			c.reply(c.s.ex.TooLarge(nil, received))
+			continue
+		}
 		reqs, batch, ferr := c.s.wire.ParseFrame(c.reqs[:0], data)
 		c.s.rec.add(c.id, data, received, reqs)
 		c.s.chg.notify()

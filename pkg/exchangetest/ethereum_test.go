@@ -66,5 +66,5 @@ func TestEthereumBatch(t *testing.T) {
 	require.EqualValues(t, 1, srv.CountReceived("eth_blockNumber"))
 
 	testutil.Send(t, ws, `[{"id":1,"method":"a"},{"id":2,"method":"b"},{"id":3,"method":"c"},{"id":4,"method":"d"}]`)
-	require.EqualValues(t, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large"}}`, testutil.Recv(t, ws))
+	require.EqualValues(t, `[{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"batch too large"}}]`, testutil.Recv(t, ws))
 }

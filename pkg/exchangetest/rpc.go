@@ -73,8 +73,22 @@ func serve(c *conn, reqs []protocol.Incoming, batch bool, ferr *protocol.Request
 
 // serveBatch answers a batch array with one array of responses.
 func serveBatch(c *conn, reqs []protocol.Incoming, received time.Time) {
-	if limit := c.s.cfg.batchCap; limit > 0 && len(reqs) > limit {
-		c.reply(c.s.appendError(nil, nil, errBatchTooLarge))
+	limit := c.s.ex.MaxBatch
+	if c.s.cfg.batchCap > 0 {
+		limit = c.s.cfg.batchCap
+	}
+	if limit > 0 && len(reqs) > limit {
+		// As go-ethereum's handler answers a batch over its limit
+		// (rpc/handler.go, respondWithBatchTooLarge): one error in an
+		// array, under the first request's id; the others get nothing.
+		var id []byte
+		for i := range reqs {
+			if len(reqs[i].ID) > 0 {
+				id = reqs[i].ID
+				break
+			}
+		}
+		c.reply(append(c.s.appendError([]byte{'['}, id, errBatchTooLarge), ']'))
 		return
 	}
 	out := []byte{'['}

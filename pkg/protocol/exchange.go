@@ -27,6 +27,17 @@ type Exchange struct {
 	// Feed returns a new made-up feed of the exchange's public market data
 	// from seed. nil when the exchange publishes none.
 	Feed func(seed uint64) Feed
+	// MaxRequestBytes is the largest request frame the servers read;
+	// a larger one is answered with TooLarge alone, its requests
+	// unread. 0: no limit.
+	MaxRequestBytes int
+	// TooLarge appends the answer to a frame over MaxRequestBytes,
+	// received at received.
+	TooLarge func(dst []byte, received time.Time) []byte
+	// MaxBatch is the most requests a batch array may hold; a larger
+	// one is answered as go-ethereum answers it (see pkg/exchangetest).
+	// 0: no limit.
+	MaxBatch int
 	// Methods are the public methods a demo server answers, such as the
 	// instrument list and the server time, given the feed's instruments.
 	Methods map[string]func(instruments []string, now time.Time) any
