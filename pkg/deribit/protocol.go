@@ -1,6 +1,7 @@
 package deribit
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -43,6 +44,19 @@ func Protocol(opts ...Option) protocol.Protocol {
 		o(d)
 	}
 	return d
+}
+
+// MinHeartbeat is the shortest heartbeat interval Deribit accepts
+// (public/set_heartbeat: "interval ... minimum 10").
+const MinHeartbeat = 10 * time.Second
+
+// Check refuses a heartbeat interval Deribit would refuse: a refused
+// set_heartbeat on every connection would never let one come up.
+func (d *dialect) Check() error {
+	if d.heartbeat > 0 && d.heartbeat < MinHeartbeat {
+		return fmt.Errorf("deribit: heartbeat interval %v is below Deribit's minimum of %v (WithHeartbeat; 0 turns heartbeats off)", d.heartbeat, MinHeartbeat)
+	}
+	return nil
 }
 
 func (d *dialect) Handshake() []protocol.Call {

@@ -233,6 +233,12 @@ type Protocol interface {
 	Sequence(data []byte) (id, prev uint64, ok bool)
 }
 
+// Checker is a Protocol whose options may be invalid: client.Dial calls
+// Check first and refuses the dialect with its error.
+type Checker interface {
+	Check() error
+}
+
 // Call is a method call with JSON params.
 type Call struct {
 	Method string
