@@ -32,6 +32,10 @@ type Client struct {
 	metrics *collector // nil without WithMetrics
 	ids     atomic.Uint64
 	state   atomic.Int32
+	// batchLimit is the batch size the server was found to take, once it
+	// refused a larger one as too large (ops.go, learnBatchLimit); 0 until
+	// then.
+	batchLimit atomic.Int32
 
 	// conn is the live connection, or nil between connections. The
 	// supervisor goroutine sets and clears it.

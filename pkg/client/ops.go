@@ -2,9 +2,12 @@ package client
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync/atomic"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"go.uber.org/zap"
 )
 
 // subscribeOp is one subscribe or unsubscribe request in flight and its
@@ -16,6 +19,12 @@ type subscribeOp struct {
 	subscribe bool          // the ack carries routing keys
 	group     *opGroup      // nil when the dialect acknowledges nothing (req.ID is 0)
 	call      pendingCall   // registered under req.ID; answers to this op
+	// peers are the ops whose requests share this one's batch array
+	// (itself included; nil when it went out alone), in pending: when the
+	// server refuses the batch as too large, answering one, it answers
+	// none of the others, and answer fails them all at once.
+	peers   []*subscribeOp
+	pending *pendingTable
 
 	// Set by whoever answers the op before it arrives at group: the
 	// reader, the connection's failure or the waiter giving up; or track,
@@ -86,10 +95,14 @@ func (r *opRound) encode(c *Client, states []*topicState, subscribe bool) {
 		r.keys = append(r.keys, ts.key)
 	}
 	r.batch.Reset()
+	chunk := c.cfg.resubscribeChunk
+	if learned := int(c.batchLimit.Load()); learned > 0 && (chunk <= 0 || learned < chunk) {
+		chunk = learned
+	}
 	if subscribe {
-		c.proto.Subscribe(&r.batch, r.topics, c.nextID, c.cfg.resubscribeChunk)
+		c.proto.Subscribe(&r.batch, r.topics, c.nextID, chunk)
 	} else {
-		c.proto.Unsubscribe(&r.batch, r.topics, r.keys, c.nextID, c.cfg.resubscribeChunk)
+		c.proto.Unsubscribe(&r.batch, r.topics, r.keys, c.nextID, chunk)
 	}
 }
 
@@ -130,6 +143,7 @@ func (r *opRound) track(c *Client, cn *conn, states []*topicState, subscribe boo
 			group = &opGroup{done: make(chan struct{})}
 		}
 		op.group = group
+		op.pending = cn.pending
 		op.call = pendingCall{to: op}
 		r.ids = append(r.ids, req.ID)
 		r.calls = append(r.calls, &op.call)
@@ -137,11 +151,29 @@ func (r *opRound) track(c *Client, cn *conn, states []*topicState, subscribe boo
 	if group == nil {
 		return r.ptrs, nil
 	}
+	r.linkBatches()
 	group.left.Store(int32(len(r.ids)))
 	if err := cn.pending.addAll(r.ids, r.calls); err != nil {
 		return nil, err
 	}
 	return r.ptrs, nil
+}
+
+// linkBatches gives the ops whose requests share a batch array their
+// peers.
+func (r *opRound) linkBatches() {
+	for start := 0; start < len(r.ptrs); {
+		end := start + 1
+		for end < len(r.ptrs) && r.ptrs[end].req.Message == r.ptrs[start].req.Message {
+			end++
+		}
+		if peers := r.ptrs[start:end:end]; len(peers) > 1 && peers[0].group != nil {
+			for _, op := range peers {
+				op.peers = peers
+			}
+		}
+		start = end
+	}
 }
 
 // forget unregisters the round's requests, which will not be sent.
@@ -181,6 +213,9 @@ func (op *subscribeOp) answer(f *protocol.Frame, err error) {
 	case f.Error != nil:
 		c.stats.rpcErrors.Add(1)
 		op.err = parseRPCError(f.Error)
+		if op.peers != nil && c.batchTooLarge(op.err) {
+			op.failBatch()
+		}
 	case op.subscribe:
 		if err := c.proto.Ack(&op.req, f.Result, op.keys); err != nil {
 			op.err = err
@@ -193,6 +228,34 @@ func (op *subscribeOp) answer(f *protocol.Frame, err error) {
 		}
 	}
 	op.group.arrive()
+}
+
+// errBatchTooLarge marks an op whose batch array the server refused as
+// over its cap: its topics go out again in smaller batches
+// (retryOversized).
+var errBatchTooLarge = errors.New("batch too large")
+
+// batchTooLarge reports whether err refuses a batch as over the server's
+// cap, as the dialect tells (protocol.BatchLimited).
+func (c *Client) batchTooLarge(err error) bool {
+	bl, ok := c.proto.(protocol.BatchLimited)
+	var rpcErr *RPCError
+	return ok && errors.As(err, &rpcErr) && bl.BatchTooLarge(rpcErr.Code, rpcErr.Message)
+}
+
+// failBatch marks op and its peers, which the server will not answer,
+// as refused for their batch's size, and learns a smaller batch (half of
+// this one) for every later request. It runs on the reader goroutine.
+func (op *subscribeOp) failBatch() {
+	c := op.c
+	c.learnBatchLimit(len(op.peers) / 2)
+	cause := op.err
+	op.err = fmt.Errorf("%w: %w", errBatchTooLarge, cause)
+	for _, peer := range op.peers {
+		if peer != op && op.pending.remove(peer.req.ID) {
+			peer.answer(nil, op.err)
+		}
+	}
 }
 
 // awaitOps waits until every op is answered, or ctx ends: then the ops
@@ -223,5 +286,52 @@ func (c *Client) awaitOps(ctx context.Context, cn *conn, ops []*subscribeOp) {
 			}
 		}
 		return
+	}
+}
+
+// learnBatchLimit lowers the batch size every later request uses to n (at
+// least 1): the server refused a batch of twice that.
+func (c *Client) learnBatchLimit(n int) {
+	n = max(n, 1)
+	for {
+		cur := c.batchLimit.Load()
+		if cur > 0 && int(cur) <= n {
+			return
+		}
+		if c.batchLimit.CompareAndSwap(cur, int32(n)) {
+			c.log.Warn("the server refused a batch as too large; sending smaller ones", zap.Int("batch", n))
+			return
+		}
+	}
+}
+
+// retryOversized sends the topics of the ops the server refused as part
+// of a batch too large again, in the smaller batches learned since (each
+// refusal halves the size, and a request alone is no batch), until none
+// is refused so; it returns the ops to settle: the others and the
+// retries'. A retry that cannot be sent keeps the refused ops, which
+// settle as refused.
+func (c *Client) retryOversized(ctx context.Context, cn *conn, ops []*subscribeOp) []*subscribeOp {
+	for {
+		var again []*topicState
+		kept := ops[:0:0]
+		for _, op := range ops {
+			if errors.Is(op.err, errBatchTooLarge) {
+				again = append(again, op.states...)
+				continue
+			}
+			kept = append(kept, op)
+		}
+		if len(again) == 0 {
+			return ops
+		}
+		c.mu.Lock()
+		more, err := c.sendSubscribeLocked(cn, again, new(opRound))
+		c.mu.Unlock()
+		if err != nil {
+			return ops
+		}
+		c.awaitOps(ctx, cn, more)
+		ops = append(kept, more...)
 	}
 }

@@ -53,6 +53,15 @@ func (dialect) AppendRequest(dst []byte, id uint64, method string, params []byte
 	return protocol.AppendRPC(dst, id, method, params, "[]"), nil
 }
 
+// BatchTooLarge reports whether an error answers a batch array over the
+// node's cap: go-ethereum's -32600 "batch too large" (rpc/handler.go),
+// or a provider's -32600 naming the batch and its size or limit.
+func (dialect) BatchTooLarge(code int, message string) bool {
+	m := strings.ToLower(message)
+	return code == protocol.CodeInvalidRequest && strings.Contains(m, "batch") &&
+		(strings.Contains(m, "large") || strings.Contains(m, "limit") || strings.Contains(m, "exceed"))
+}
+
 // MaxBatch is how many calls one batch array carries unless
 // client.WithResubscribeChunk says otherwise: nodes cap batches
 // (go-ethereum's --rpc.batch-request-limit, 1,000 by default; hosted
@@ -107,7 +116,7 @@ func encodeBatch(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint
 			m = append(m, requestParams...)
 			m = append(m, params(t, offset+i)...)
 			m = append(m, '}')
-			b.Requests = append(b.Requests, protocol.Request{ID: id, Topics: part[i : i+1 : i+1]})
+			b.Requests = append(b.Requests, protocol.Request{ID: id, Topics: part[i : i+1 : i+1], Message: len(b.Messages)})
 		}
 		if len(part) > 1 {
 			m = append(m, ']')

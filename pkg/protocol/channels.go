@@ -122,8 +122,8 @@ func (d *ChannelDialect) encodeScope(b *Batch, topics []*Topic, nextID func() ui
 			m = append(m, t.Sub...)
 		}
 		m = append(m, "]}}"...)
+		b.Requests = append(b.Requests, Request{ID: id, Topics: part, Message: len(b.Messages)})
 		b.Messages = append(b.Messages, m)
-		b.Requests = append(b.Requests, Request{ID: id, Topics: part})
 	}
 }
 

@@ -146,6 +146,9 @@ type Request struct {
 	ID uint64
 	// Topics are the topics this request covers.
 	Topics []*Topic
+	// Message is the index in Batch.Messages of the message carrying
+	// the request: requests of one batch array share it.
+	Message int
 }
 
 // Batch is what a Subscribe or Unsubscribe encodes: WebSocket messages to
@@ -237,6 +240,15 @@ type Protocol interface {
 // Check first and refuses the dialect with its error.
 type Checker interface {
 	Check() error
+}
+
+// BatchLimited is a Protocol whose servers cap batch arrays: it tells the
+// refusal of a batch over the cap, after which the batch's other requests
+// go unanswered (go-ethereum answers the first call with -32600 "batch
+// too large"). The client then sends those requests again in smaller
+// batches.
+type BatchLimited interface {
+	BatchTooLarge(code int, message string) bool
 }
 
 // Call is a method call with JSON params.

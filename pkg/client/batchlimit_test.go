@@ -1,0 +1,52 @@
+package client_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/ethereum"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+)
+
+// A node capping batches below the dialect's default (5 against 20)
+// answers an oversized batch as go-ethereum does, one error and silence
+// for the rest: the client sends those subscribes again in smaller
+// batches at once, not after the request timeout, and keeps the smaller
+// size for the restore, which every topic survives.
+func TestBatchTooLargeIsSplitAndRetried(t *testing.T) {
+	const n = 50
+	srv := newServer(t, ethereum.Name, exchangetest.WithBatchCap(5))
+	c := dial(t, srv, ethereum.Protocol(), fastBackoff(), client.WithRequestTimeout(time.Hour))
+	topics := make([]string, n)
+	for i := range topics {
+		topics[i] = fmt.Sprintf(`["logs",{"address":"0x%040x"}]`, i)
+	}
+	ctx := testutil.Context(t)
+	sub, err := c.Subscribe(ctx, topics)
+	require.NoError(t, err)
+	for _, topic := range topics {
+		require.Equal(t, 1, srv.Subscribers(topic), topic)
+	}
+
+	drainEvents(c)
+	srv.Stop()
+	srv.ResetReceived()
+	waitEvent(t, c, client.Disconnected)
+	require.NoError(t, srv.Start())
+	assert.Equal(t, n, waitEvent(t, c, client.Resubscribed).Topics)
+	assert.Equal(t, n/5, srv.CountReceived("eth_subscribe"), "the restore goes out in batches the node takes")
+	for _, topic := range topics {
+		require.Equal(t, 1, srv.Subscribers(topic), topic)
+		srv.Publish(topic, payload("ethereum", topic, 1))
+	}
+	got := map[string]bool{}
+	for len(got) < n {
+		got[receive(t, sub).Topic] = true
+	}
+}
