@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -222,8 +223,8 @@ func TestLoginHookFailingIsRetried(t *testing.T) {
 }
 
 // A connection is not handed out before its hook has run: a Subscribe
-// made while the hook logs in fails with ErrConnectionLost instead of
-// reaching the server unauthenticated (and being refused for good).
+// made while the hook logs in waits for the connection, and so reaches the
+// server authenticated (not refused for good).
 func TestCallsWaitForTheHookOnReconnect(t *testing.T) {
 	srv := thalexServer(t)
 	var reconnecting atomic.Bool
@@ -242,13 +243,22 @@ func TestCallsWaitForTheHookOnReconnect(t *testing.T) {
 	reconnecting.Store(true)
 	srv.DropConnections()
 	<-inHook
-	_, err := c.Subscribe(ctx, []string{"account.orders"})
-	require.ErrorIs(t, err, client.ErrConnectionLost)
-	assert.False(t, errors.Is(err, client.ErrRefused))
+	type result struct {
+		sub *client.Subscription
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		sub, err := c.Subscribe(ctx, []string{"account.orders"})
+		done <- result{sub, err}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("Subscribe returned before the login: %v", r.err)
+	case <-time.After(50 * time.Millisecond):
+	}
 	close(release)
-
-	waitEvent(t, c, client.Resubscribed) // Connected was queued by Dial already
-	sub, err := c.Subscribe(ctx, []string{"account.orders"})
-	require.NoError(t, err)
-	require.NoError(t, sub.Unsubscribe(ctx))
+	r := <-done
+	require.NoError(t, r.err)
+	require.NoError(t, r.sub.Unsubscribe(ctx))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // A node capping batches below the dialect's default (5 against 20)
@@ -49,4 +50,28 @@ func TestBatchTooLargeIsSplitAndRetried(t *testing.T) {
 	for len(got) < n {
 		got[receive(t, sub).Topic] = true
 	}
+}
+
+// Subscribe during a reconnect waits for the connection and succeeds once
+// it is back, instead of failing with ErrConnectionLost.
+func TestSubscribeWaitsForTheReconnect(t *testing.T) {
+	srv := newServer(t, thalex.Name)
+	c := dial(t, srv, thalex.Protocol(), fastBackoff())
+	ctx := testutil.Context(t)
+	drainEvents(c)
+	srv.Stop()
+	waitEvent(t, c, client.Disconnected)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Subscribe(ctx, []string{"ticker.BTC-PERPETUAL.raw"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("Subscribe returned while the server was down: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	require.NoError(t, srv.Start())
+	require.NoError(t, <-done)
+	require.NoError(t, srv.WaitSubscribers(ctx, "ticker.BTC-PERPETUAL.raw", 1))
 }

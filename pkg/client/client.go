@@ -38,8 +38,10 @@ type Client struct {
 	batchLimit atomic.Int32
 
 	// conn is the live connection, or nil between connections. The
-	// supervisor goroutine sets and clears it.
-	conn atomic.Pointer[conn]
+	// supervisor goroutine sets and clears it, and wakes connSet's
+	// waiters when it hands one out.
+	conn    atomic.Pointer[conn]
+	connSet broadcast
 
 	// routes maps a routing key to its topic. Written under mu; read by
 	// the reader goroutine on every frame without locking.
@@ -232,6 +234,50 @@ func (c *Client) activeConn(ctx context.Context) (*conn, error) {
 		return nil, ErrClosed
 	}
 	return nil, fmt.Errorf("%w: not connected (%s)", ErrConnectionLost, c.State())
+}
+
+// awaitConn returns the live connection, waiting for the next one while
+// the client reconnects, until ctx ends or the client is closed.
+func (c *Client) awaitConn(ctx context.Context) (*conn, error) {
+	for {
+		next := c.connSet.wait() // before looking, so no hand-out is missed
+		cn, err := c.activeConn(ctx)
+		if err == nil || errors.Is(err, ErrClosed) {
+			return cn, err
+		}
+		select {
+		case <-next:
+		case <-c.ctx.Done():
+			return nil, ErrClosed
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w, waited for it: %w", err, ctxError(ctx, "wait for the connection"))
+		}
+	}
+}
+
+// broadcast wakes every waiter at once: wait returns a channel that
+// notify closes. The zero value is ready to use.
+type broadcast struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (b *broadcast) wait() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch == nil {
+		b.ch = make(chan struct{})
+	}
+	return b.ch
+}
+
+func (b *broadcast) notify() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch != nil {
+		close(b.ch)
+		b.ch = nil
+	}
 }
 
 func (c *Client) nextID() uint64 { return c.ids.Add(1) }

@@ -62,6 +62,7 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 		if !c.queuedLocked() {
 			c.up = true
 			c.conn.Store(cn)
+			c.connSet.notify()
 			c.mu.Unlock()
 			break
 		}

@@ -14,7 +14,8 @@ import (
 // returns once the frames are queued). New topics go out in one batched
 // request; topics another subscription already holds are shared, and each
 // subscription gets every message. A refused topic fails the whole call
-// with a *RefusedError naming it. opts set this subscription's buffer,
+// with a *RefusedError naming it. While the client reconnects, Subscribe
+// waits for the connection within ctx (and the request timeout). opts set this subscription's buffer,
 // overflow policy and pending-byte limit (Buffer, Overflow, PendingBytes);
 // without them it takes the client's defaults.
 func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...SubscribeOption) (*Subscription, error) {
@@ -26,12 +27,14 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 	defer cancel()
 	s := newSubscription(c, names, c.subscribeConfig(opts))
 	cn, err := c.activeConn(ctx)
-	if err != nil && c.cfg.retryFirst {
-		if c.queue(s, parsed) {
-			return s, nil
-		}
-		// The first connection may have been handed out meanwhile.
-		cn, err = c.activeConn(ctx)
+	if err != nil && c.cfg.retryFirst && c.queue(s, parsed) {
+		return s, nil
+	}
+	if err != nil {
+		// Reconnecting (or the first connection was handed out
+		// meanwhile): wait for the connection, as a call waits for its
+		// answer, within ctx and the request timeout.
+		cn, err = c.awaitConn(ctx)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(names), err)
