@@ -10,6 +10,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/thalex"
@@ -74,4 +75,21 @@ func TestSubscribeWaitsForTheReconnect(t *testing.T) {
 	require.NoError(t, srv.Start())
 	require.NoError(t, <-done)
 	require.NoError(t, srv.WaitSubscribers(ctx, "ticker.BTC-PERPETUAL.raw", 1))
+}
+
+// A subscribe refused for the pace of requests (Deribit's 10028) is sent
+// again once the pace allows, and succeeds: not taken as every topic
+// refused.
+func TestThrottledSubscribeIsRetried(t *testing.T) {
+	srv := newServer(t, deribit.Name, exchangetest.WithRateLimit(10, 1))
+	c := dial(t, srv, deribit.Protocol(deribit.WithHeartbeat(0)), fastBackoff())
+	ctx := testutil.Context(t)
+	var now int64
+	_ = c.Call(ctx, "public/get_time", nil, &now) // the burst is spent
+	sub, err := c.Subscribe(ctx, []string{"ticker.BTC-PERPETUAL.100ms"})
+	require.NoError(t, err)
+	require.NoError(t, srv.WaitSubscribers(ctx, "ticker.BTC-PERPETUAL.100ms", 1))
+	srv.Publish("ticker.BTC-PERPETUAL.100ms", payload("deribit", "ticker.BTC-PERPETUAL.100ms", 1))
+	receive(t, sub)
+	assert.GreaterOrEqual(t, srv.CountReceived("public/subscribe"), 2, "refused once, then sent again")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
 	"go.uber.org/zap"
@@ -213,8 +214,11 @@ func (op *subscribeOp) answer(f *protocol.Frame, err error) {
 	case f.Error != nil:
 		c.stats.rpcErrors.Add(1)
 		op.err = parseRPCError(f.Error)
-		if op.peers != nil && c.batchTooLarge(op.err) {
+		switch {
+		case op.peers != nil && c.batchTooLarge(op.err):
 			op.failBatch()
+		case c.throttled(op.err):
+			op.err = fmt.Errorf("%w: %w", errThrottled, op.err)
 		}
 	case op.subscribe:
 		if err := c.proto.Ack(&op.req, f.Result, op.keys); err != nil {
@@ -234,6 +238,19 @@ func (op *subscribeOp) answer(f *protocol.Frame, err error) {
 // over its cap: its topics go out again in smaller batches
 // (retryOversized).
 var errBatchTooLarge = errors.New("batch too large")
+
+// errThrottled marks an op the server refused for the pace of requests
+// (Deribit 10028, Thalex 4): its topics go out again once the pace allows
+// (retryForNow), and are not taken as refused.
+var errThrottled = errors.New("throttled")
+
+// throttled reports whether err refuses a request for the pace of
+// requests, as the dialect tells (protocol.Throttling).
+func (c *Client) throttled(err error) bool {
+	th, ok := c.proto.(protocol.Throttling)
+	var rpcErr *RPCError
+	return ok && errors.As(err, &rpcErr) && th.Throttled(rpcErr.Code)
+}
 
 // batchTooLarge reports whether err refuses a batch as over the server's
 // cap, as the dialect tells (protocol.BatchLimited).
@@ -305,25 +322,41 @@ func (c *Client) learnBatchLimit(n int) {
 	}
 }
 
-// retryOversized sends the topics of the ops the server refused as part
-// of a batch too large again, in the smaller batches learned since (each
-// refusal halves the size, and a request alone is no batch), until none
-// is refused so; it returns the ops to settle: the others and the
-// retries'. A retry that cannot be sent keeps the refused ops, which
-// settle as refused.
-func (c *Client) retryOversized(ctx context.Context, cn *conn, ops []*subscribeOp) []*subscribeOp {
+// retryForNow sends again the topics of the ops the server refused for
+// now, not for good: those of a batch too large, at once in the smaller
+// batches learned since (each refusal halves the size, and a request
+// alone is no batch), and those refused for the pace of requests, after a
+// wait that doubles from 100ms to 5s. It returns the ops to settle: the
+// others and the retries'. When ctx ends, or a retry cannot be sent, the
+// ops refused for now settle as refused.
+func (c *Client) retryForNow(ctx context.Context, cn *conn, ops []*subscribeOp) []*subscribeOp {
+	wait := 100 * time.Millisecond
 	for {
 		var again []*topicState
+		throttled := false
 		kept := ops[:0:0]
 		for _, op := range ops {
-			if errors.Is(op.err, errBatchTooLarge) {
+			switch {
+			case errors.Is(op.err, errThrottled):
+				throttled = true
+				fallthrough
+			case errors.Is(op.err, errBatchTooLarge):
 				again = append(again, op.states...)
-				continue
+			default:
+				kept = append(kept, op)
 			}
-			kept = append(kept, op)
 		}
 		if len(again) == 0 {
 			return ops
+		}
+		if throttled {
+			c.log.Info("subscribes refused for the pace of requests; sending them again", zap.Int("topics", len(again)), zap.Duration("in", wait))
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return ops
+			}
+			wait = min(2*wait, 5*time.Second)
 		}
 		c.mu.Lock()
 		more, err := c.sendSubscribeLocked(cn, again, new(opRound))

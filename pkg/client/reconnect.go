@@ -123,7 +123,7 @@ func (c *Client) restore(ctx context.Context, cn *conn, r *opRound, queuedOnly b
 		return 0, err
 	}
 	c.awaitOps(ctx, cn, ops)
-	ops = c.retryOversized(ctx, cn, ops)
+	ops = c.retryForNow(ctx, cn, ops)
 
 	c.mu.Lock()
 	refused, failed := c.settleLocked(cn, ops)

@@ -79,7 +79,7 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 	c.mu.Unlock()
 
 	c.awaitOps(ctx, cn, ops)
-	ops = c.retryOversized(ctx, cn, ops)
+	ops = c.retryForNow(ctx, cn, ops)
 
 	c.mu.Lock()
 	refused, failed := c.settleLocked(cn, ops)

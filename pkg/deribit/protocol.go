@@ -140,3 +140,10 @@ const (
 // privatePrefixes are the prefixes of Deribit's private channels, which
 // need an authenticated connection: both halves read them.
 var privatePrefixes = []string{"user."}
+
+// codeThrottled is the error of a request over the rate limit: Deribit's error 10028 "too_many_requests" (docs.deribit.com, "Rate Limits").
+const codeThrottled = 10028
+
+// Throttled reports whether an error refuses a request for the pace of
+// requests, not for what it asks: the client sends it again later.
+func (*dialect) Throttled(code int) bool { return code == codeThrottled }

@@ -165,3 +165,10 @@ var layout = protocol.RPCLayout{Key: "subscription", Payload: "result"}
 func (dialect) HeartbeatReply(dst []byte, _ uint64) []byte { return dst }
 func (dialect) Handshake() []protocol.Call                 { return nil }
 func (dialect) Sequence([]byte) (uint64, uint64, bool)     { return 0, 0, false }
+
+// codeThrottled is the error of a request over the rate limit: EIP-1474's -32005 "limit exceeded".
+const codeThrottled = -32005
+
+// Throttled reports whether an error refuses a request for the pace of
+// requests, not for what it asks: the client sends it again later.
+func (dialect) Throttled(code int) bool { return code == codeThrottled }

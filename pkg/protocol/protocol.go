@@ -251,6 +251,13 @@ type BatchLimited interface {
 	BatchTooLarge(code int, message string) bool
 }
 
+// Throttling is a Protocol whose servers refuse requests over their rate
+// limit with an error of their own: a subscribe refused so is sent again
+// once the pace allows, not taken as every topic refused.
+type Throttling interface {
+	Throttled(code int) bool
+}
+
 // Call is a method call with JSON params.
 type Call struct {
 	Method string

@@ -11,7 +11,7 @@ import (
 // test servers and the sidecar's demo.
 var exchange = &protocol.Exchange{
 	// A request over the rate limit: error 4, "throttle exceeded".
-	Throttled: &protocol.RequestError{Code: 4, Message: "throttle exceeded"},
+	Throttled: &protocol.RequestError{Code: codeThrottled, Message: "throttle exceeded"},
 	Login:     func() protocol.Authenticator { return NewServerLogin() },
 	Feed:      func(seed uint64) protocol.Feed { return &feed{m: protocol.NewMarket(seed)} },
 	Methods: map[string]func([]string, time.Time) any{

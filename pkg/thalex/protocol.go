@@ -89,3 +89,10 @@ func reconnectEvent(data []byte) bool {
 // privatePrefixes are the prefixes of Thalex's private channels, which
 // need an authenticated connection: both halves read them.
 var privatePrefixes = []string{"account.", "session."}
+
+// codeThrottled is the error of a request over the rate limit: Thalex's error 4 "throttle exceeded".
+const codeThrottled = 4
+
+// Throttled reports whether an error refuses a request for the pace of
+// requests, not for what it asks: the client sends it again later.
+func (*dialect) Throttled(code int) bool { return code == codeThrottled }

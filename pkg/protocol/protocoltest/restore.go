@@ -46,6 +46,11 @@ func testRestore(t *testing.T, s Suite) {
 	require.NoError(t, err)
 	defer func() { _ = sub.Unsubscribe(ctx) }()
 
+	// Ethereal's Subscribe returns once its frames are queued: the
+	// server having them means they were written before the log resets.
+	for _, topic := range s.Topics {
+		require.NoError(t, srv.WaitSubscribers(ctx, topic, 1))
+	}
 	writes.reset()
 	srv.DropConnections()
 	for restored := false; !restored; {
