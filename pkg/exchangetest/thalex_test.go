@@ -27,11 +27,15 @@ func TestThalexSubscribePublishUnsubscribe(t *testing.T) {
 	require.EqualValues(t, 0, srv.Publish("ticker.ETH-PERPETUAL.raw", []byte(`{}`)))
 	require.EqualValues(t, `{"channel_name":"ticker.BTC-PERPETUAL.raw","notification":{"mark_price":65000}}`, testutil.Recv(t, ws))
 
+	// Thalex has no public/unsubscribe: its one method is unsubscribe.
 	testutil.Send(t, ws, `{"id":3,"method":"public/unsubscribe","params":{"channels":["ticker.BTC-PERPETUAL.raw"]}}`)
-	require.EqualValues(t, `{"id":3,"result":["ticker.BTC-PERPETUAL.raw"]}`, testutil.Recv(t, ws))
+	require.EqualValues(t, `{"id":3,"error":{"code":-32601,"message":"method not found"}}`, testutil.Recv(t, ws))
+	require.EqualValues(t, 1, srv.Subscribers("ticker.BTC-PERPETUAL.raw"))
+	testutil.Send(t, ws, `{"id":4,"method":"unsubscribe","params":{"channels":["ticker.BTC-PERPETUAL.raw"]}}`)
+	require.EqualValues(t, `{"id":4,"result":["ticker.BTC-PERPETUAL.raw"]}`, testutil.Recv(t, ws))
 	require.EqualValues(t, 0, srv.Subscribers("ticker.BTC-PERPETUAL.raw"))
 	require.EqualValues(t, 0, srv.Publish("ticker.BTC-PERPETUAL.raw", []byte(`{}`)))
-	require.EqualValues(t, 2, srv.CountReceived("public/subscribe")+srv.CountReceived("public/unsubscribe"))
+	require.EqualValues(t, 2, srv.CountReceived("public/subscribe")+srv.CountReceived("unsubscribe"))
 }
 
 func TestThalexPrivateChannelsNeedLogin(t *testing.T) {

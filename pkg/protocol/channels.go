@@ -21,6 +21,10 @@ type ChannelDialect struct {
 	// MaxFrameBytes caps the size of one request frame, whatever the
 	// chunk: a server refuses a larger one. 0: no cap.
 	MaxFrameBytes int
+	// UnsubscribeMethod is the one method that unsubscribes public and
+	// private channels alike, in one list (Thalex's "unsubscribe"); ""
+	// for public/unsubscribe and private/unsubscribe.
+	UnsubscribeMethod string
 }
 
 // IsPrivate reports whether channel starts with one of prefixes.
@@ -53,6 +57,10 @@ func (d *ChannelDialect) Subscribe(b *Batch, topics []*Topic, nextID func() uint
 }
 
 func (d *ChannelDialect) Unsubscribe(b *Batch, topics []*Topic, _ []string, nextID func() uint64, chunk int) {
+	if d.UnsubscribeMethod != "" {
+		d.encodeScope(b, topics, nextID, chunk, d.UnsubscribeMethod)
+		return
+	}
 	d.encode(b, topics, nextID, chunk, "public/unsubscribe", "private/unsubscribe")
 }
 

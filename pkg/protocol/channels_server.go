@@ -53,6 +53,12 @@ func ChannelOp(req *Incoming) {
 	if req.Op == OpUnsubscribeAll {
 		return
 	}
+	ReadChannels(req)
+}
+
+// ReadChannels reads a channel request's params, {"channels":[...]}, into
+// req.Topics, or sets req.Err.
+func ReadChannels(req *Incoming) {
 	var p struct {
 		Channels []string `json:"channels"`
 	}

@@ -35,12 +35,12 @@ type dialectCase struct {
 var dialects = []dialectCase{
 	{
 		name: "thalex", d: thalex.Name, topic: "ticker.BTC-PERPETUAL.raw",
-		subMethod: "public/subscribe", unsMethod: "public/unsubscribe", rpc: true,
+		subMethod: "public/subscribe", unsMethod: "unsubscribe", rpc: true,
 		subscribe: func(id int, topic string) string {
 			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"public/subscribe","params":{"channels":[%q]}}`, id, topic)
 		},
 		unsub: func(id int, topic, _ string) string {
-			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"public/unsubscribe","params":{"channels":[%q]}}`, id, topic)
+			return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"unsubscribe","params":{"channels":[%q]}}`, id, topic)
 		},
 		frame: func(topic, _ string, data string) string {
 			return fmt.Sprintf(`{"channel_name":%q,"notification":%s}`, topic, data)

@@ -210,7 +210,7 @@ func TestSSERefusedTopic(t *testing.T) {
 	require.Equal(t, http.StatusBadGateway, code)
 	assert.Contains(t, body, "failed to subscribe c.d: ")
 	// a.b was subscribed, and is let go after its grace period.
-	require.NoError(t, r.up.WaitReceived(testutil.Context(t), "public/unsubscribe", 1))
+	require.NoError(t, r.up.WaitReceived(testutil.Context(t), "unsubscribe", 1))
 
 	code, body = httpGet(t, r.url+"/v1/stream?topic=bad%20name")
 	require.Equal(t, http.StatusBadGateway, code)

@@ -105,7 +105,7 @@ func TestHubSharesOneUpstreamSubscription(t *testing.T) {
 	a.detach(s)
 	h.release(a)
 	h.release(b)
-	require.NoError(t, exch.WaitReceived(ctx, "public/unsubscribe", 1))
+	require.NoError(t, exch.WaitReceived(ctx, "unsubscribe", 1))
 	require.Eventually(t, func() bool { return len(h.list()) == 0 }, 5*time.Second, time.Millisecond)
 }
 
@@ -196,7 +196,7 @@ func TestHubExpiresATopicStillOpening(t *testing.T) {
 	require.Eventually(t, func() bool { return len(h.list()) == 0 }, 5*time.Second, time.Millisecond,
 		"the grace period ends while the subscribe is under way")
 	close(unblock)
-	require.NoError(t, exch.WaitReceived(ctx, "public/unsubscribe", 1))
+	require.NoError(t, exch.WaitReceived(ctx, "unsubscribe", 1))
 	select {
 	case <-tp.done:
 	case <-ctx.Done():

@@ -17,7 +17,7 @@ type dialect struct{ protocol.ChannelDialect }
 // are private: they are subscribed with private/subscribe, which needs a
 // public/login on the connection first (see client.WithOnConnect).
 func Protocol() protocol.Protocol {
-	return &dialect{protocol.ChannelDialect{DialectName: Name, PrivatePrefixes: privatePrefixes}}
+	return &dialect{protocol.ChannelDialect{DialectName: Name, PrivatePrefixes: privatePrefixes, UnsubscribeMethod: unsubscribeMethod}}
 }
 
 const systemChannel = "system"
@@ -87,8 +87,17 @@ func reconnectEvent(data []byte) bool {
 }
 
 // privatePrefixes are the prefixes of Thalex's private channels, which
-// need an authenticated connection: both halves read them.
-var privatePrefixes = []string{"account.", "session."}
+// need an authenticated connection: both halves read them. They are the
+// API specification's "Private subscriptions" (accounting: account.* and
+// session.orders; conditional orders; bots; notifications:
+// user.inbox_notifications; MM protection: session.mm_protection; MM
+// RFQs: mm.rfqs, mm.rfq_quotes).
+var privatePrefixes = []string{"account.", "session.", "mm.", "user.inbox_notifications"}
+
+// unsubscribeMethod is Thalex's one unsubscribe method, for public and
+// private channels mixed (the API specification's rpc_unsubscribe; there
+// is no public/unsubscribe or private/unsubscribe).
+const unsubscribeMethod = "unsubscribe"
 
 // codeThrottled is the error of a request over the rate limit: Thalex's error 4 "throttle exceeded".
 const codeThrottled = 4

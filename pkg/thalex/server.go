@@ -29,7 +29,19 @@ var wire = &server{protocol.ChannelServer{
 func Server() protocol.Server { return wire }
 
 func (s *server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Incoming, bool, *protocol.RequestError) {
-	return s.Parse(dst, frame, protocol.ChannelOp)
+	return s.Parse(dst, frame, op)
+}
+
+// op reads Thalex's subscription methods: public/subscribe,
+// private/subscribe and unsubscribe; any other method is a call.
+func op(req *protocol.Incoming) {
+	switch req.Method {
+	case "public/subscribe", "private/subscribe":
+		protocol.ChannelOp(req)
+	case unsubscribeMethod:
+		req.Op = protocol.OpUnsubscribe
+		protocol.ReadChannels(req)
+	}
 }
 
 // AppendReconnectNotice appends the system channel's reconnect event.
