@@ -49,7 +49,7 @@ type loginCase struct {
 func loginCases() []loginCase {
 	return []loginCase{
 		{
-			name: "thalex", server: thalexServer, proto: thalex.Protocol(),
+			name: "thalex", server: thalexServer, proto: thalex.Protocol(thalex.WithNotices(false)),
 			hook: thalexLogin(true), badHook: thalexLogin(false), login: "public/login",
 			private: "account.orders", public: "ticker.BTC-PERPETUAL.raw",
 			loginErr: 19,
@@ -190,7 +190,7 @@ func TestLoginHookFailingIsRetried(t *testing.T) {
 		}
 		return login(ctx, c)
 	}
-	c := dial(t, srv, thalex.Protocol(), fastBackoff(), client.WithOnConnect(hook))
+	c := dial(t, srv, thalex.Protocol(thalex.WithNotices(false)), fastBackoff(), client.WithOnConnect(hook))
 	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{"account.orders"})
 	require.NoError(t, err)
@@ -237,7 +237,7 @@ func TestCallsWaitForTheHookOnReconnect(t *testing.T) {
 		}
 		return login(ctx, c)
 	}
-	c := dial(t, srv, thalex.Protocol(), client.WithOnConnect(hook), fastBackoff())
+	c := dial(t, srv, thalex.Protocol(thalex.WithNotices(false)), client.WithOnConnect(hook), fastBackoff())
 	ctx := testutil.Context(t)
 
 	reconnecting.Store(true)

@@ -57,7 +57,7 @@ func TestBatchTooLargeIsSplitAndRetried(t *testing.T) {
 // it is back, instead of failing with ErrConnectionLost.
 func TestSubscribeWaitsForTheReconnect(t *testing.T) {
 	srv := newServer(t, thalex.Name)
-	c := dial(t, srv, thalex.Protocol(), fastBackoff())
+	c := dial(t, srv, thalex.Protocol(thalex.WithNotices(false)), fastBackoff())
 	ctx := testutil.Context(t)
 	drainEvents(c)
 	srv.Stop()

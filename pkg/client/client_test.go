@@ -277,7 +277,7 @@ func TestSubscribeTimesOutThenWorks(t *testing.T) {
 func TestErrorsNameThePackageOnce(t *testing.T) {
 	srv := exchangetest.NewServer(thalex.Name)
 	t.Cleanup(srv.Close)
-	c := dial(t, srv, thalex.Protocol())
+	c := dial(t, srv, thalex.Protocol(thalex.WithNotices(false)))
 	require.NoError(t, c.Close())
 
 	_, err := c.CallRaw(testutil.Context(t), "public/get_time", nil)

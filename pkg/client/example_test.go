@@ -18,7 +18,7 @@ func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(thalex.Protocol()))
+	c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(thalex.Protocol(thalex.WithNotices(false))))
 	if err != nil {
 		panic(err)
 	}

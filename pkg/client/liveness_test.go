@@ -118,7 +118,7 @@ func TestIdleWatchdog(t *testing.T) {
 func TestThalexSystemReconnect(t *testing.T) {
 	d := dialects[0]
 	srv := newServer(t, d.server)
-	c := dial(t, srv, d.proto(), constantBackoff(time.Hour))
+	c := dial(t, srv, thalex.Protocol(), constantBackoff(time.Hour)) // with notices, the default
 	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{d.topics[0]})
 	require.NoError(t, err)
@@ -192,4 +192,21 @@ func TestDeribitHeartbeat(t *testing.T) {
 		}
 	}
 	assert.Less(t, setHB, resub, "handshake before resubscribe")
+}
+
+// Without notices the client does not subscribe the system channel, and
+// a notice never comes (Thalex sends it to system's subscribers only); a
+// user's own subscription to system gets its messages, notices included.
+func TestThalexSystemChannel(t *testing.T) {
+	srv := newServer(t, thalex.Name)
+	quiet := dial(t, srv, thalex.Protocol(thalex.WithNotices(false)), constantBackoff(time.Hour))
+	ctx := testutil.Context(t)
+	drainEvents(quiet)
+	assert.Zero(t, srv.CountSubscribes("system"))
+	assert.Zero(t, srv.SendReconnectNotice(), "no connection holds system")
+
+	sub, err := quiet.Subscribe(ctx, []string{"system"})
+	require.NoError(t, err)
+	srv.Publish("system", []byte(`{"event":"maintenance","in":"1h"}`))
+	assert.JSONEq(t, `{"event":"maintenance","in":"1h"}`, string(receive(t, sub).Data))
 }

@@ -28,7 +28,7 @@ func TestRateLimitPacesABurst(t *testing.T) {
 	clk := clock.NewFake(t0)
 	srv := newServer(t, thalex.Name, exchangetest.WithRateLimit(rate, 1), exchangetest.WithClock(clk.Now))
 	srv.Handle("public/time", func(json.RawMessage) (any, *exchangetest.RPCError) { return 1, nil })
-	c := dial(t, srv, thalex.Protocol(),
+	c := dial(t, srv, thalex.Protocol(thalex.WithNotices(false)),
 		client.WithRateLimit(client.RateLimit{Rate: rate, Burst: 1}), client.WithPaceClock(clk))
 
 	// No deadline: a call would refuse at once to wait past it, and the
@@ -70,7 +70,7 @@ func TestRateLimitChargesTheRestore(t *testing.T) {
 	srv := newServer(t, thalex.Name)
 	srv.Handle("public/time", func(json.RawMessage) (any, *exchangetest.RPCError) { return 1, nil })
 	// 3 credits: 1 for the subscribe, 1 for the restore, 1 for a call.
-	c := dial(t, srv, thalex.Protocol(), fastBackoff(),
+	c := dial(t, srv, thalex.Protocol(thalex.WithNotices(false)), fastBackoff(),
 		client.WithRateLimit(client.RateLimit{Rate: 1, Burst: 3}), client.WithPaceClock(clk))
 	ctx := testutil.Context(t)
 	_, err := c.Subscribe(ctx, []string{"ticker.BTC-PERPETUAL.raw", "ticker.ETH-PERPETUAL.raw"})
@@ -97,7 +97,7 @@ func TestRateLimitWaitEndsWithTheContext(t *testing.T) {
 	clk := clock.NewFake(t0)
 	srv := newServer(t, thalex.Name)
 	srv.Handle("public/time", func(json.RawMessage) (any, *exchangetest.RPCError) { return 1, nil })
-	c := dial(t, srv, thalex.Protocol(),
+	c := dial(t, srv, thalex.Protocol(thalex.WithNotices(false)),
 		client.WithRateLimit(client.RateLimit{Rate: 1, Burst: 1}), client.WithPaceClock(clk))
 	ctx := testutil.Context(t)
 	require.NoError(t, c.Call(ctx, "public/time", nil, nil))

@@ -27,7 +27,7 @@ func poolTopics(n int) []string {
 
 func dialPool(t *testing.T, srv *exchangetest.Server, perConnection int, opts ...client.Option) *client.Pool {
 	t.Helper()
-	opts = append([]client.Option{client.WithProtocol(thalex.Protocol()), fastBackoff()}, opts...)
+	opts = append([]client.Option{client.WithProtocol(thalex.Protocol(thalex.WithNotices(false))), fastBackoff()}, opts...)
 	p, err := client.DialPool(testutil.Context(t), srv.URL(), perConnection, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })

@@ -124,6 +124,11 @@ func (cn *conn) handleFrame(data []byte, now time.Time) {
 	case protocol.KindHeartbeat:
 		cn.answerHeartbeat()
 	case protocol.KindEvent:
+		// A user's own subscription to the events' channel (Thalex's
+		// system) gets them too.
+		if _, ok := c.routes.Load(unsafe.String(unsafe.SliceData(f.Key), len(f.Key))); ok && len(f.Key) > 0 {
+			cn.route(f.Key, f.Data, now)
+		}
 		if f.Event == protocol.EventReconnect {
 			c.log.Info("server announced a reconnect; reconnecting now")
 			c.emit(Event{Kind: ServerNotice})

@@ -26,7 +26,7 @@ var thalexTicker = []byte(`{"channel_name":"ticker.BTC-PERPETUAL.raw","notificat
 func BenchmarkRouteTicker(b *testing.B) {
 	for _, n := range []int{1, 10, 50, 100} {
 		b.Run(fmt.Sprintf("subs=%d", n), func(b *testing.B) {
-			c := client.NewBenchClient(thalex.Protocol())
+			c := client.NewBenchClient(thalex.Protocol(thalex.WithNotices(false)))
 			cn := client.NewBenchConn(c)
 			for i := 1; i < n; i++ {
 				c.SubscribeLocal(fmt.Sprintf("ticker.I%d-PERPETUAL.raw", i))
@@ -61,7 +61,7 @@ const drainEvery = 512
 // BenchmarkRouteTickerConsumed is BenchmarkRouteTicker with 100 topics and
 // the consumer's receive inside the timed loop.
 func BenchmarkRouteTickerConsumed(b *testing.B) {
-	c := client.NewBenchClient(thalex.Protocol())
+	c := client.NewBenchClient(thalex.Protocol(thalex.WithNotices(false)))
 	cn := client.NewBenchConn(c)
 	for i := 1; i < 100; i++ {
 		c.SubscribeLocal(fmt.Sprintf("ticker.I%d-PERPETUAL.raw", i))
@@ -78,7 +78,7 @@ func BenchmarkRouteTickerConsumed(b *testing.B) {
 // BenchmarkRouteTickerUnsubscribed is a ticker for no subscribed topic:
 // classified, looked up, counted and dropped.
 func BenchmarkRouteTickerUnsubscribed(b *testing.B) {
-	c := client.NewBenchClient(thalex.Protocol())
+	c := client.NewBenchClient(thalex.Protocol(thalex.WithNotices(false)))
 	cn := client.NewBenchConn(c)
 	c.SubscribeLocal("ticker.ETH-PERPETUAL.raw")
 	now := time.Now()
@@ -93,7 +93,7 @@ func BenchmarkRouteTickerUnsubscribed(b *testing.B) {
 func BenchmarkResolveResponse(b *testing.B) {
 	for _, n := range []int{1, 10, 50, 100} {
 		b.Run(fmt.Sprintf("pending=%d", n), func(b *testing.B) {
-			c := client.NewBenchClient(thalex.Protocol())
+			c := client.NewBenchClient(thalex.Protocol(thalex.WithNotices(false)))
 			cn := client.NewBenchConn(c)
 			for i := 0; i < n-1; i++ {
 				cn.Pend(uint64(1_000_000+i), client.NewBenchCall())
@@ -113,7 +113,7 @@ func BenchmarkResolveResponse(b *testing.B) {
 
 // BenchmarkEncodeRequest times encoding one request into a reused buffer.
 func BenchmarkEncodeRequest(b *testing.B) {
-	p := thalex.Protocol()
+	p := thalex.Protocol(thalex.WithNotices(false))
 	params := []byte(`{"instrument_name":"BTC-PERPETUAL","direction":"buy","amount":0.1,"price":68000}`)
 	buf := make([]byte, 0, 256)
 	b.ReportAllocs()
@@ -125,7 +125,7 @@ func BenchmarkEncodeRequest(b *testing.B) {
 // BenchmarkSubscribeFrame100 builds the batched subscribe frame for 100
 // topics from their cached payloads, as a reconnect does.
 func BenchmarkSubscribeFrame100(b *testing.B) {
-	for _, p := range []protocol.Protocol{thalex.Protocol(), deribit.Protocol(), ethereum.Protocol(), ethereal.Protocol()} {
+	for _, p := range []protocol.Protocol{thalex.Protocol(thalex.WithNotices(false)), deribit.Protocol(), ethereum.Protocol(), ethereal.Protocol()} {
 		b.Run(p.Name(), func(b *testing.B) {
 			topics := make([]*protocol.Topic, 100)
 			for i := range topics {

@@ -66,13 +66,13 @@ func TestDialErrorsAndLogsRedactTheURL(t *testing.T) {
 	core, logs := observer.New(zap.DebugLevel)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err = client.Dial(ctx, keyedURL(addr), client.WithProtocol(thalex.Protocol()), client.WithLogger(zap.New(core)))
+	_, err = client.Dial(ctx, keyedURL(addr), client.WithProtocol(thalex.Protocol(thalex.WithNotices(false))), client.WithLogger(zap.New(core)))
 	require.Error(t, err)
 	assertNoKey(t, "the dial error", err.Error())
 	assert.Contains(t, err.Error(), addr+"/v3/REDACTED?apikey=REDACTED")
 
 	// Retrying in the background: the warning and the Disconnected event.
-	c, err := client.Dial(ctx, keyedURL(addr), client.WithProtocol(thalex.Protocol()), client.WithLogger(zap.New(core)),
+	c, err := client.Dial(ctx, keyedURL(addr), client.WithProtocol(thalex.Protocol(thalex.WithNotices(false))), client.WithLogger(zap.New(core)),
 		client.WithRetryOnFailedConnect())
 	require.NoError(t, err)
 	select {
@@ -88,7 +88,7 @@ func TestDialErrorsAndLogsRedactTheURL(t *testing.T) {
 	assertNoKey(t, "the logs", text)
 
 	// A URL gorilla cannot parse: its own error quotes the URL.
-	_, err = client.Dial(ctx, "ws://127.0.0.1:1/v3/"+leakPathKey+"/%zz?apikey="+leakQueryKey, client.WithProtocol(thalex.Protocol()))
+	_, err = client.Dial(ctx, "ws://127.0.0.1:1/v3/"+leakPathKey+"/%zz?apikey="+leakQueryKey, client.WithProtocol(thalex.Protocol(thalex.WithNotices(false))))
 	require.Error(t, err)
 	assertNoKey(t, "a malformed URL's error", err.Error())
 }
@@ -97,7 +97,7 @@ func TestDialErrorsAndLogsRedactTheURL(t *testing.T) {
 func TestConnectedLogRedactsTheURL(t *testing.T) {
 	srv := newServer(t, thalex.Name) // serves any path
 	core, logs := observer.New(zap.DebugLevel)
-	c, err := client.Dial(testutil.Context(t), keyedURL(srv.Addr()), client.WithProtocol(thalex.Protocol()), client.WithLogger(zap.New(core)))
+	c, err := client.Dial(testutil.Context(t), keyedURL(srv.Addr()), client.WithProtocol(thalex.Protocol(thalex.WithNotices(false))), client.WithLogger(zap.New(core)))
 	require.NoError(t, err)
 	require.NoError(t, c.Close())
 	text := logText(logs)
@@ -129,12 +129,12 @@ func TestUserinfoBecomesBasicAuth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 
-	c, err := client.Dial(ctx, keyedURL(addr), client.WithProtocol(thalex.Protocol()))
+	c, err := client.Dial(ctx, keyedURL(addr), client.WithProtocol(thalex.Protocol(thalex.WithNotices(false))))
 	require.NoError(t, err)
 	assert.Equal(t, "Basic dXNlcjpwYXNzMHdvcmQ5UQ==", <-got) // user:pass0word9Q
 	require.NoError(t, c.Close())
 
-	c, err = client.Dial(ctx, keyedURL(addr), client.WithProtocol(thalex.Protocol()),
+	c, err = client.Dial(ctx, keyedURL(addr), client.WithProtocol(thalex.Protocol(thalex.WithNotices(false))),
 		client.WithHeader(http.Header{"Authorization": {"Bearer token"}}))
 	require.NoError(t, err)
 	assert.Equal(t, "Bearer token", <-got)

@@ -26,7 +26,7 @@ var resubDialects = []struct {
 	proto  func() protocol.Protocol
 	topic  func(i int) string
 }{
-	{"thalex", thalex.Name, thalex.Protocol, func(i int) string { return fmt.Sprintf("ticker.I%d-PERPETUAL.raw", i) }},
+	{"thalex", thalex.Name, func() protocol.Protocol { return thalex.Protocol(thalex.WithNotices(false)) }, func(i int) string { return fmt.Sprintf("ticker.I%d-PERPETUAL.raw", i) }},
 	{"deribit", deribit.Name, func() protocol.Protocol { return deribit.Protocol(deribit.WithHeartbeat(0)) },
 		func(i int) string { return fmt.Sprintf("book.I%d-PERPETUAL.100ms", i) }},
 	{"ethereum", ethereum.Name, ethereum.Protocol, func(i int) string { return fmt.Sprintf(`["logs",{"address":"0x%x"}]`, i) }},
@@ -166,7 +166,7 @@ func BenchmarkDialTimeout(b *testing.B) {
 			var total time.Duration
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
-				c, err := client.Dial(context.Background(), url, client.WithProtocol(thalex.Protocol()), client.WithDialTimeout(timeout))
+				c, err := client.Dial(context.Background(), url, client.WithProtocol(thalex.Protocol(thalex.WithNotices(false))), client.WithDialTimeout(timeout))
 				total += time.Since(start)
 				if err == nil {
 					c.Close()

@@ -41,7 +41,7 @@ func TestWhileConnectedLastsAsLongAsTheConnection(t *testing.T) {
 			return nil
 		})
 	}
-	c := dial(t, srv, thalex.Protocol(), fastBackoff(), client.WithOnConnect(hook))
+	c := dial(t, srv, thalex.Protocol(thalex.WithNotices(false)), fastBackoff(), client.WithOnConnect(hook))
 	first := <-tasks
 	require.NoError(t, c.Call(first, "public/time", nil, nil))
 
@@ -86,7 +86,7 @@ func TestWhileConnectedTaskFailureDropsTheConnection(t *testing.T) {
 			return nil
 		})
 	}
-	c := dial(t, srv, thalex.Protocol(), fastBackoff(), client.WithOnConnect(hook))
+	c := dial(t, srv, thalex.Protocol(thalex.WithNotices(false)), fastBackoff(), client.WithOnConnect(hook))
 	_, err := c.Subscribe(testutil.Context(t), []string{"ticker.BTC-PERPETUAL.raw"})
 	require.NoError(t, err)
 	drainEvents(c)

@@ -40,14 +40,30 @@ func (s *Server) SetSilent(on bool) {
 
 // SendReconnectNotice sends the dialect's "reconnect soon" notice (the
 // server half's AppendReconnectNotice: Thalex's system channel event) to
-// every connection and returns how many it was queued to; 0 when the
-// dialect has none.
+// every connection subscribed to the exchange's notice channel (Thalex's
+// system; every connection when it has none) and returns how many it was
+// queued to; 0 when the dialect has no such notice.
 func (s *Server) SendReconnectNotice() int {
 	notice := s.wire.AppendReconnectNotice(nil)
-	if len(notice) == 0 {
+	switch {
+	case len(notice) == 0:
 		return 0
+	case s.ex.NoticeTopic == "":
+		return s.broadcast(websocket.TextMessage, notice)
 	}
-	return s.broadcast(websocket.TextMessage, notice)
+	s.subMu.RLock()
+	conns := make([]*conn, 0, len(s.subs[s.ex.NoticeTopic]))
+	for c := range s.subs[s.ex.NoticeTopic] {
+		conns = append(conns, c)
+	}
+	s.subMu.RUnlock()
+	n := 0
+	for _, c := range conns {
+		if c.send(outMsg{typ: websocket.TextMessage, data: notice}, nil) {
+			n++
+		}
+	}
+	return n
 }
 
 // SendHeartbeatRequest sends the dialect's heartbeat request (Deribit's

@@ -22,20 +22,25 @@ type recorder struct {
 	mu      sync.Mutex
 	msgs    []Received
 	methods [][]string // per message: its "method" values ("event" for Ethereal)
+	subs    [][]string // per message: the topics its subscribe requests name
 }
 
 // add records a message received at t and the methods of its requests
 // (for Ethereal: events); it runs on the connection's reader goroutine.
 func (r *recorder) add(conn int, data []byte, t time.Time, reqs []protocol.Incoming) {
-	var methods []string
+	var methods, subs []string
 	for _, req := range reqs {
 		if req.Method != "" {
 			methods = append(methods, req.Method)
+		}
+		if req.Op == protocol.OpSubscribe && req.Err == nil {
+			subs = append(subs, req.Topics...)
 		}
 	}
 	r.mu.Lock()
 	r.msgs = append(r.msgs, Received{Conn: conn, Data: data, Time: t})
 	r.methods = append(r.methods, methods)
+	r.subs = append(r.subs, subs)
 	r.mu.Unlock()
 }
 
@@ -49,7 +54,7 @@ func (s *Server) Received() []Received {
 // ResetReceived forgets the messages received so far.
 func (s *Server) ResetReceived() {
 	s.rec.mu.Lock()
-	s.rec.msgs, s.rec.methods = nil, nil
+	s.rec.msgs, s.rec.methods, s.rec.subs = nil, nil, nil
 	s.rec.mu.Unlock()
 	s.chg.notify()
 }
@@ -63,6 +68,21 @@ func (s *Server) CountReceived(method string) int {
 	n := 0
 	for _, ms := range s.rec.methods {
 		if slices.Contains(ms, method) {
+			n++
+		}
+	}
+	return n
+}
+
+// CountSubscribes returns how many received frames subscribe topic (a
+// batch array counts once): how often a client asked for it, whatever
+// else the frames asked (a Thalex client's system channel, say).
+func (s *Server) CountSubscribes(topic string) int {
+	s.rec.mu.Lock()
+	defer s.rec.mu.Unlock()
+	n := 0
+	for _, ts := range s.rec.subs {
+		if slices.Contains(ts, topic) {
 			n++
 		}
 	}

@@ -191,6 +191,11 @@ func TestInjectedFrames(t *testing.T) {
 	ws := dial(t, srv)
 	require.NoError(t, srv.WaitConnections(testutil.Context(t), 1))
 
+	// Thalex's notices come to connections subscribed to system only.
+	require.Zero(t, srv.SendReconnectNotice())
+	testutil.Send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["system"]}}`)
+	require.EqualValues(t, `{"id":1,"result":["system"]}`, testutil.Recv(t, ws))
+	require.NoError(t, srv.WaitSubscribers(testutil.Context(t), "system", 1))
 	require.EqualValues(t, 1, srv.SendReconnectNotice())
 	require.EqualValues(t, `{"channel_name":"system","notification":{"event":"reconnect"}}`, testutil.Recv(t, ws))
 	require.Zero(t, srv.SendHeartbeatRequest(), "Thalex has no heartbeat requests")

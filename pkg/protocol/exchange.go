@@ -34,6 +34,10 @@ type Exchange struct {
 	// TooLarge appends the answer to a frame over MaxRequestBytes,
 	// received at received.
 	TooLarge func(dst []byte, received time.Time) []byte
+	// NoticeTopic is the channel the servers' notices (the server half's
+	// AppendReconnectNotice) come on, to connections subscribed to it
+	// only (Thalex's system); "" sends them to every connection.
+	NoticeTopic string
 	// MaxBatch is the most requests a batch array may hold; a larger
 	// one is answered as go-ethereum answers it (see pkg/exchangetest).
 	// 0: no limit.

@@ -49,7 +49,7 @@ func TestUpstreamRestartIsInvisible(t *testing.T) {
 				t.Fatalf("reconnect not surfaced: %+v", st.Upstream)
 			}
 			require.EqualValues(t, uint64(1), st.Topics[0].Resumes)
-			require.EqualValues(t, 2, r.up.CountReceived(dc.subMethod)) // the first and the restore
+			require.EqualValues(t, 2, r.up.CountSubscribes(dc.topic)) // the first and the restore
 		})
 	}
 }
@@ -279,7 +279,8 @@ func TestRefusedRequestCausesNoUpstreamTraffic(t *testing.T) {
 	require.Len(t, testutil.RecvJSON(t, a)["result"], 100)
 	testutil.Send(t, b, `{"jsonrpc":"2.0","id":2,"method":"public/subscribe","params":{"channels":[`+channels("ticker.b", 60)+`]}}`)
 	require.Empty(t, testutil.RecvJSON(t, b)["result"], "the request over the sidecar's topic limit is refused whole")
-	require.Equal(t, 100, r.up.CountReceived("public/subscribe"), "only a's topics went upstream")
+	require.Equal(t, 1, r.up.CountSubscribes("ticker.a.99"), "a's topics went upstream")
+	require.Zero(t, r.up.CountSubscribes("ticker.b.0"), "b's did not")
 	require.Len(t, r.sc.Status().Topics, 100)
 }
 

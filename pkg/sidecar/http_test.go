@@ -122,7 +122,7 @@ func TestOfferedTopicsOnly(t *testing.T) {
 	code, body := httpGet(t, r.url+"/v1/stream?topic=a.c")
 	assert.EqualValues(t, http.StatusBadGateway, code)
 	assert.Contains(t, body, `unknown topic "a.c": this sidecar offers "a.b", "c.d"`)
-	assert.Zero(t, r.up.CountReceived("public/subscribe"), "nothing asked upstream")
+	assert.Zero(t, r.up.CountSubscribes("a.c"), "nothing asked upstream")
 	assert.Equal(t, []string{"a.b", "c.d"}, r.sc.Status().Offered)
 }
 

@@ -91,7 +91,7 @@ func TestHubSharesOneUpstreamSubscription(t *testing.T) {
 	require.Same(t, a, b)
 	require.NoError(t, h.wait(ctx, a))
 	require.NoError(t, h.wait(ctx, b))
-	assert.Equal(t, 1, exch.CountReceived("public/subscribe"))
+	assert.Equal(t, 1, exch.CountSubscribes(name))
 	assert.Equal(t, 2, refs(h, name))
 
 	s, tr := newTestSession(cfg, &st, h, kindWS)
@@ -128,7 +128,7 @@ func TestHubReserveCancelsGrace(t *testing.T) {
 	require.NoError(t, h.wait(ctx, b))
 	assert.Same(t, a, b)
 	assert.Equal(t, 1, refs(h, name))
-	assert.Equal(t, 1, exch.CountReceived("public/subscribe"))
+	assert.Equal(t, 1, exch.CountSubscribes(name))
 }
 
 // A failed upstream subscribe fails every waiter with its error and

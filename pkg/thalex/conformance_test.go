@@ -3,6 +3,7 @@ package thalex_test
 import (
 	"testing"
 
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/protocol/protocoltest"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
@@ -11,7 +12,7 @@ import (
 func TestConformance(t *testing.T) {
 	protocoltest.Run(t, protocoltest.Suite{
 		Name:     thalex.Name,
-		Protocol: thalex.Protocol,
+		Protocol: func() protocol.Protocol { return thalex.Protocol() },
 		Server:   thalex.Server,
 		Topics:   []string{"ticker.BTC-PERPETUAL.raw", "book.BTC-PERPETUAL.none.10.100ms"},
 		Private:  "account.orders",

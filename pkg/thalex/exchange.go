@@ -12,6 +12,8 @@ import (
 var exchange = &protocol.Exchange{
 	// A request over the rate limit: error 4, "throttle exceeded".
 	Throttled: &protocol.RequestError{Code: codeThrottled, Message: "throttle exceeded"},
+	// Notices come to connections subscribed to the system channel.
+	NoticeTopic: systemChannel,
 	Login:     func() protocol.Authenticator { return NewServerLogin() },
 	Feed:      func(seed uint64) protocol.Feed { return &feed{m: protocol.NewMarket(seed)} },
 	Methods: map[string]func([]string, time.Time) any{

@@ -11,16 +11,47 @@ import (
 //	← {"id":2,"result":["ticker.BTC-PERPETUAL.raw"]}
 //	← {"channel_name":"ticker.BTC-PERPETUAL.raw","notification":{...}}
 //	← {"channel_name":"system","notification":{"event":"reconnect"}}
-type dialect struct{ protocol.ChannelDialect }
-
-// Protocol returns the client half of the Thalex dialect. Channels under account. and session.
-// are private: they are subscribed with private/subscribe, which needs a
-// public/login on the connection first (see client.WithOnConnect).
-func Protocol() protocol.Protocol {
-	return &dialect{protocol.ChannelDialect{DialectName: Name, PrivatePrefixes: privatePrefixes, UnsubscribeMethod: unsubscribeMethod}}
+type dialect struct {
+	protocol.ChannelDialect
+	notices bool // subscribe the system channel on every connection
 }
 
+// Option configures the client half of the Thalex dialect.
+type Option func(*dialect)
+
+// WithNotices subscribes the system channel on every connection (one
+// public/subscribe before the restore), so that Thalex's "reconnect soon"
+// notice arrives and the client reconnects early instead of being cut
+// off: the notice comes only to a connection subscribed to system.
+// Default: true.
+func WithNotices(on bool) Option { return func(d *dialect) { d.notices = on } }
+
+// Protocol returns the client half of the Thalex dialect. The private
+// channels (see privatePrefixes) are subscribed with private/subscribe,
+// which needs a public/login on the connection first (Login, with
+// client.WithOnConnect).
+func Protocol(opts ...Option) protocol.Protocol {
+	d := &dialect{
+		ChannelDialect: protocol.ChannelDialect{DialectName: Name, PrivatePrefixes: privatePrefixes, UnsubscribeMethod: unsubscribeMethod},
+		notices:        true,
+	}
+	for _, o := range opts {
+		o(d)
+	}
+	return d
+}
+
+// systemChannel carries Thalex's notices, such as
+// {"channel_name":"system","notification":{"event":"reconnect"}}.
 const systemChannel = "system"
+
+// Handshake subscribes the system channel when notices are wanted.
+func (d *dialect) Handshake() []protocol.Call {
+	if !d.notices {
+		return nil
+	}
+	return []protocol.Call{{Method: "public/subscribe", Params: []byte(`{"channels":["` + systemChannel + `"]}`)}}
+}
 
 func (*dialect) Classify(frame []byte, f *protocol.Frame) error {
 	f.Reset()

@@ -9,5 +9,5 @@ const Name = "thalex"
 // init registers the dialect: importing this package makes "thalex" known
 // to protocol.ByName and protocol.ServerByName.
 func init() {
-	protocol.Register(protocol.Dialect{Name: Name, Protocol: Protocol, Server: Server, Exchange: exchange})
+	protocol.Register(protocol.Dialect{Name: Name, Protocol: func() protocol.Protocol { return Protocol() }, Server: Server, Exchange: exchange})
 }
