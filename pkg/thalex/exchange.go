@@ -14,8 +14,8 @@ var exchange = &protocol.Exchange{
 	Throttled: &protocol.RequestError{Code: codeThrottled, Message: "throttle exceeded"},
 	// Notices come to connections subscribed to the system channel.
 	NoticeTopic: systemChannel,
-	Login:     func() protocol.Authenticator { return NewServerLogin() },
-	Feed:      func(seed uint64) protocol.Feed { return &feed{m: protocol.NewMarket(seed)} },
+	Login:       func() protocol.Authenticator { return NewServerLogin() },
+	Feed:        func(seed uint64) protocol.Feed { return &feed{m: protocol.NewMarket(seed)} },
 	Methods: map[string]func([]string, time.Time) any{
 		"public/instruments": func(instruments []string, _ time.Time) any {
 			out := make([]instrument, len(instruments))
