@@ -13,6 +13,12 @@ const (
 	// FlagGap marks a message whose change id does not follow the previous
 	// one (Deribit prev_change_id, Ethereal pt): updates were lost upstream.
 	FlagGap
+	// FlagSnapshot marks a message the exchange marks as a whole state,
+	// not a change to the one before: Thalex's top-level "snapshot":true,
+	// a sequenced topic's message that names no previous change (Deribit
+	// book "type":"snapshot", Ethereal's first L2Book). A local book
+	// starts over from it.
+	FlagSnapshot
 )
 
 // Message is one notification delivered to a subscription.
@@ -41,3 +47,6 @@ func (m Message) Reconnected() bool { return m.Flags&FlagReconnected != 0 }
 
 // Gap reports whether FlagGap is set.
 func (m Message) Gap() bool { return m.Flags&FlagGap != 0 }
+
+// Snapshot reports whether FlagSnapshot is set.
+func (m Message) Snapshot() bool { return m.Flags&FlagSnapshot != 0 }

@@ -106,7 +106,7 @@ func (cn *conn) handleFrame(data []byte, now time.Time) {
 	}
 	switch f.Kind {
 	case protocol.KindNotification:
-		cn.route(f.Key, f.Data, now)
+		cn.route(f.Key, f.Data, f.Snapshot, now)
 	case protocol.KindResponse:
 		cn.resolve(f, data)
 	case protocol.KindBatch:
@@ -127,7 +127,7 @@ func (cn *conn) handleFrame(data []byte, now time.Time) {
 		// A user's own subscription to the events' channel (Thalex's
 		// system) gets them too.
 		if _, ok := c.routes.Load(unsafe.String(unsafe.SliceData(f.Key), len(f.Key))); ok && len(f.Key) > 0 {
-			cn.route(f.Key, f.Data, now)
+			cn.route(f.Key, f.Data, false, now)
 		}
 		if f.Event == protocol.EventReconnect {
 			c.log.Info("server announced a reconnect; reconnecting now")
@@ -140,7 +140,7 @@ func (cn *conn) handleFrame(data []byte, now time.Time) {
 }
 
 // route delivers a notification to every subscription of its topic.
-func (cn *conn) route(key, data []byte, now time.Time) {
+func (cn *conn) route(key, data []byte, snapshot bool, now time.Time) {
 	c := cn.c
 	ts, ok := c.routes.Load(unsafe.String(unsafe.SliceData(key), len(key)))
 	if !ok {
@@ -148,6 +148,9 @@ func (cn *conn) route(key, data []byte, now time.Time) {
 		return
 	}
 	var flags Flags
+	if snapshot {
+		flags |= FlagSnapshot
+	}
 	if ts.resumed.Load() {
 		ts.resumed.Store(false)
 		flags |= FlagReconnected
@@ -170,7 +173,7 @@ func (cn *conn) route(key, data []byte, now time.Time) {
 }
 
 // checkSequence compares a sequenced topic's change id with the previous
-// one and reports a gap. Runs on the reader goroutine, which owns lastID.
+// one and reports a gap, or a snapshot when it names no previous change. Runs on the reader goroutine, which owns lastID.
 func (cn *conn) checkSequence(ts *topicState, data []byte) Flags {
 	c := cn.c
 	id, prev, ok := c.proto.Sequence(data)
@@ -179,7 +182,10 @@ func (cn *conn) checkSequence(ts *topicState, data []byte) Flags {
 	}
 	last := ts.lastID
 	ts.lastID = id
-	if last == 0 || prev == 0 || prev == last {
+	if prev == 0 { // names no previous change: a whole book
+		return FlagSnapshot
+	}
+	if last == 0 || prev == last {
 		return 0
 	}
 	c.stats.gaps.Add(1)

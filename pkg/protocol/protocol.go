@@ -74,6 +74,9 @@ type Frame struct {
 	Key    []byte // routing key of a notification
 	Data   []byte // payload of a notification (or event)
 	Event  Event
+	// Snapshot is set when the exchange marks the notification as a whole
+	// state (Thalex's top-level "snapshot":true).
+	Snapshot bool
 
 	// Storage for keys that are not a slice of the frame: composed from
 	// two fields (Ethereal) or decoded from escapes. keyBig is a longer
@@ -83,7 +86,7 @@ type Frame struct {
 }
 
 func (f *Frame) Reset() {
-	f.Kind, f.ID, f.HasID, f.Event = KindUnknown, 0, false, EventNone
+	f.Kind, f.ID, f.HasID, f.Event, f.Snapshot = KindUnknown, 0, false, EventNone, false
 	f.Result, f.Error, f.Key, f.Data = nil, nil, nil, nil
 }
 

@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -27,7 +28,14 @@ func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic, func() []b
 	if len(req.Topics) == 0 {
 		return w.AppendError(nil, req.ID, protocol.CodeInvalidParams, "invalid params: no topic to subscribe", nil), nil, nil
 	}
-	accepted, attach, err := c.s.subscribe(c.cfg.ctx, req.Topics)
+	topics, notices := c.withoutNotices(req.Topics)
+	var accepted []string
+	var attach []*topic
+	var err error
+	if len(topics) > 0 {
+		accepted, attach, err = c.s.subscribe(c.cfg.ctx, topics)
+	}
+	accepted = append(accepted, notices...)
 	if !c.cfg.subIDs {
 		return w.AppendResult(nil, req.ID, w.AppendSubscribed(nil, accepted)), attach, nil
 	}
@@ -50,7 +58,8 @@ func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic, func() []b
 func (c *wsConn) unsubscribe(req *protocol.Incoming) []byte {
 	w := c.cfg.wire
 	if !c.cfg.subIDs {
-		return w.AppendResult(nil, req.ID, w.AppendUnsubscribed(nil, c.s.unsubscribe(req.Topics)))
+		topics, notices := c.withoutNotices(req.Topics)
+		return w.AppendResult(nil, req.ID, w.AppendUnsubscribed(nil, append(c.s.unsubscribe(topics), notices...)))
 	}
 	var removed []string
 	for _, id := range req.Topics {
@@ -63,6 +72,19 @@ func (c *wsConn) unsubscribe(req *protocol.Incoming) []byte {
 		}
 	}
 	return w.AppendResult(nil, req.ID, w.AppendUnsubscribed(nil, removed))
+}
+
+// withoutNotices splits the exchange's notice channel (Thalex's system)
+// off topics. The sidecar answers it itself and holds nothing upstream:
+// its upstream client subscribes it and acts on the notices (it
+// reconnects early, the local clients keep their connections), so a
+// local client asking for it is acknowledged and never told to reconnect.
+func (c *wsConn) withoutNotices(topics []string) (rest, notices []string) {
+	nt := c.cfg.noticeTopic
+	if nt == "" || !slices.Contains(topics, nt) {
+		return topics, nil
+	}
+	return slices.DeleteFunc(slices.Clone(topics), func(t string) bool { return t == nt }), []string{nt}
 }
 
 // errorResponse turns an upstream failure into the dialect's error

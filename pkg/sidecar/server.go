@@ -117,7 +117,12 @@ func New(cfg Config) (*Server, error) {
 			stream:  s.streamID,
 			history: historyLimit{messages: cfg.SSEHistory, bytes: cfg.SSEHistoryBytes}}, s.log)
 	s.clients = newRegistry(cfg.MaxClients, &s.stats)
-	s.wsCfg = wsConfig{Config: &s.cfg, wire: wire, subIDs: wire.SubscriptionID() != "", stats: &s.stats, hub: s.hub,
+	ex, err := protocol.ExchangeByName(proto.Name())
+	if err != nil {
+		s.cancel()
+		return nil, err
+	}
+	s.wsCfg = wsConfig{Config: &s.cfg, wire: wire, subIDs: wire.SubscriptionID() != "", noticeTopic: ex.NoticeTopic, stats: &s.stats, hub: s.hub,
 		ctx: s.ctx, call: s.src.call, clients: s.clients, log: s.log}
 	s.coll = newCollector(&s.stats, s.hub, s.clients, s.src.state)
 	if err := s.reg.Register(s.coll); err != nil {

@@ -49,8 +49,11 @@ type wsConfig struct {
 	*Config                 // read only: the limits and timeouts, the session's too
 	wire    protocol.Server // the dialect spoken to local clients
 	subIDs  bool            // the dialect acknowledges a subscription with an id (Ethereum)
-	stats   *stats
-	hub     *hub
+	// noticeTopic is the exchange's notice channel (Thalex's system),
+	// answered by the sidecar itself; "" for none.
+	noticeTopic string
+	stats       *stats
+	hub         *hub
 	// ctx is the parent of forwarded calls and subscribe waits; it ends
 	// when the Server closes.
 	ctx     context.Context

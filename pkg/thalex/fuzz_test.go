@@ -32,10 +32,11 @@ func oracle(frame []byte) protocoltest.Route {
 		r, _ := protocoltest.Response(m)
 		return r
 	}
+	snapshot := string(m["snapshot"]) == "true"
 	if channel != "system" {
-		return protocoltest.Route{Kind: protocol.KindNotification, Key: channel, Data: string(note)}
+		return protocoltest.Route{Kind: protocol.KindNotification, Key: channel, Data: string(note), Snapshot: snapshot}
 	}
-	r := protocoltest.Route{Kind: protocol.KindEvent, Key: channel, Data: string(note)}
+	r := protocoltest.Route{Kind: protocol.KindEvent, Key: channel, Data: string(note), Snapshot: snapshot}
 	if n, ok := protocoltest.Members(note); ok {
 		if ev, _ := protocoltest.String(n["event"]); ev == "reconnect" {
 			r.Event = protocol.EventReconnect

@@ -60,7 +60,7 @@ func (*dialect) Classify(frame []byte, f *protocol.Frame) error {
 	}
 	// Every member is read; a repeated one counts once, as its last
 	// occurrence (as encoding/json decodes it).
-	var channel, note []byte
+	var channel, note, snapshot []byte
 	m := jsonscan.Object(frame, 0)
 	for key, start, ok := m.Next(); ok; key, start, ok = m.Next() {
 		switch string(key) {
@@ -68,6 +68,8 @@ func (*dialect) Classify(frame []byte, f *protocol.Frame) error {
 			channel = frame[start:m.Skip()]
 		case "notification":
 			note = frame[start:m.SkipTail(1)]
+		case "snapshot":
+			snapshot = frame[start:m.Skip()]
 		default:
 			if !protocol.ClassifyResponseMember(&m, frame, key, start, f) {
 				m.Skip()
@@ -80,6 +82,7 @@ func (*dialect) Classify(frame []byte, f *protocol.Frame) error {
 	if note != nil && f.DecodeKey(channel) {
 		f.ClearResponse()
 		f.Data = note
+		f.Snapshot = string(snapshot) == "true"
 		return notification(f)
 	}
 	f.Key = nil

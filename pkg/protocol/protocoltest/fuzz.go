@@ -127,6 +127,9 @@ type Route struct {
 	Result string
 	Error  string
 	Event  protocol.Event
+	// Snapshot is the frame's own snapshot mark (Thalex's top-level
+	// "snapshot":true).
+	Snapshot bool
 }
 
 func scanned(p protocol.Protocol, frame []byte) (Route, *protocol.Frame) {
@@ -139,7 +142,7 @@ func scanned(p protocol.Protocol, frame []byte) (Route, *protocol.Frame) {
 		return Route{Err: "malformed"}, &f
 	}
 	return Route{Kind: f.Kind, ID: f.ID, HasID: f.HasID, Key: jsonUTF8(f.Key), Data: string(f.Data),
-		Result: string(f.Result), Error: string(f.Error), Event: f.Event}, &f
+		Result: string(f.Result), Error: string(f.Error), Event: f.Event, Snapshot: f.Snapshot}, &f
 }
 
 func checkRoute(t *testing.T, p protocol.Protocol, o Oracle, frame []byte) {
