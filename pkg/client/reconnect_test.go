@@ -491,6 +491,7 @@ func TestTopicRefusedOnRestoreEndsItsSubscription(t *testing.T) {
 			require.NoError(t, srv.WaitSubscribers(ctx, d.topics[2], 1))
 			srv.Publish(d.topics[2], payload(d.name, d.topics[2], 1))
 			assert.True(t, receive(t, kept).Reconnected())
+			assert.Equal(t, 1, srv.Connections(), "a refusal is no reason to reconnect")
 		})
 	}
 }

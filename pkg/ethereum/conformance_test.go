@@ -9,13 +9,21 @@ import (
 
 // Ethereum passes the conformance suite every exchange package runs.
 func TestConformance(t *testing.T) {
-	protocoltest.Run(t, protocoltest.Suite{
-		Name:     ethereum.Name,
-		Protocol: ethereum.Protocol,
-		Server:   ethereum.Server,
-		Topics:   []string{"newHeads", `["logs",{"address":"0x00000000000000000000000000000000000000a1"}]`},
-		Payload:  func(string) []byte { return []byte(`{"number":"0x1b4","hash":"0x9b3c"}`) },
-		Method:   "eth_blockNumber",
-		Params:   []byte(`[]`),
-	})
+	protocoltest.Run(t, suite)
+}
+
+// Its documented frames go through both halves.
+func TestDocumentedFrames(t *testing.T) {
+	protocoltest.RunCorpus(t, suite, "testdata/documented.txt")
+}
+
+// suite describes the exchange to the conformance suite.
+var suite = protocoltest.Suite{
+	Name:     ethereum.Name,
+	Protocol: ethereum.Protocol,
+	Server:   ethereum.Server,
+	Topics:   []string{"newHeads", `["logs",{"address":"0x00000000000000000000000000000000000000a1"}]`},
+	Payload:  func(string) []byte { return []byte(`{"number":"0x1b4","hash":"0x9b3c"}`) },
+	Method:   "eth_blockNumber",
+	Params:   []byte(`[]`),
 }
