@@ -16,8 +16,17 @@
 //
 // Deribit takes no JSON-RPC batch arrays. Channels under user. are
 // private: they are subscribed with private/subscribe after public/auth.
-// book.* channels carry change_id and prev_change_id, which the client
-// checks for gaps.
+// book.* channels send a snapshot (type "snapshot", no prev_change_id),
+// then changes chained by prev_change_id, which the client checks for
+// gaps. public/set_heartbeat takes no interval under 10s (MinHeartbeat,
+// checked at Dial). A request over the rate limit gets error 10028,
+// "too_many_requests" ("Rate Limits").
+//
+// What it assumes where the documentation is silent: a request frame too
+// large is answered with an error that has no id (reported by users near
+// 32 KiB); every subscribe keeps to MaxChannels (250, the users' fix) and
+// MaxFrameBytes (30 KiB); a connection's requests are answered in order,
+// so an error without an id answers the oldest request waiting.
 //
 // # Goroutines
 //

@@ -13,4 +13,13 @@
 // registers the dialect as "ethereum" with protocol.ByName. Nodes take
 // JSON-RPC batch arrays; subscription ids are the node's, new on every
 // connection. Providers authenticate the handshake: see auth.Bearer.
+//
+// Batches: a node caps the calls of one batch array (go-ethereum's
+// --rpc.batch-request-limit, 1,000 by default) and answers a larger one
+// with one -32600 "batch too large" under the first call's id and nothing
+// for the rest (rpc/handler.go); hosted providers cap WebSocket batches
+// at 20 or fewer. Subscribes go out in batches of MaxBatch (20); a batch
+// refused as too large is split (BatchTooLarge tells the refusal). A
+// request over a provider's rate limit gets -32005, "limit exceeded"
+// (EIP-1474).
 package ethereum

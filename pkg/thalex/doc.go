@@ -15,6 +15,19 @@
 // on-connect hook signing a JWT with the account's RSA key). Importing the
 // package registers the dialect as "thalex" with protocol.ByName.
 //
-// Channels under account. and session. are private: they are subscribed
-// with private/subscribe after public/login on the same connection.
+// Where it follows the API specification (the file thalex_rust_sdk builds
+// from, build_scripts/api.yaml, transcribed from thalex.com/docs):
+// subscriptions are public/subscribe and private/subscribe, the latter for
+// the "Private subscriptions" group (account.*, session.*, mm.rfqs,
+// mm.rfq_quotes, user.inbox_notifications) after public/login on the same
+// connection; unsubscribing is the one method unsubscribe, public and
+// private channels mixed, answered with the channels it removed; the
+// system channel carries notices such as {"event":"reconnect"} to its
+// subscribers (WithNotices subscribes it on every connection); a request
+// over the rate limit gets error 4, "throttle exceeded".
+//
+// What it assumes where the specification is silent: no cap on the
+// channels of one request (none is documented); a top-level
+// "snapshot":true marks a notification that is a whole state (the
+// client's FlagSnapshot); a connection's requests are answered in order.
 package thalex
