@@ -18,6 +18,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/protocol/protocoltest"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
@@ -542,14 +543,5 @@ func TestEthereumIDsRemappedAfterRestart(t *testing.T) {
 // chunk: what a restore of them sends.
 func restoreFrames(t *testing.T, p protocol.Protocol, names []string, chunk int) int {
 	t.Helper()
-	topics := make([]*protocol.Topic, len(names))
-	for i, name := range names {
-		topic, err := p.NewTopic(name)
-		require.NoError(t, err)
-		topics[i] = topic
-	}
-	var b protocol.Batch
-	var id uint64
-	p.Subscribe(&b, topics, func() uint64 { id++; return id }, chunk)
-	return len(b.Messages)
+	return len(protocoltest.SubscribeBatch(t, p, names, chunk).Messages)
 }

@@ -15,24 +15,8 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/protocol/protocoltest"
 )
-
-// subscribeBatch encodes a subscribe of names with chunk.
-func subscribeBatch(t *testing.T, names []string, chunk int) *protocol.Batch {
-	t.Helper()
-	p := deribit.Protocol()
-	topics := make([]*protocol.Topic, len(names))
-	for i, name := range names {
-		topic, err := p.NewTopic(name)
-		require.NoError(t, err)
-		topics[i] = topic
-	}
-	var b protocol.Batch
-	var id uint64
-	p.Subscribe(&b, topics, func() uint64 { id++; return id }, chunk)
-	return &b
-}
 
 // 1,000 channels go out as requests of at most MaxChannels channels and
 // MaxFrameBytes bytes, every channel once; long channel names are split by
@@ -56,7 +40,7 @@ func TestSubscribeKeepsDeribitRequestLimits(t *testing.T) {
 		{"chunk 100", short, 100, 100},
 		{"chunk 1000, long names", long, 1000, 1000},
 	} {
-		b := subscribeBatch(t, tc.names, tc.chunk)
+		b := protocoltest.SubscribeBatch(t, deribit.Protocol(), tc.names, tc.chunk)
 		var all []string
 		for i, m := range b.Messages {
 			assert.LessOrEqual(t, len(m), deribit.MaxFrameBytes, "%s: frame %d", tc.name, i)
@@ -67,8 +51,8 @@ func TestSubscribeKeepsDeribitRequestLimits(t *testing.T) {
 		}
 		assert.Equal(t, tc.names, all, "%s: every channel once, in order", tc.name)
 	}
-	assert.Len(t, subscribeBatch(t, short, 0).Messages, 4, "1,000 short channels: 4 requests of 250")
-	assert.Greater(t, len(subscribeBatch(t, long, 0).Messages), 4, "long channels: split by size")
+	assert.Len(t, protocoltest.SubscribeBatch(t, deribit.Protocol(), short, 0).Messages, 4, "1,000 short channels: 4 requests of 250")
+	assert.Greater(t, len(protocoltest.SubscribeBatch(t, deribit.Protocol(), long, 0).Messages), 4, "long channels: split by size")
 }
 
 // dialDeribit connects to srv with the dialect's defaults and a

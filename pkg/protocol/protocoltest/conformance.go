@@ -78,7 +78,7 @@ func testRegistered(t *testing.T, s Suite) {
 }
 
 // newTopics parses names with p.
-func newTopics(t *testing.T, p protocol.Protocol, names []string) []*protocol.Topic {
+func newTopics(t testing.TB, p protocol.Protocol, names []string) []*protocol.Topic {
 	t.Helper()
 	topics := make([]*protocol.Topic, len(names))
 	for i, name := range names {
@@ -337,4 +337,13 @@ func testAllocations(t *testing.T, s Suite) {
 		}
 	})
 	assert.Zero(t, allocs, "%s", frame)
+}
+
+// SubscribeBatch is what p's Subscribe of names makes with chunk: the
+// frames and requests a subscribe (or a restore) of them sends.
+func SubscribeBatch(t testing.TB, p protocol.Protocol, names []string, chunk int) *protocol.Batch {
+	t.Helper()
+	var b protocol.Batch
+	p.Subscribe(&b, newTopics(t, p, names), counter(), chunk)
+	return &b
 }
