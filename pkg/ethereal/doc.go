@@ -13,7 +13,16 @@
 // client checks for gaps; the first names no previous update, a whole
 // book (the client's FlagSnapshot).
 //
-// What it assumes, not re-checked against the live documentation in this
-// session: account streams route by data.subaccountId; nothing answers a
-// subscribe, so a refusal is not seen; no batches, one frame a topic.
+// The account streams (OrderFill, OrderUpdate, PositionUpdate,
+// SubaccountLiquidation, TokenTransfer) route by the subaccount id their
+// events carry: data.sid, or the sid of data.d's items, as the public
+// SDK's schemas put it (data.subaccountId otherwise); the others by
+// data.s.
+//
+// What it assumes, not checked against the live documentation in this
+// session (the reference material held no copy of it or of the SDK's
+// schemas): the sid placement above, taken from the issue that asked for
+// it; nothing answers a successful subscribe; an {"ok":false} refusal
+// (SUBSCRIPTION_LIMIT_EXCEEDED) is not yet read; no batches, one frame a
+// topic.
 package ethereal

@@ -1,6 +1,7 @@
 package ethereal_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/wsfan/wsfan/pkg/ethereal"
@@ -17,11 +18,29 @@ func FuzzClassify(f *testing.F) { protocoltest.FuzzClassify(f, ethereal.Protocol
 // implies. Seeds: testdata/fuzz/FuzzRoute.
 func FuzzRoute(f *testing.F) { protocoltest.FuzzRoute(f, ethereal.Protocol(), oracle, seedFrames...) }
 
+// accountID is what an account event routes by: data.sid, else the sid
+// of data.d's first item when that is an object holding one, else
+// data.subaccountId.
+func accountID(data map[string]json.RawMessage) json.RawMessage {
+	if sid, ok := data["sid"]; ok {
+		return sid
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(data["d"], &items) == nil && len(items) > 0 {
+		if first, ok := protocoltest.Members(items[0]); ok {
+			if sid, ok := first["sid"]; ok {
+				return sid
+			}
+		}
+	}
+	return data["subaccountId"]
+}
+
 // subaccountTypes (the oracle's own copy) mirrors the dialect's list of streams keyed by
 // subaccount.
 var subaccountTypes = map[string]bool{
 	"OrderFill": true, "OrderUpdate": true, "SubaccountLiquidation": true,
-	"TokenTransfer": true, "Position": true,
+	"TokenTransfer": true, "PositionUpdate": true,
 }
 
 // oracle: a string "e" with an object "data" is a notification of
@@ -42,7 +61,7 @@ func oracle(frame []byte) protocoltest.Route {
 		idRaw = data["symbol"]
 	}
 	if subaccountTypes[typ] {
-		idRaw = data["subaccountId"]
+		idRaw = accountID(data)
 	}
 	id, ok := protocoltest.String(idRaw)
 	if !ok {

@@ -25,10 +25,11 @@ type dialect struct{}
 // gaps (pt against the previous t).
 func Protocol() protocol.Protocol { return dialect{} }
 
-// subaccountTypes are the stream types keyed by subaccount.
+// subaccountTypes are the account streams, keyed by subaccount: their
+// events route by the subaccount id they carry (see streamIDs).
 var subaccountTypes = map[string]bool{
-	"OrderFill": true, "OrderUpdate": true, "SubaccountLiquidation": true,
-	"TokenTransfer": true, "Position": true,
+	"OrderFill": true, "OrderUpdate": true, "PositionUpdate": true,
+	"SubaccountLiquidation": true, "TokenTransfer": true,
 }
 
 func (dialect) Name() string { return Name }
@@ -114,7 +115,7 @@ func (dialect) Classify(frame []byte, f *protocol.Frame) error {
 	}
 	id := ids.symbol
 	if subaccountTypes[string(key)] {
-		id = ids.subaccount
+		id = ids.account()
 	}
 	if key, ok = jsonscan.AppendString(append(key, ':'), id); !ok {
 		return protocol.ErrUnrecognized
@@ -130,7 +131,35 @@ func (dialect) Classify(frame []byte, f *protocol.Frame) error {
 type streamIDs struct {
 	object     bool   // data is an object
 	symbol     []byte // "s", or "symbol" when there is no "s"
+	sid        []byte // "sid": an account event's subaccount id
+	items      []byte // "d": the items of an account event
 	subaccount []byte // "subaccountId"
+}
+
+// account is the subaccount id an account event routes by: data.sid, or
+// the sid of data.d's first item, or data.subaccountId (the SDK's
+// schemas put it in one of the first two).
+func (ids *streamIDs) account() []byte {
+	if ids.sid != nil {
+		return ids.sid
+	}
+	if len(ids.items) > 0 && ids.items[0] == '[' {
+		var sid []byte
+		_ = jsonscan.Elements(ids.items, 0, func(e []byte) bool {
+			m := jsonscan.Object(e, 0)
+			for key, start, ok := m.Next(); ok; key, start, ok = m.Next() {
+				end := m.Skip()
+				if string(key) == "sid" {
+					sid = e[start:end]
+				}
+			}
+			return false // the first item names it
+		})
+		if sid != nil {
+			return sid
+		}
+	}
+	return ids.subaccount
 }
 
 // scan reads the data object at frame[start] and returns its end.
@@ -146,6 +175,10 @@ func (ids *streamIDs) scan(frame []byte, start int) (int, error) {
 			symbol = frame[vstart:end]
 		case "subaccountId":
 			ids.subaccount = frame[vstart:end]
+		case "sid":
+			ids.sid = frame[vstart:end]
+		case "d":
+			ids.items = frame[vstart:end]
 		}
 	}
 	if d.Err() != nil {
