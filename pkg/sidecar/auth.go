@@ -2,24 +2,37 @@ package sidecar
 
 import (
 	"crypto/subtle"
+	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
+
+	"go.uber.org/zap"
 )
 
-// requireToken wraps next so that every request other than those to the
-// open paths must carry token, as "Authorization: Bearer TOKEN" or as
-// "?token=TOKEN" (for browsers' EventSource and WebSocket, which cannot set
-// headers). The comparison takes constant time. An empty token lets
-// everything through.
-func requireToken(token string, next http.Handler, open ...string) http.Handler {
-	if token == "" {
+// tokenCheck requires token from every request other than those to the
+// open paths, as "Authorization: Bearer TOKEN" or as "?token=TOKEN" (for
+// browsers' EventSource and WebSocket, which cannot set headers); the
+// comparison takes constant time. A refusal is counted
+// (wsfan_sidecar_token_refusals_total) and logged once per remote host.
+type tokenCheck struct {
+	token   []byte // empty: everything passes
+	open    []string
+	refused *atomic.Uint64
+	log     *zap.Logger
+	logged  logOnce
+}
+
+// wrap returns next behind the token check.
+func (tc *tokenCheck) wrap(next http.Handler) http.Handler {
+	if len(tc.token) == 0 {
 		return next
 	}
-	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if slices.Contains(open, r.URL.Path) {
+		if slices.Contains(tc.open, r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -30,12 +43,48 @@ func requireToken(token string, next http.Handler, open ...string) http.Handler 
 				got = strings.TrimSpace(cred)
 			}
 		}
-		if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+		if subtle.ConstantTimeCompare([]byte(got), tc.token) != 1 {
+			tc.refused.Add(1)
+			remote, _, err := net.SplitHostPort(r.RemoteAddr)
+			if err != nil {
+				remote = r.RemoteAddr
+			}
+			if logRemote, logFull := tc.logged.first(remote); logRemote {
+				tc.log.Warn("refused a request with a missing or wrong token (further ones from this address are counted, not logged)",
+					zap.String("remote", remote), zap.String("path", r.URL.Path))
+			} else if logFull {
+				tc.log.Warn("refused another address's token; further ones are counted in wsfan_sidecar_token_refusals_total")
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="wsfan-sidecar"`)
 			http.Error(w, "missing or wrong token", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
+	})
+}
+
+// refuseCrossSite refuses what a browser sends for a page of another site
+// (Sec-Fetch-Site: cross-site or same-site, such as another port of
+// localhost) unless the request names an allowed origin: an <img> or a
+// <script> pointing at the sidecar sends no Origin, so the Origin check
+// alone would let a page open a stream and subscribe upstream with it.
+// Programs send no fetch metadata, and the sidecar's own page sends
+// same-origin.
+func (s *Server) refuseCrossSite(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		site := r.Header.Get("Sec-Fetch-Site")
+		if site != "cross-site" && site != "same-site" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && s.checkOrigin(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		s.stats.crossSiteRefusals.Add(1)
+		http.Error(w, fmt.Sprintf("a %s request without an allowed origin (Origin %q) is refused: a page of another site may use the sidecar "+
+			"only from an origin listed in -allowed-origins (WSFAN_ALLOWED_ORIGINS, Config.AllowedOrigins)", site, r.Header.Get("Origin")),
+			http.StatusForbidden)
 	})
 }
 

@@ -53,7 +53,7 @@ func TestHostAllowlistAllows(t *testing.T) {
 	}
 }
 
-// Each refused host is logged once, up to mostLoggedHosts hosts, then
+// Each refused host is logged once, up to mostLogged hosts, then
 // one line says the rest are only counted; every refusal is counted.
 func TestHostRefusalsLoggedOncePerHost(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
@@ -72,9 +72,9 @@ func TestHostRefusalsLoggedOncePerHost(t *testing.T) {
 		send("rebind.example:8765")
 	}
 	assert.Equal(t, 1, logs.Len())
-	for i := range mostLoggedHosts + 10 {
+	for i := range mostLogged + 10 {
 		send(fmt.Sprintf("h%d.example", i))
 	}
-	assert.Equal(t, mostLoggedHosts+1, logs.Len(), "one line a host up to the bound, then one")
-	assert.EqualValues(t, 3+mostLoggedHosts+10, refused.Load())
+	assert.Equal(t, mostLogged+1, logs.Len(), "one line a host up to the bound, then one")
+	assert.EqualValues(t, 3+mostLogged+10, refused.Load())
 }

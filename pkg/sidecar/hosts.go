@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	"go.uber.org/zap"
@@ -30,11 +29,6 @@ const AnyHost = "*"
 // page cannot rebind it.
 var loopbackHosts = []string{"localhost", "127.0.0.0/8", "::1"}
 
-// mostLoggedHosts bounds the refused hosts remembered to log each once:
-// an attacker sending a new Host every request gets a line per host up
-// to this many, then one line saying the rest are not logged.
-const mostLoggedHosts = 256
-
 // hostAllowlist decides whether a request's Host is one of this sidecar's
 // names. Built once by newHostAllowlist; its refusal log is safe for
 // concurrent use.
@@ -49,16 +43,13 @@ type hostAllowlist struct {
 
 	refused *atomic.Uint64 // stats: requests refused
 	log     *zap.Logger
-
-	mu         sync.Mutex
-	logged     map[string]bool // refused hosts already logged, at most mostLoggedHosts
-	loggedFull bool            // the line saying the rest are not logged
+	logged  logOnce // the refused hosts logged
 }
 
 // newHostAllowlist builds the allowlist from Config.AllowedHosts and the
 // listen address; an entry it cannot read is an error naming it.
 func newHostAllowlist(allowed []string, listen string, refused *atomic.Uint64, log *zap.Logger) (*hostAllowlist, error) {
-	h := &hostAllowlist{names: make(map[string]bool), refused: refused, log: log, logged: make(map[string]bool)}
+	h := &hostAllowlist{names: make(map[string]bool), refused: refused, log: log}
 	for _, e := range append(append([]string{}, loopbackHosts...), allowed...) {
 		if err := h.add(e); err != nil {
 			return nil, err
@@ -178,7 +169,7 @@ func (h *hostAllowlist) wrap(next http.Handler) http.Handler {
 		}
 		h.refused.Add(1)
 		host := hostOnly(r.Host)
-		h.logOnce(host, r)
+		h.logRefusal(host, r)
 		http.Error(w, fmt.Sprintf("host %q is not allowed: this sidecar answers only requests addressed to its own names "+
 			"(localhost, loopback addresses, its listen address; a guard against DNS rebinding). "+
 			"To serve it under %q, add that name to -allowed-hosts (WSFAN_ALLOWED_HOSTS, allowed_hosts in the config file, Config.AllowedHosts).",
@@ -186,20 +177,10 @@ func (h *hostAllowlist) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// logOnce logs the first refusal of each host, up to mostLoggedHosts
+// logRefusal logs the first refusal of each host, up to mostLogged
 // hosts, then once that the rest are not logged.
-func (h *hostAllowlist) logOnce(host string, r *http.Request) {
-	h.mu.Lock()
-	seen, full := h.logged[host], len(h.logged) >= mostLoggedHosts
-	logHost := !seen && !full
-	logFull := !seen && full && !h.loggedFull
-	if logHost {
-		h.logged[host] = true
-	}
-	if logFull {
-		h.loggedFull = true
-	}
-	h.mu.Unlock()
+func (h *hostAllowlist) logRefusal(host string, r *http.Request) {
+	logHost, logFull := h.logged.first(host)
 	if logHost {
 		h.log.Warn("refused a request for a host that is not allowed (DNS rebinding?); add it to -allowed-hosts if it is this sidecar's name",
 			zap.String("host", host), zap.String("path", r.URL.Path), zap.String("remote", r.RemoteAddr), zap.String("origin", r.Header.Get("Origin")))

@@ -55,9 +55,18 @@ func newHub(ctx context.Context, cfg *Config, proto protocol.Protocol, subscribe
 	}
 }
 
-// validate reports whether name is a topic of the hub's dialect and, when
-// Config.Topics lists what the upstream offers, one of those.
+// maxTopicBytes caps a topic's name: the longest real ones (an Ethereum
+// logs filter naming many addresses) stay far below it, and nothing a
+// local client sends becomes an upstream frame of unbounded size.
+const maxTopicBytes = 4 << 10
+
+// validate reports whether name is a topic of the hub's dialect, no
+// longer than maxTopicBytes and, when Config.Topics lists what the
+// upstream offers, one of those.
 func (h *hub) validate(name string) error {
+	if len(name) > maxTopicBytes {
+		return fmt.Errorf("topic %.40q… of %d bytes refused: at most %d", name, len(name), maxTopicBytes)
+	}
 	if _, err := h.proto.NewTopic(name); err != nil {
 		return err
 	}

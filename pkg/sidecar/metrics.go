@@ -20,7 +20,7 @@ type collector struct {
 	clients, topics, upstreamUp, queueBytes                           *prometheus.Desc
 	connections, dropped, disconnects, written, calls, callErrors     *prometheus.Desc
 	reconnects, resumes, received, delivered, topicDropped, topicRefs *prometheus.Desc
-	hostRefusals                                                      *prometheus.Desc
+	hostRefusals, crossSiteRefusals, tokenRefusals                    *prometheus.Desc
 }
 
 func newCollector(st *stats, h *hub, sessions *registry, upstream func() client.State) *collector {
@@ -28,35 +28,37 @@ func newCollector(st *stats, h *hub, sessions *registry, upstream func() client.
 		return prometheus.NewDesc("wsfan_sidecar_"+name, help, labels, nil)
 	}
 	return &collector{
-		stats:        st,
-		hub:          h,
-		sessions:     sessions,
-		upstream:     upstream,
-		build:        client.NewBuildInfoCollector(),
-		clients:      desc("clients", "Local clients connected, by kind.", "kind"),
-		topics:       desc("topics", "Upstream topics held."),
-		upstreamUp:   desc("upstream_connected", "1 while the upstream is connected."),
-		queueBytes:   desc("queue_bytes", "Bytes queued to local clients and not yet written."),
-		connections:  desc("connections_total", "Local clients accepted."),
-		dropped:      desc("dropped_total", "Frames not queued to a local client, by reason.", "reason"),
-		disconnects:  desc("disconnects_total", "Local clients disconnected by the sidecar, by reason.", "reason"),
-		written:      desc("written_bytes_total", "Bytes written to local clients."),
-		calls:        desc("calls_total", "Calls forwarded upstream."),
-		callErrors:   desc("call_errors_total", "Forwarded calls that failed."),
-		reconnects:   desc("upstream_reconnects_total", "Upstream connections lost."),
-		resumes:      desc("upstream_resumes_total", "Topic streams resumed after an upstream reconnect."),
-		received:     desc("topic_received_total", "Messages received from upstream.", "topic"),
-		delivered:    desc("topic_delivered_total", "Frames queued to local clients.", "topic"),
-		topicDropped: desc("topic_dropped_total", "Frames not queued to local clients.", "topic"),
-		topicRefs:    desc("topic_subscribers", "Local subscribers of a topic.", "topic"),
-		hostRefusals: desc("host_refusals_total", "Requests refused because their Host is not an allowed name (Config.AllowedHosts)."),
+		stats:             st,
+		hub:               h,
+		sessions:          sessions,
+		upstream:          upstream,
+		build:             client.NewBuildInfoCollector(),
+		clients:           desc("clients", "Local clients connected, by kind.", "kind"),
+		topics:            desc("topics", "Upstream topics held."),
+		upstreamUp:        desc("upstream_connected", "1 while the upstream is connected."),
+		queueBytes:        desc("queue_bytes", "Bytes queued to local clients and not yet written."),
+		connections:       desc("connections_total", "Local clients accepted."),
+		dropped:           desc("dropped_total", "Frames not queued to a local client, by reason.", "reason"),
+		disconnects:       desc("disconnects_total", "Local clients disconnected by the sidecar, by reason.", "reason"),
+		written:           desc("written_bytes_total", "Bytes written to local clients."),
+		calls:             desc("calls_total", "Calls forwarded upstream."),
+		callErrors:        desc("call_errors_total", "Forwarded calls that failed."),
+		reconnects:        desc("upstream_reconnects_total", "Upstream connections lost."),
+		resumes:           desc("upstream_resumes_total", "Topic streams resumed after an upstream reconnect."),
+		received:          desc("topic_received_total", "Messages received from upstream.", "topic"),
+		delivered:         desc("topic_delivered_total", "Frames queued to local clients.", "topic"),
+		topicDropped:      desc("topic_dropped_total", "Frames not queued to local clients.", "topic"),
+		topicRefs:         desc("topic_subscribers", "Local subscribers of a topic.", "topic"),
+		hostRefusals:      desc("host_refusals_total", "Requests refused because their Host is not an allowed name (Config.AllowedHosts)."),
+		crossSiteRefusals: desc("cross_site_refusals_total", "Browser requests of another site refused for want of an allowed origin."),
+		tokenRefusals:     desc("token_refusals_total", "Requests refused for a missing or wrong token."),
 	}
 }
 
 func (m *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.clients, m.topics, m.upstreamUp, m.queueBytes,
 		m.connections, m.dropped, m.disconnects, m.written, m.calls, m.callErrors,
-		m.reconnects, m.resumes, m.received, m.delivered, m.topicDropped, m.topicRefs, m.hostRefusals} {
+		m.reconnects, m.resumes, m.received, m.delivered, m.topicDropped, m.topicRefs, m.hostRefusals, m.crossSiteRefusals, m.tokenRefusals} {
 		ch <- d
 	}
 	m.build.Describe(ch)
@@ -101,6 +103,8 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(m.reconnects, m.stats.reconnects.Load())
 	counter(m.resumes, m.stats.resumes.Load())
 	counter(m.hostRefusals, m.stats.hostRefusals.Load())
+	counter(m.crossSiteRefusals, m.stats.crossSiteRefusals.Load())
+	counter(m.tokenRefusals, m.stats.tokenRefusals.Load())
 	topics := m.hub.status()
 	gauge(m.topics, float64(len(topics)))
 	for _, t := range topics {

@@ -24,6 +24,10 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
+// minTokenLen is the shortest token a sidecar off loopback takes without
+// a warning.
+const minTokenLen = 16
+
 // readBufferSize is a WebSocket client's read buffer.
 const readBufferSize = 512
 
@@ -73,6 +77,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.hosts, err = newHostAllowlist(cfg.AllowedHosts, cfg.Listen, &s.stats.hostRefusals, s.log); err != nil {
 		return nil, err
+	}
+	if cfg.Token != "" && !isLoopback(cfg.Listen) && len(cfg.Token) < minTokenLen {
+		s.log.Warn("the token is short for a sidecar off loopback: anyone who reaches the port may guess it; use 32 random characters or more",
+			zap.Int("length", len(cfg.Token)), zap.String("listen", cfg.Listen))
 	}
 	if s.hosts.off {
 		s.log.Warn("the Host check is off (allowed hosts *): a web page whose domain resolves to this machine can use the sidecar (DNS rebinding)")
@@ -165,8 +173,10 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/healthz", s.serveHealthz)
 	mux.HandleFunc("/readyz", s.serveReadyz)
 	// The Host check comes first, for every path: a rebound page is
-	// refused before anything else answers it. The token applies on top.
-	return s.hosts.wrap(requireToken(s.cfg.Token, mux, "/healthz", "/readyz"))
+	// refused before anything else answers it; then a page of another
+	// site without an allowed origin; the token applies on top.
+	tc := &tokenCheck{token: []byte(s.cfg.Token), open: []string{"/healthz", "/readyz"}, refused: &s.stats.tokenRefusals, log: s.log}
+	return s.hosts.wrap(s.refuseCrossSite(tc.wrap(mux)))
 }
 
 // Handler returns the sidecar's HTTP handler, for embedding it in a
@@ -199,7 +209,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          log.New(io.Discard, "", 0),
+		// An idle keep-alive connection holds a descriptor for nothing.
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    log.New(io.Discard, "", 0),
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

@@ -23,7 +23,11 @@ type stats struct {
 	reconnects   atomic.Uint64 // upstream connections lost
 	lastResume   atomic.Int64  // unix nanoseconds of the last resume
 	hostRefusals atomic.Uint64 // requests refused for their Host header
-	disconnect   [8]atomic.Uint64
+	// crossSiteRefusals counts browser requests of another site without
+	// an allowed origin; tokenRefusals requests without the token.
+	crossSiteRefusals atomic.Uint64
+	tokenRefusals     atomic.Uint64
+	disconnect        [8]atomic.Uint64
 }
 
 // countCall counts a call forwarded upstream and, when err is set, its

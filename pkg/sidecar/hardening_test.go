@@ -1,0 +1,98 @@
+package sidecar_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/sidecar"
+	"github.com/wsfan/wsfan/pkg/thalex"
+)
+
+// A browser's request for a page of another site, such as an <img>
+// pointing at the stream (Sec-Fetch-Site: cross-site, no Origin), is
+// refused before it subscribes anything; an allowed origin's EventSource
+// (which names its origin) is served, and so are programs, which send no
+// fetch metadata, and the sidecar's own page (same-origin).
+func TestCrossSiteRequestRefused(t *testing.T) {
+	r := newRig(t, thalex.Name, func(c *sidecar.Config) { c.AllowedOrigins = []string{"http://localhost:3000"} })
+	get := func(site, origin string) (int, string) {
+		req, err := http.NewRequestWithContext(testutil.Context(t), http.MethodGet, r.url+"/v1/status", nil)
+		require.NoError(t, err)
+		if site != "" {
+			req.Header.Set("Sec-Fetch-Site", site)
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer func() { _ = resp.Body.Close() }()
+		var b strings.Builder
+		buf := make([]byte, 1024)
+		n, _ := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		return resp.StatusCode, b.String()
+	}
+	code, body := get("cross-site", "")
+	assert.Equal(t, http.StatusForbidden, code)
+	assert.Contains(t, body, "-allowed-origins")
+	code, _ = get("same-site", "http://localhost:4000")
+	assert.Equal(t, http.StatusForbidden, code, "another port of localhost, not listed")
+	code, _ = get("cross-site", "http://localhost:3000")
+	assert.Equal(t, http.StatusOK, code, "an allowed origin")
+	code, _ = get("same-origin", "")
+	assert.Equal(t, http.StatusOK, code)
+	code, _ = get("", "")
+	assert.Equal(t, http.StatusOK, code, "a program")
+
+	// An <img> on the stream subscribes nothing upstream.
+	req, err := http.NewRequestWithContext(testutil.Context(t), http.MethodGet, r.url+"/v1/stream?topic=ticker.BTC-PERPETUAL.raw", nil)
+	require.NoError(t, err)
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	assert.Zero(t, r.up.CountSubscribes("ticker.BTC-PERPETUAL.raw"))
+	_, metrics := httpGet(t, r.url+"/metrics")
+	assert.Contains(t, metrics, "wsfan_sidecar_cross_site_refusals_total 3")
+}
+
+// Wrong tokens are counted and logged once per address; a short token off
+// loopback is warned about at start.
+func TestWrongTokensCountedAndLogged(t *testing.T) {
+	core, logs := observer.New(zap.WarnLevel)
+	r := newRig(t, thalex.Name, func(c *sidecar.Config) { c.Token = "s3cret"; c.Logger = zap.New(core) })
+	for range 20 {
+		code, _ := httpGet(t, r.url+"/v1/status?token=wrong")
+		require.Equal(t, http.StatusUnauthorized, code)
+	}
+	assert.Equal(t, 1, logs.FilterMessageSnippet("wrong token").Len(), "logged once for the address")
+	_, metrics := httpGet(t, r.url+"/metrics?token=s3cret")
+	assert.Contains(t, metrics, "wsfan_sidecar_token_refusals_total 20")
+
+	core, logs = observer.New(zap.WarnLevel)
+	srv, err := sidecar.New(sidecar.Config{Upstream: "ws://127.0.0.1:1/ws", Protocol: thalex.Name, Listen: "0.0.0.0:0", Token: "abc", Logger: zap.New(core)})
+	require.NoError(t, err)
+	srv.Close()
+	assert.Equal(t, 1, logs.FilterMessageSnippet("token is short").Len())
+}
+
+// A topic name past the cap is refused without a word upstream.
+func TestLongTopicRefused(t *testing.T) {
+	r := newRig(t, thalex.Name, nil)
+	ws := r.dial(t)
+	long := strings.Repeat("x", 200<<10)
+	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["`+long+`","ticker.BTC-PERPETUAL.raw"]}}`)
+	ack := testutil.RecvJSON(t, ws)
+	assert.Equal(t, []any{"ticker.BTC-PERPETUAL.raw"}, ack["result"])
+	assert.Zero(t, r.up.CountSubscribes(long))
+	assert.Equal(t, 1, r.up.CountSubscribes("ticker.BTC-PERPETUAL.raw"))
+}
