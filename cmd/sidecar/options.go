@@ -121,7 +121,7 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.Var(countValue(&c.RateBurst), "rate-burst", "`number` of requests sent upstream at once under -rate-limit (default: one second's worth)")
 	fs.Var(countValue(&c.SSEHistory), "sse-history", "`number` of each topic's last messages kept for SSE streams resuming with Last-Event-ID (default 1000)")
 	fs.Var(sizeValue(&c.SSEHistoryBytes), "sse-history-bytes", "`size` of the payloads each topic keeps for resuming SSE streams (default 1MiB)")
-	fs.Var(listValue(&c.BlockedMethods), "blocked-methods", "comma-separated `methods` never forwarded upstream\n(default public/login,public/auth,private/subscribe)")
+	fs.Var(listValue(&c.BlockedMethods), "blocked-methods", "comma-separated `methods` never forwarded upstream\n(default: the exchange's session methods: logins, logout, cancel-on-disconnect, private/subscribe)")
 	fs.Var(durationValue(&c.WriteTimeout), "write-timeout", "the longest `duration` of each write to a local client (default 10s)")
 	fs.Var(durationValue(&c.RequestTimeout), "request-timeout", "the longest `duration` of an upstream subscribe or forwarded call (default 30s)")
 	fs.Var(durationValue(&c.DrainTimeout), "drain-timeout", "the longest `duration` SIGINT/SIGTERM waits for local clients to drain (default 10s)")

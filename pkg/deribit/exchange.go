@@ -24,7 +24,11 @@ var exchange = &protocol.Exchange{
 			received, time.Now(), true)
 	},
 	Login: func() protocol.Authenticator { return NewServerLogin("", "") },
-	Feed:  func(seed uint64) protocol.Feed { return newFeed(seed) },
+	// The documentation's "Session management" and "Authentication"
+	// methods that change the session, and the private subscriptions.
+	SessionMethods: []string{"public/auth", "public/exchange_token", "public/fork_token", "private/logout",
+		"private/enable_cancel_on_disconnect", "private/disable_cancel_on_disconnect", "private/subscribe"},
+	Feed: func(seed uint64) protocol.Feed { return newFeed(seed) },
 	Methods: map[string]func([]string, time.Time) any{
 		"public/get_instruments": func(instruments []string, _ time.Time) any {
 			out := make([]instrument, len(instruments))

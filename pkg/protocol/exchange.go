@@ -27,6 +27,11 @@ type Exchange struct {
 	// Feed returns a new made-up feed of the exchange's public market data
 	// from seed. nil when the exchange publishes none.
 	Feed func(seed uint64) Feed
+	// SessionMethods change the connection's session (log in or out,
+	// cancel-on-disconnect) or reach its private channels: a fan-out
+	// server never forwards them from one of the programs sharing the
+	// connection (the sidecar's default Config.BlockedMethods).
+	SessionMethods []string
 	// MaxRequestBytes is the largest request frame the servers read;
 	// a larger one is answered with TooLarge alone, its requests
 	// unread. 0: no limit.

@@ -141,9 +141,15 @@ type Config struct {
 	DrainTimeout time.Duration `yaml:"drain_timeout"`
 
 	// BlockedMethods are never forwarded upstream: the upstream connection
-	// is shared, so a local login would authenticate every local client.
-	// Log in with UpstreamOptions (client.WithOnConnect) instead.
-	// Default: public/login, public/auth, private/subscribe.
+	// is shared, so a local login would authenticate every local client,
+	// a logout would end the session of all, and a private subscription
+	// would show the account to any of them. Log in with UpstreamOptions
+	// (client.WithOnConnect) instead. Default: the exchange's session
+	// methods (protocol.Exchange.SessionMethods): Thalex public/login,
+	// private/set_cancel_on_disconnect, private/subscribe; Deribit
+	// public/auth, public/exchange_token, public/fork_token,
+	// private/logout, private/enable_cancel_on_disconnect,
+	// private/disable_cancel_on_disconnect, private/subscribe.
 	BlockedMethods []string `yaml:"blocked_methods"`
 	// AllowedOrigins lists the browser origins allowed to open WebSocket
 	// and SSE streams ("*" for any). Default: none, so a web page cannot
@@ -202,8 +208,6 @@ type Config struct {
 // DefaultListen is Config.Listen's default.
 const DefaultListen = "127.0.0.1:8765"
 
-var defaultBlocked = []string{"public/login", "public/auth", "private/subscribe"}
-
 // withDefaults fills the zero fields and validates the rest.
 func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 	if c.Upstream == "" {
@@ -244,7 +248,11 @@ func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 	setDefault(&c.RequestTimeout, 30*time.Second)
 	setDefault(&c.DrainTimeout, 10*time.Second)
 	if c.BlockedMethods == nil {
-		c.BlockedMethods = defaultBlocked
+		ex, err := protocol.ExchangeByName(c.Protocol)
+		if err != nil {
+			return c, nil, err
+		}
+		c.BlockedMethods = ex.SessionMethods
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()

@@ -1,6 +1,7 @@
 package sidecar_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
@@ -95,4 +98,29 @@ func TestLongTopicRefused(t *testing.T) {
 	assert.Equal(t, []any{"ticker.BTC-PERPETUAL.raw"}, ack["result"])
 	assert.Zero(t, r.up.CountSubscribes(long))
 	assert.Equal(t, 1, r.up.CountSubscribes("ticker.BTC-PERPETUAL.raw"))
+}
+
+// A local program cannot act on the session the others share: Deribit's
+// private/logout and cancel-on-disconnect, Thalex's as well, are answered
+// by the sidecar as blocked and never reach the upstream.
+func TestSessionMethodsStayLocal(t *testing.T) {
+	for _, tc := range []struct {
+		dialect exchangetest.Dialect
+		methods []string
+	}{
+		{deribit.Name, []string{"private/logout", "private/enable_cancel_on_disconnect", "public/auth"}},
+		{thalex.Name, []string{"private/set_cancel_on_disconnect", "public/login"}},
+	} {
+		r := newRig(t, tc.dialect, nil)
+		ws := r.dial(t)
+		for i, method := range tc.methods {
+			testutil.Send(t, ws, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":{}}`, i+1, method))
+			resp := testutil.RecvJSON(t, ws)
+			errObj, _ := resp["error"].(map[string]any)
+			require.NotNil(t, errObj, "%s: %v", method, resp)
+			assert.Contains(t, errObj["message"], "is not forwarded", method)
+			assert.Zero(t, r.up.CountReceived(method), "%s reached the upstream", method)
+		}
+		assert.True(t, r.sc.Ready(), "the shared upstream is still up")
+	}
 }

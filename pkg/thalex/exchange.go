@@ -12,6 +12,9 @@ import (
 var exchange = &protocol.Exchange{
 	// A request over the rate limit: error 4, "throttle exceeded".
 	Throttled: &protocol.RequestError{Code: codeThrottled, Message: "throttle exceeded"},
+	// The specification's "Session management" methods, and the private
+	// subscriptions.
+	SessionMethods: []string{"public/login", "private/set_cancel_on_disconnect", "private/subscribe"},
 	// Notices come to connections subscribed to the system channel.
 	NoticeTopic: systemChannel,
 	Login:       func() protocol.Authenticator { return NewServerLogin() },
