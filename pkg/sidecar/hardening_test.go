@@ -124,3 +124,24 @@ func TestSessionMethodsStayLocal(t *testing.T) {
 		assert.True(t, r.sc.Ready(), "the shared upstream is still up")
 	}
 }
+
+// A full topic table lets go of topics nobody holds any more (in their
+// grace period) to make room: churn never leaves a bystander refused.
+func TestFullTableEvictsGraceTopics(t *testing.T) {
+	r := newRig(t, thalex.Name, func(c *sidecar.Config) { c.MaxTopics = 2; c.Grace = time10s })
+	ctx := testutil.Context(t)
+	churn := r.dial(t)
+	testutil.Send(t, churn, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["a.1","a.2"]}}`)
+	require.Len(t, testutil.RecvJSON(t, churn)["result"], 2)
+	require.NoError(t, churn.Close())
+	waitFor(t, "both topics in their grace period", func() bool {
+		st := r.sc.Status()
+		return len(st.Topics) == 2 && st.Topics[0].Refs == 0 && st.Topics[1].Refs == 0
+	})
+
+	bystander := r.dial(t)
+	testutil.Send(t, bystander, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["b.1"]}}`)
+	assert.Equal(t, []any{"b.1"}, testutil.RecvJSON(t, bystander)["result"], "the bystander is served")
+	require.NoError(t, r.up.WaitReceived(ctx, "unsubscribe", 1), "a grace topic was let go upstream")
+	assert.LessOrEqual(t, len(r.sc.Status().Topics), 2)
+}

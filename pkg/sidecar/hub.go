@@ -87,9 +87,10 @@ func offered(topics []string) string {
 
 // reserve takes a reference on every topic of names (valid, distinct),
 // opening those the hub does not hold yet, or on none of them: a request
-// that would take the hub past Config.MaxTopics is refused whole, before
-// anything is subscribed upstream. Every topic returned must be waited
-// for (wait) or released.
+// that would take the hub past Config.MaxTopics, once topics nobody holds
+// any more (in their grace period) are let go to make room, is refused
+// whole, before anything is subscribed upstream. Every topic returned
+// must be waited for (wait) or released.
 func (h *hub) reserve(names []string) ([]*topic, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -101,6 +102,9 @@ func (h *hub) reserve(names []string) ([]*topic, error) {
 		if h.topics[name] == nil {
 			opening++
 		}
+	}
+	if over := len(h.topics) + opening - h.cfg.MaxTopics; over > 0 {
+		h.evictLocked(over, names)
 	}
 	if len(h.topics)+opening > h.cfg.MaxTopics {
 		return nil, fmt.Errorf("the limit of %d upstream topics is reached", h.cfg.MaxTopics)
@@ -201,7 +205,34 @@ func (h *hub) expire(t *topic, gen uint64) {
 	t.grace = nil
 	h.removeLocked(t)
 	h.mu.Unlock()
+	h.unsubscribeUpstream(t)
+}
 
+// evictLocked lets go of up to n topics in their grace period, none of
+// keep, to make room in a full table: a churn of clients must not leave a
+// bystander refused for topics nobody holds. Called with h.mu held; the
+// upstream unsubscribes run on goroutines of their own.
+func (h *hub) evictLocked(n int, keep []string) {
+	for name, t := range h.topics {
+		if n == 0 {
+			return
+		}
+		if t.refs > 0 || t.dead || t.grace == nil || slices.Contains(keep, name) {
+			continue
+		}
+		h.removeLocked(t)
+		n--
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			h.unsubscribeUpstream(t)
+		}()
+	}
+}
+
+// unsubscribeUpstream ends a topic taken out of the tables: it waits for
+// its upstream subscribe, unsubscribes, and waits for its pump.
+func (h *hub) unsubscribeUpstream(t *topic) {
 	// Every subscriber may leave before the upstream subscribe finishes
 	// (an SSE client that went away): it ends within RequestTimeout.
 	<-t.ready
