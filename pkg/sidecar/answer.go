@@ -2,10 +2,13 @@ package sidecar
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
+	"github.com/wsfan/wsfan/internal/format"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"go.uber.org/zap"
 )
 
 // The answers the sidecar makes itself to a WebSocket client's subscribe
@@ -36,7 +39,17 @@ func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic, func() []b
 		accepted, attach, err = c.s.subscribe(c.cfg.ctx, topics)
 	}
 	accepted = append(accepted, notices...)
+	if err != nil && !errors.Is(err, errTooManyTopics) {
+		c.cfg.log.Warn("local subscribe refused", zap.Uint64("client", c.s.id), zap.Strings("topics", topics), zap.Error(err))
+	}
 	if !c.cfg.subIDs {
+		if len(accepted) == 0 && err != nil && !errors.Is(err, errTooManyTopics) {
+			// Nothing subscribed, and a reason: say it, in the dialect's
+			// error shape, rather than an empty list.
+			return errorResponse(w, req.ID, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(topics), err)), nil, nil
+		}
+		// What was accepted, as the exchange answers: its list omits
+		// the refused channels.
 		return w.AppendResult(nil, req.ID, w.AppendSubscribed(nil, accepted)), attach, nil
 	}
 	if len(accepted) == 0 { // one topic per request: refused

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -144,4 +145,31 @@ func TestFullTableEvictsGraceTopics(t *testing.T) {
 	assert.Equal(t, []any{"b.1"}, testutil.RecvJSON(t, bystander)["result"], "the bystander is served")
 	require.NoError(t, r.up.WaitReceived(ctx, "unsubscribe", 1), "a grace topic was let go upstream")
 	assert.LessOrEqual(t, len(r.sc.Status().Topics), 2)
+}
+
+// A subscribe that subscribes nothing is answered with an error saying
+// why, naming the topic, in the dialect's shape: an unknown topic (with
+// the offered ones), the upstream down (within the request timeout).
+func TestRefusedSubscribeExplainsItself(t *testing.T) {
+	r := newRig(t, thalex.Name, func(c *sidecar.Config) {
+		c.Topics = []string{"a.b"}
+		c.RequestTimeout = 300 * time.Millisecond
+	})
+	ws := r.dial(t)
+	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["a.c"]}}`)
+	resp := testutil.RecvJSON(t, ws)
+	errObj, _ := resp["error"].(map[string]any)
+	require.NotNil(t, errObj, "%v", resp)
+	assert.Contains(t, errObj["message"], `"a.c"`)
+	assert.Contains(t, errObj["message"], `offers "a.b"`)
+
+	r.up.Stop()
+	waitFor(t, "the upstream down", func() bool { return !r.sc.Ready() })
+	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":2,"method":"public/subscribe","params":{"channels":["a.b"]}}`)
+	resp = testutil.RecvJSON(t, ws)
+	errObj, _ = resp["error"].(map[string]any)
+	require.NotNil(t, errObj, "%v", resp)
+	assert.Contains(t, errObj["message"], `"a.b"`)
+	msg, _ := errObj["message"].(string)
+	assert.True(t, strings.Contains(msg, "upstream not connected") || strings.Contains(msg, "no answer from the upstream within 300ms"), msg)
 }

@@ -135,7 +135,7 @@ func (h *hub) wait(ctx context.Context, t *topic) error {
 	case <-t.ready:
 	case <-ctx.Done():
 		h.release(t)
-		return ctx.Err()
+		return fmt.Errorf("no answer from the upstream within %v (is it up? see /v1/status): %w", h.cfg.RequestTimeout, ctx.Err())
 	}
 	if t.err != nil {
 		h.release(t)
