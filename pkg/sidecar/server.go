@@ -24,6 +24,10 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
+// fdHeadroom is the descriptors a sidecar needs beside its clients': the
+// upstream, the listener, NATS, logs, idle HTTP connections.
+const fdHeadroom = 64
+
 // minTokenLen is the shortest token a sidecar off loopback takes without
 // a warning.
 const minTokenLen = 16
@@ -81,6 +85,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Token != "" && !isLoopback(cfg.Listen) && len(cfg.Token) < minTokenLen {
 		s.log.Warn("the token is short for a sidecar off loopback: anyone who reaches the port may guess it; use 32 random characters or more",
 			zap.Int("length", len(cfg.Token)), zap.String("listen", cfg.Listen))
+	}
+	// Every local client holds a descriptor, and so does the upstream,
+	// the listener and each idle keep-alive connection.
+	if limit := descriptorLimit(); limit > 0 && uint64(cfg.MaxClients)+fdHeadroom > limit {
+		s.log.Warn("-max-clients is above what the open-file limit allows: clients past it are refused by the kernel, not by the sidecar; raise the limit (ulimit -n) or lower -max-clients",
+			zap.Int("max_clients", cfg.MaxClients), zap.Uint64("open_files_limit", limit))
 	}
 	if s.hosts.off {
 		s.log.Warn("the Host check is off (allowed hosts *): a web page whose domain resolves to this machine can use the sidecar (DNS rebinding)")
