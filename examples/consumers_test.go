@@ -59,6 +59,23 @@ func TestPythonSSEConsumer(t *testing.T) {
 	assert.Equal(t, 3, strings.Count(out, topic+" {\"best_bid_price\""), out)
 }
 
+// Asked for a topic the sidecar does not know, the Python example says
+// why (the sidecar's 404 and its JSON body) and stops, instead of
+// retrying forever.
+func TestPythonSSEConsumerStopsOnARefusal(t *testing.T) {
+	path, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	addr := startSidecar(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "python/sse_consumer.py", "http://"+addr, "no such topic").CombinedOutput()
+	require.Error(t, err, "exits non-zero")
+	assert.Contains(t, string(out), "refused: HTTP 404")
+	assert.Contains(t, string(out), "no such topic")
+}
+
 // The Node example speaks Thalex's own protocol to the sidecar over
 // WebSocket: built into Node 22, behind a flag in Node 20.
 func TestNodeWebSocketConsumer(t *testing.T) {

@@ -14,6 +14,7 @@ import os
 import sys
 import time
 import urllib.parse
+import urllib.error
 import urllib.request
 
 
@@ -59,6 +60,14 @@ def main():
                     left -= 1
                     if left == 0:
                         return
+        except urllib.error.HTTPError as err:
+            body = err.read().decode("utf-8", "replace")
+            if 400 <= err.code < 500:
+                # The request is wrong (an unknown topic, an origin or a
+                # token refused): retrying cannot help. Say why and stop.
+                sys.exit(f"refused: HTTP {err.code}: {body}")
+            print(f"HTTP {err.code}: {body} - retrying", file=sys.stderr)
+            time.sleep(1)
         except OSError as err:
             print("stream broke:", err, "- reconnecting", file=sys.stderr)
             time.sleep(1)

@@ -120,8 +120,8 @@ func TestSSEResumesFromLastEventID(t *testing.T) {
 func TestOfferedTopicsOnly(t *testing.T) {
 	r := newRig(t, thalex.Name, func(c *sidecar.Config) { c.Topics = []string{"a.b", "c.d"} })
 	code, body := httpGet(t, r.url+"/v1/stream?topic=a.c")
-	assert.EqualValues(t, http.StatusBadGateway, code)
-	assert.Contains(t, body, `unknown topic "a.c": this sidecar offers "a.b", "c.d"`)
+	assert.EqualValues(t, http.StatusNotFound, code, "the client's mistake")
+	assert.Contains(t, refusalText(t, body), `unknown topic "a.c": this sidecar offers "a.b", "c.d"`)
 	assert.Zero(t, r.up.CountSubscribes("a.c"), "nothing asked upstream")
 	assert.Equal(t, []string{"a.b", "c.d"}, r.sc.Status().Offered)
 }
@@ -207,14 +207,14 @@ func TestSSERefusedTopic(t *testing.T) {
 	r := newRig(t, thalex.Name, nil)
 	r.up.SetRefused("c.d")
 	code, body := httpGet(t, r.url+"/v1/stream?topic=a.b&topic=c.d")
-	require.Equal(t, http.StatusBadGateway, code)
-	assert.Contains(t, body, "failed to subscribe c.d: ")
+	require.Equal(t, http.StatusBadGateway, code, "the upstream refused")
+	assert.Contains(t, refusalText(t, body), "failed to subscribe c.d: ")
 	// a.b was subscribed, and is let go after its grace period.
 	require.NoError(t, r.up.WaitReceived(testutil.Context(t), "unsubscribe", 1))
 
 	code, body = httpGet(t, r.url+"/v1/stream?topic=bad%20name")
-	require.Equal(t, http.StatusBadGateway, code)
-	assert.Contains(t, body, "failed to subscribe bad name: protocol: invalid topic")
+	require.Equal(t, http.StatusNotFound, code, "not a topic of the dialect")
+	assert.Contains(t, refusalText(t, body), "failed to subscribe bad name: unknown topic: protocol: invalid topic")
 	assert.Empty(t, r.sc.Status().Clients)
 }
 
@@ -325,4 +325,12 @@ func TestStatusPage(t *testing.T) {
 	assert.Equal(t, "a.b", status.Topics[0].Topic)
 	assert.Len(t, status.Clients, 1)
 	require.NoError(t, json.Unmarshal([]byte(st.next(t).data), &status), "and again a second later")
+}
+
+// refusalText is the error of a refusal's JSON body.
+func refusalText(t *testing.T, body string) string {
+	t.Helper()
+	var r struct{ Error string }
+	require.NoError(t, json.Unmarshal([]byte(body), &r), body)
+	return r.Error
 }

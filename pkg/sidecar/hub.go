@@ -65,13 +65,13 @@ const maxTopicBytes = 4 << 10
 // upstream offers, one of those.
 func (h *hub) validate(name string) error {
 	if len(name) > maxTopicBytes {
-		return fmt.Errorf("topic %.40q… of %d bytes refused: at most %d", name, len(name), maxTopicBytes)
+		return fmt.Errorf("%w: %.40q… of %d bytes: at most %d", errUnknownTopic, name, len(name), maxTopicBytes)
 	}
 	if _, err := h.proto.NewTopic(name); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errUnknownTopic, err)
 	}
 	if len(h.cfg.Topics) > 0 && !slices.Contains(h.cfg.Topics, name) {
-		return fmt.Errorf("unknown topic %q: this sidecar offers %s", name, offered(h.cfg.Topics))
+		return fmt.Errorf("%w %q: this sidecar offers %s", errUnknownTopic, name, offered(h.cfg.Topics))
 	}
 	return nil
 }

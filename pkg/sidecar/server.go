@@ -44,6 +44,7 @@ type Server struct {
 	reg     *prometheus.Registry
 	coll    *collector
 	hosts   *hostAllowlist
+	origins logOnce // the refused origins logged
 	handler http.Handler
 	upg     websocket.Upgrader
 	stats   stats
@@ -157,6 +158,13 @@ func New(cfg Config) (*Server, error) {
 		ReadBufferSize:  readBufferSize,
 		WriteBufferPool: &sync.Pool{},
 		CheckOrigin:     s.checkOrigin,
+		Error: func(w http.ResponseWriter, r *http.Request, status int, reason error) {
+			if status == http.StatusForbidden && r.Header.Get("Origin") != "" && !s.checkOrigin(r) {
+				s.refuseOrigin(w, r)
+				return
+			}
+			httpRefusal(w, status, reason.Error(), nil)
+		},
 	}
 	s.handler = s.routes()
 	s.wg.Add(2)

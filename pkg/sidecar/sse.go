@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // sseKeepAlive is how often an idle SSE stream gets a comment line, so
@@ -30,12 +32,12 @@ const sseRetry = 2 * time.Second
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	topics, err := streamTopics(r.URL.Query(), s.cfg.MaxTopicsPerClient)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		httpRefusal(w, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
 	if origin := r.Header.Get("Origin"); origin != "" {
 		if !s.checkOrigin(r) {
-			http.Error(w, "origin not allowed", http.StatusForbidden)
+			s.refuseOrigin(w, r)
 			return
 		}
 		w.Header().Set("Access-Control-Allow-Origin", origin)
@@ -47,7 +49,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	}
 	settings, err := s.sseSettings(r)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		httpRefusal(w, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
 	st := &sseStream{w: w, flusher: flusher, wakeup: make(chan struct{}, 1), writeTimeout: s.cfg.WriteTimeout}
@@ -66,7 +68,9 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 			s.hub.release(t)
 		}
 		failed := slices.DeleteFunc(topics, func(n string) bool { return slices.Contains(accepted, n) })
-		http.Error(w, fmt.Sprintf("failed to subscribe %s: %v", strings.Join(failed, ", "), err), http.StatusBadGateway)
+		s.log.Warn("SSE subscribe refused", zap.Strings("topics", failed), zap.String("remote", r.RemoteAddr), zap.Error(err))
+		httpRefusal(w, subscribeStatus(err), fmt.Sprintf("failed to subscribe %s: %v", strings.Join(failed, ", "), err),
+			map[string]any{"topics": failed})
 		return
 	}
 

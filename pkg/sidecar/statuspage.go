@@ -31,7 +31,7 @@ func (s *Server) serveStatusPage(w http.ResponseWriter, _ *http.Request) {
 // then every statusInterval, until the request ends or the Server closes.
 func (s *Server) serveStatusStream(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("Origin") != "" && !s.checkOrigin(r) {
-		http.Error(w, "origin not allowed", http.StatusForbidden)
+		s.refuseOrigin(w, r)
 		return
 	}
 	h := w.Header()
