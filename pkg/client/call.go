@@ -16,7 +16,8 @@ import (
 // *json.RawMessage (which shares the read buffer, as Message.Data does),
 // or a pointer sonic can decode into (strings are copied, as by
 // Message.Decode, so the value keeps no read buffer alive). An error
-// object from the server is returned as *RPCError.
+// object from the server comes back wrapped, naming the method:
+// errors.As(err, &rpcErr) finds its *RPCError.
 func (c *Client) Call(ctx context.Context, method string, params any, result any) error {
 	var raw []byte
 	switch p := params.(type) {
@@ -51,7 +52,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, result any
 // counted as unknown. A call made while the client is reconnecting fails
 // at once with ErrConnectionLost: it is never sent late. Under
 // WithRateLimit the call first waits for its credits.
-func (c *Client) CallRaw(ctx context.Context, method string, params []byte) ([]byte, error) {
+func (c *Client) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	cn, err := c.activeConn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("call %s: %w", method, err)

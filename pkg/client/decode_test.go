@@ -146,3 +146,29 @@ func TestAllEndsWithErrorAfterErrWasRead(t *testing.T) {
 	}
 	assert.Equal(t, []uint64{2}, seqs)
 }
+
+// A decode error names the field, the type it wants and what the JSON
+// holds, not sonic's raw text.
+func TestDecodeErrorNamesTheField(t *testing.T) {
+	type stats struct {
+		Volume float64 `json:"volume"`
+	}
+	type ticker struct {
+		Price float64 `json:"price"`
+		Stats stats   `json:"stats"`
+	}
+	m := client.Message{Data: []byte(`{"price":68000.5,"stats":{"volume":"a lot"}}`)}
+	var tk ticker
+	err := m.Decode(&tk)
+	var de *client.DecodeError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, "stats.volume", de.Field)
+	assert.Equal(t, "float64", de.Want)
+	assert.Equal(t, "string", de.Found)
+	assert.Contains(t, err.Error(), `field "stats.volume" wants float64, found a JSON string`)
+	var typeErr *json.UnmarshalTypeError
+	assert.ErrorAs(t, err, &typeErr, "encoding/json's error is wrapped")
+
+	_, err = client.Decode[ticker](client.Message{Data: []byte(`{"price":`)})
+	assert.ErrorContains(t, err, "cannot decode into client_test.ticker")
+}

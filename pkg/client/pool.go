@@ -137,7 +137,7 @@ func (p *Pool) Call(ctx context.Context, method string, params, result any) erro
 
 // CallRaw makes a call over the pool's first connection (see
 // Client.CallRaw).
-func (p *Pool) CallRaw(ctx context.Context, method string, params json.RawMessage) ([]byte, error) {
+func (p *Pool) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return p.first().CallRaw(ctx, method, params)
 }
 
