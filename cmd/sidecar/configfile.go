@@ -48,7 +48,10 @@ func (o *options) loadFile(fs *flag.FlagSet, path string) error {
 		name := strings.ReplaceAll(k.Value, "_", "-")
 		fl := fs.Lookup(name)
 		if fl == nil || notFromEnvOrFile[name] || fileKey(name) != k.Value {
-			return fmt.Errorf("unknown setting %s", where)
+			if guess, ok := nearest(k.Value, fileKeys(fs)); ok {
+				return fmt.Errorf("unknown setting %s: did you mean %s?", where, guess)
+			}
+			return fmt.Errorf("unknown setting %s (the keys are the flags' names with _ for -; see sidecar -h)", where)
 		}
 		if seen[name] {
 			return fmt.Errorf("setting %s given twice", where)
@@ -61,12 +64,39 @@ func (o *options) loadFile(fs *flag.FlagSet, path string) error {
 		if v.Tag == "!!null" {
 			continue // "token:" with nothing after it keeps the default
 		}
+		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			s = yamlBool(s) // YAML's yes, no, on, off
+		}
 		if err := fl.Value.Set(s); err != nil {
 			return fmt.Errorf("invalid value %q for %s: %w", shownValue(name, s), where, err)
 		}
 		o.source[name] = where
 	}
 	return nil
+}
+
+// fileKeys are the keys a config file takes.
+func fileKeys(fs *flag.FlagSet) []string {
+	var keys []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if !notFromEnvOrFile[f.Name] {
+			keys = append(keys, fileKey(f.Name))
+		}
+	})
+	return keys
+}
+
+// yamlBool reads YAML 1.1's other spellings of a boolean (yes, no, on,
+// off, y, n) as the flag package's true and false; anything else passes
+// unchanged for the flag to judge.
+func yamlBool(s string) string {
+	switch strings.ToLower(s) {
+	case "yes", "y", "on":
+		return "true"
+	case "no", "n", "off":
+		return "false"
+	}
+	return s
 }
 
 // scalarOrList returns a scalar's text, or a list of scalars joined with

@@ -23,10 +23,12 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/wsfan/wsfan/pkg/sidecar"
+	"go.uber.org/zap"
 )
 
 func main() {
@@ -57,9 +59,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	cfg := opts.cfg
 	cfg.Logger = newLogger(stderr, opts.logFormat, opts.logLevel)
 	defer func() { _ = cfg.Logger.Sync() }()
+	warnUnknownVariables(cfg.Logger, environ())
 
 	var demo *demoUpstream
 	if opts.demo {
+		if opts.source["upstream"] != "" {
+			return fmt.Errorf("-demo and %s conflict: the demo runs its own exchange; drop one of them", opts.named("upstream"))
+		}
 		if demo, err = startDemo(cfg.Protocol); err != nil {
 			return err
 		}
@@ -67,6 +73,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		cfg.Upstream = demo.url()
 		if len(cfg.Topics) == 0 {
 			cfg.Topics = demo.topics()
+		} else if extra := slices.DeleteFunc(slices.Clone(cfg.Topics), func(t string) bool { return slices.Contains(demo.topics(), t) }); len(extra) > 0 {
+			cfg.Logger.Warn("the demo publishes none of these topics from "+opts.named("topics")+"; it publishes only its feed's",
+				zap.Strings("topics", extra), zap.Strings("feed", demo.topics()))
 		}
 	}
 	if cfg.Upstream == "" {

@@ -5,10 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/wsfan/wsfan/internal/format"
@@ -232,4 +235,30 @@ func (o *options) checkNATS() error {
 		return fmt.Errorf("%s %v is below 200ms", o.named("nats-lease-ttl"), c.NATSLeaseTTL)
 	}
 	return nil
+}
+
+// environ lists the process's environment, for warnUnknownVariables.
+var environ = os.Environ
+
+// warnUnknownVariables warns about each WSFAN_* variable that is not a
+// setting (a misspelling is otherwise silently ignored), naming the
+// nearest one.
+func warnUnknownVariables(log *zap.Logger, env []string) {
+	known := []string{"WSFAN_CONFIG"}
+	(&options{}).flagSet().VisitAll(func(f *flag.Flag) {
+		if !notFromEnvOrFile[f.Name] {
+			known = append(known, envName(f.Name))
+		}
+	})
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, "WSFAN_") || slices.Contains(known, name) {
+			continue
+		}
+		if guess, ok := nearest(name, known); ok {
+			log.Warn("unknown variable "+name+" is ignored: did you mean "+guess+"?", zap.String("variable", name))
+		} else {
+			log.Warn("unknown variable "+name+" is ignored (see sidecar -h for the settings)", zap.String("variable", name))
+		}
+	}
 }
