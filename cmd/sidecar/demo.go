@@ -77,11 +77,13 @@ is publishing %[3]s, and the sidecar serves it on %[4]s.
   Stream a topic as Server-Sent Events:
     curl -N%[5]s '%[6]s/v1/stream?topic=%[7]s'
 
-  Speak the exchange's own protocol over WebSocket (websocat or wscat),
-  then paste the subscribe frame:
-    websocat %[8]s
-    wscat -c %[8]s
+  Speak the exchange's own protocol over WebSocket, with Go alone (or
+  websocat, wscat), then paste the subscribe frame:
+    go run ./cmd/wscat %[10]s%[8]s
     %[9]s
+
+  Or run the SDK's example program against it:
+    go run ./examples/ticker -url %[8]s -protocol %[1]s -topics %[11]s
 
   Look inside:
     curl -s%[5]s %[6]s/v1/status
@@ -93,5 +95,13 @@ is publishing %[3]s, and the sidecar serves it on %[4]s.
 Press Ctrl+C to stop.
 
 `, d.srv.Dialect(), d.srv.URL(), strings.Join(topics, ", "), addr,
-		auth, base, url.QueryEscape(topic), ws, subscribeFrame(d.srv.Dialect(), topic))
+		auth, base, url.QueryEscape(topic), ws, subscribeFrame(d.srv.Dialect(), topic), wscatAuth(token), topic)
+}
+
+// wscatAuth is cmd/wscat's header flag for token, or nothing.
+func wscatAuth(token string) string {
+	if token == "" {
+		return ""
+	}
+	return "-H 'Authorization: Bearer " + token + "' "
 }

@@ -36,7 +36,7 @@ func runDemo(t *testing.T, dialect string) string {
 		cancel()
 		require.NoError(t, <-done)
 	})
-	wscat := regexp.MustCompile(`wscat -c ws://([^/]+)/ws`)
+	wscat := regexp.MustCompile(`go run ./cmd/wscat ws://([^/]+)/ws`)
 	sc := bufio.NewScanner(pr)
 	for sc.Scan() {
 		if m := wscat.FindStringSubmatch(sc.Text()); m != nil {

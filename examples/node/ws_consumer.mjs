@@ -13,6 +13,11 @@ if (!url || topics.length === 0) {
   process.exit(2);
 }
 let left = Number(process.env.WSFAN_COUNT || 0);
+if (typeof WebSocket !== "function") {
+  console.error(`this Node (${process.version}) has no WebSocket: use Node 22, or Node 20 with the flag:
+  node --experimental-websocket ws_consumer.mjs ${process.argv.slice(2).join(" ")}`);
+  process.exit(2);
+}
 
 const ws = new WebSocket(url);
 ws.onopen = () => {

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The commands the demo's banner suggests work as printed, with Go
+// alone: the SSE stream (what curl -N shows), cmd/wscat with the
+// subscribe frame pasted, and the ticker example pointed at the sidecar.
+func TestBannerCommandsWork(t *testing.T) {
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		err := run(ctx, []string{"-demo", "-listen", "127.0.0.1:0"}, noEnv, pw, io.Discard)
+		_ = pw.Close()
+		done <- err
+	}()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	var banner []string
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() {
+		banner = append(banner, strings.TrimSpace(sc.Text()))
+		if strings.HasPrefix(banner[len(banner)-1], "Press Ctrl+C") {
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	line := func(prefix string) string {
+		t.Helper()
+		for i, l := range banner {
+			if strings.HasPrefix(l, prefix) {
+				return banner[i]
+			}
+		}
+		t.Fatalf("the banner has no %q line:\n%s", prefix, strings.Join(banner, "\n"))
+		return ""
+	}
+	after := func(prefix string) string { // the line after the one starting with prefix
+		t.Helper()
+		for i, l := range banner {
+			if strings.HasPrefix(l, prefix) && i+1 < len(banner) {
+				return banner[i+1]
+			}
+		}
+		t.Fatalf("the banner has no %q line", prefix)
+		return ""
+	}
+
+	// curl -N 'http://ADDR/v1/stream?topic=T': the first event.
+	stream := regexp.MustCompile(`'(http://[^']+/v1/stream\?topic=[^']+)'`).FindStringSubmatch(line("curl -N"))
+	require.NotNil(t, stream)
+	resp, err := http.Get(stream[1])
+	require.NoError(t, err)
+	events := bufio.NewScanner(resp.Body)
+	for events.Scan() && !strings.HasPrefix(events.Text(), "data:") {
+	}
+	assert.Contains(t, events.Text(), `"topic":"ticker.BTC-PERPETUAL.raw"`)
+	_ = resp.Body.Close()
+
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	goRun := func(stdin, command string) string {
+		t.Helper()
+		fields := strings.Fields(command)
+		require.Equal(t, "go", fields[0], command)
+		cctx, ccancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer ccancel()
+		cmd := exec.CommandContext(cctx, "go", fields[1:]...)
+		cmd.Dir = root
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s: %s", command, out)
+		return string(out)
+	}
+
+	// go run ./cmd/wscat ws://ADDR/ws, then the subscribe frame pasted.
+	wscat := line("go run ./cmd/wscat")
+	frame := after("go run ./cmd/wscat")
+	out := goRun(frame+"\n", strings.Replace(wscat, "./cmd/wscat", "./cmd/wscat -n 2", 1))
+	assert.Contains(t, out, `"result":["ticker.BTC-PERPETUAL.raw"]`)
+	assert.Contains(t, out, `{"channel_name":"ticker.BTC-PERPETUAL.raw","notification":`)
+
+	// go run ./examples/ticker -url ws://ADDR/ws -protocol thalex -topics T
+	out = goRun("", line("go run ./examples/ticker")+" -n 2")
+	assert.Equal(t, 2, strings.Count(out, "ticker.BTC-PERPETUAL.raw "), out)
+}
