@@ -130,6 +130,33 @@ func TestStatusPage(t *testing.T) {
 	screenshot(t, ctx, "status-page-phone.png")
 }
 
+// A person opening the status page of a sidecar whose upstream cannot be
+// reached sees why (the last error and the attempts), and the topics it
+// offers with a line to copy for each.
+func TestStatusPageExplainsUnreachableUpstream(t *testing.T) {
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	upstream := "ws://" + dead.Addr().String() + "/ws"
+	require.NoError(t, dead.Close()) // nothing listens there now: every dial is refused
+	served := sidecartest.Serve(t, sidecar.Config{Upstream: upstream, Protocol: "thalex",
+		Topics: []string{"ticker.BTC-PERPETUAL.raw", "book.BTC-PERPETUAL.none.10.100ms"}})
+	ctx := browser(t)
+
+	var trouble, offered string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate("http://"+served.Addr+"/"),
+		chromedp.WaitVisible(`#trouble`),
+		chromedp.WaitVisible(`//code[text()="ticker.BTC-PERPETUAL.raw"]`),
+		chromedp.Text("#trouble", &trouble),
+		chromedp.Text("#offered", &offered),
+	))
+	assert.Contains(t, trouble, "connection refused", "the last dial error")
+	assert.Regexp(t, `\d+ attempts?`, trouble)
+	assert.Contains(t, offered, "curl -N 'http://"+served.Addr+"/v1/stream?topic=ticker.BTC-PERPETUAL.raw'")
+	assert.Contains(t, offered, `"method":"public/subscribe"`, "Thalex's own subscribe frame")
+	screenshot(t, ctx, "status-page-unreachable.png")
+}
+
 // A page on another origin, allowed by the sidecar, receives a topic with
 // EventSource.onmessage; when the connection is cut, EventSource comes
 // back with Last-Event-ID and the page misses nothing.

@@ -47,16 +47,8 @@ func subscribeFrame(dialect exchangetest.Dialect, topic string) string {
 	if err != nil {
 		return ""
 	}
-	t, err := p.NewTopic(topic)
-	if err != nil {
-		return ""
-	}
-	var b protocol.Batch
-	p.Subscribe(&b, []*protocol.Topic{t}, func() uint64 { return 1 }, 0)
-	if len(b.Messages) == 0 {
-		return ""
-	}
-	return string(b.Messages[0])
+	frame, _ := protocol.SubscribeFrame(p, topic)
+	return frame
 }
 
 // printHelp tells a new user what to try next.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/sidecartest"
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
@@ -123,7 +125,31 @@ func TestOfferedTopicsOnly(t *testing.T) {
 	assert.EqualValues(t, http.StatusNotFound, code, "the client's mistake")
 	assert.Contains(t, refusalText(t, body), `unknown topic "a.c": this sidecar offers "a.b", "c.d"`)
 	assert.Zero(t, r.up.CountSubscribes("a.c"), "nothing asked upstream")
-	assert.Equal(t, []string{"a.b", "c.d"}, r.sc.Status().Offered)
+	offered := r.sc.Status().Offered
+	require.Len(t, offered, 2)
+	assert.Equal(t, sidecar.OfferedTopic{Topic: "a.b", StreamPath: "v1/stream?topic=a.b",
+		SubscribeFrame: `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["a.b"]}}`}, offered[0])
+	assert.Equal(t, "c.d", offered[1].Topic)
+}
+
+// With the upstream unreachable, /v1/status says why: the last dial
+// error, the attempts since it was last up and when the next one comes.
+func TestStatusExplainsUnreachableUpstream(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	upstream := "ws://" + ln.Addr().String() + "/ws"
+	require.NoError(t, ln.Close()) // every dial is refused from now on
+	served := sidecartest.Serve(t, sidecar.Config{Upstream: upstream, Protocol: thalex.Name})
+	var st sidecar.Status
+	require.Eventually(t, func() bool {
+		st = served.Server.Status()
+		return st.Upstream.Attempts >= 2
+	}, 10*time.Second, 20*time.Millisecond)
+	assert.Equal(t, "connecting", st.Upstream.State)
+	assert.Contains(t, st.Upstream.LastError, "connection refused")
+	require.NotNil(t, st.Upstream.LastErrorAt)
+	require.NotNil(t, st.Upstream.NextRetry)
+	assert.False(t, st.Upstream.NextRetry.Before(*st.Upstream.LastErrorAt), "the next try comes after the failure")
 }
 
 // topicReceived returns how many messages the sidecar received on topic.

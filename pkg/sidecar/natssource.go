@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
@@ -28,6 +29,8 @@ type natsSource struct {
 	stats *stats // reconnects, calls, call errors
 	log   *zap.Logger
 
+	issues trouble // the NATS connection's last failure
+
 	// mu protects the following.
 	mu      sync.Mutex
 	nc      *nats.Conn         // nil until run connects
@@ -45,6 +48,7 @@ func newNATSSource(cfg *Config, upstream []client.Option, st *stats, log *zap.Lo
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			st.reconnects.Add(1)
 			n.log.Warn("NATS disconnected", zap.Error(err))
+			n.issues.failed(err, 0, time.Time{})
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			n.log.Info("NATS reconnected", zap.String("server", nc.ConnectedUrlRedacted()))
@@ -175,6 +179,9 @@ func (n *natsSource) state() client.State {
 		return client.StateReconnecting
 	}
 }
+
+// trouble is the NATS connection's last failure.
+func (n *natsSource) trouble() *trouble { return &n.issues }
 
 func (n *natsSource) group() *GroupStatus {
 	n.mu.Lock()

@@ -54,6 +54,8 @@ type Server struct {
 	published atomic.Uint64
 	streamID  string
 
+	offered []OfferedTopic // Config.Topics and how to try each
+
 	src     source // the upstream held here, or a NATS group's
 	hub     *hub
 	clients *registry
@@ -136,6 +138,7 @@ func New(cfg Config) (*Server, error) {
 			stream:  s.streamID,
 			history: historyLimit{messages: cfg.SSEHistory, bytes: cfg.SSEHistoryBytes}}, s.log)
 	s.clients = newRegistry(cfg.MaxClients, &s.stats)
+	s.offered = offeredTopics(proto, cfg.Topics)
 	ex, err := protocol.ExchangeByName(proto.Name())
 	if err != nil {
 		s.cancel()

@@ -28,6 +28,8 @@ type source interface {
 	// group describes the NATS group, or is nil for an upstream held
 	// directly.
 	group() *GroupStatus
+	// trouble says why the source is not connected, when it is not.
+	trouble() *trouble
 	// close drops the connection; run's ctx is cancelled first.
 	close()
 }

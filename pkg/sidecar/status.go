@@ -3,10 +3,12 @@ package sidecar
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/wsfan/wsfan/internal/redact"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Status is what /v1/status returns.
@@ -14,8 +16,30 @@ type Status struct {
 	Upstream UpstreamStatus `json:"upstream"`
 	Topics   []TopicStatus  `json:"topics"`
 	Clients  []ClientStatus `json:"clients"`
-	// Offered is Config.Topics: what the upstream offers, when known.
-	Offered []string `json:"offered_topics,omitempty"`
+	// Offered is Config.Topics: what the upstream offers, when known,
+	// each with the frame that subscribes it.
+	Offered []OfferedTopic `json:"offered_topics,omitempty"`
+}
+
+// OfferedTopic is one topic of Config.Topics and how to try it.
+type OfferedTopic struct {
+	Topic string `json:"topic"`
+	// SubscribeFrame is what a program sends over /ws to subscribe the
+	// topic, in the upstream's dialect.
+	SubscribeFrame string `json:"subscribe_frame,omitempty"`
+	// StreamPath is the topic's SSE path, relative to the sidecar's root.
+	StreamPath string `json:"stream_path"`
+}
+
+// offeredTopics describes each of topics and how to try it over proto.
+func offeredTopics(proto protocol.Protocol, topics []string) []OfferedTopic {
+	var out []OfferedTopic
+	for _, topic := range topics {
+		frame, _ := protocol.SubscribeFrame(proto, topic) // a topic proto refuses shows no frame
+		out = append(out, OfferedTopic{Topic: topic, SubscribeFrame: frame,
+			StreamPath: "v1/stream?topic=" + url.QueryEscape(topic)})
+	}
+	return out
 }
 
 // UpstreamStatus describes the upstream connection.
@@ -33,6 +57,14 @@ type UpstreamStatus struct {
 	// Group is the NATS group the sidecar serves from (Config.NATS);
 	// State is then its NATS connection's.
 	Group *GroupStatus `json:"group,omitempty"`
+	// LastError is the upstream's last failure (a dial, a lost
+	// connection), redacted, and LastErrorAt when it came; Attempts
+	// counts the dials since the upstream was last up, and NextRetry is
+	// when the next one comes. They say why the state is not connected.
+	LastError   string     `json:"last_error,omitempty"`
+	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
+	Attempts    int        `json:"attempts,omitempty"`
+	NextRetry   *time.Time `json:"next_retry,omitempty"`
 }
 
 // TopicStatus describes one upstream topic.
@@ -74,7 +106,7 @@ type ClientStatus struct {
 
 // Status returns a snapshot of the upstream, the topics and the clients.
 func (s *Server) Status() Status {
-	st := Status{Topics: []TopicStatus{}, Clients: []ClientStatus{}, Offered: s.cfg.Topics}
+	st := Status{Topics: []TopicStatus{}, Clients: []ClientStatus{}, Offered: s.offered}
 	st.Upstream = UpstreamStatus{
 		URL:        redact.URL(s.cfg.Upstream),
 		Protocol:   s.proto.Name(),
@@ -83,6 +115,7 @@ func (s *Server) Status() Status {
 		Resumes:    s.stats.resumes.Load(),
 		Group:      s.src.group(),
 	}
+	s.src.trouble().fill(&st.Upstream)
 	if ns := s.stats.lastResume.Load(); ns != 0 {
 		t := time.Unix(0, ns)
 		st.Upstream.LastResume = &t

@@ -47,6 +47,8 @@ type upstream struct {
 	stats *stats // reconnects, calls, call errors
 	log   *zap.Logger
 
+	issues trouble // the last failure and the attempts since
+
 	// mu protects the following.
 	mu      sync.Mutex
 	c       *client.Client // nil until the first dial succeeds
@@ -62,6 +64,7 @@ func newUpstream(url string, opts []client.Option, st *stats, log *zap.Logger) *
 func (u *upstream) run(ctx context.Context) {
 	log := u.log
 	delay := 100 * time.Millisecond
+	attempts := 0
 	var c *client.Client
 	for {
 		var err error
@@ -70,6 +73,8 @@ func (u *upstream) run(ctx context.Context) {
 			break
 		}
 		log.Warn("upstream dial failed; retrying", zap.Error(err), zap.Duration("in", delay))
+		attempts++
+		u.issues.failed(err, attempts, time.Now().Add(delay))
 		select {
 		case <-ctx.Done():
 			return
@@ -78,6 +83,7 @@ func (u *upstream) run(ctx context.Context) {
 		delay = min(2*delay, 10*time.Second)
 	}
 	log.Info("upstream connected", zap.String("url", redact.URL(u.url)))
+	u.issues.up()
 	u.mu.Lock()
 	if ctx.Err() != nil { // close ran before c was stored: it is ours to close
 		u.mu.Unlock()
@@ -102,7 +108,12 @@ func (u *upstream) run(ctx context.Context) {
 		switch ev.Kind {
 		case client.Disconnected:
 			u.stats.reconnects.Add(1)
+			u.issues.failed(ev.Err, 0, time.Time{})
 			log.Warn("upstream disconnected", zap.Error(ev.Err))
+		case client.Reconnecting:
+			u.issues.failed(ev.Err, ev.Attempt, ev.Time.Add(ev.Wait))
+		case client.Connected:
+			u.issues.up()
 		case client.Resubscribed:
 			log.Info("upstream reconnected", zap.Int("topics", ev.Topics))
 		case client.Gap:
@@ -144,6 +155,9 @@ func (u *upstream) state() client.State {
 	}
 	return client.StateConnecting
 }
+
+// trouble is the upstream's last failure and attempts.
+func (u *upstream) trouble() *trouble { return &u.issues }
 
 // group is nil: this upstream is the sidecar's own.
 func (u *upstream) group() *GroupStatus { return nil }
