@@ -173,7 +173,10 @@ func (cn *conn) route(key, data []byte, snapshot bool, now time.Time) {
 }
 
 // checkSequence compares a sequenced topic's change id with the previous
-// one and reports a gap, or a snapshot when it names no previous change. Runs on the reader goroutine, which owns lastID.
+// one and reports a gap, or a snapshot: a message that names no previous
+// change (Deribit's "snapshot"), or, for a SnapshotFirst topic, the first
+// after the topic was subscribed (Ethereal sends the whole L2Book first,
+// marked by nothing else). Runs on the reader goroutine, which owns lastID.
 func (cn *conn) checkSequence(ts *topicState, data []byte) Flags {
 	c := cn.c
 	id, prev, ok := c.proto.Sequence(data)
@@ -182,7 +185,11 @@ func (cn *conn) checkSequence(ts *topicState, data []byte) Flags {
 	}
 	last := ts.lastID
 	ts.lastID = id
-	if prev == 0 { // names no previous change: a whole book
+	if prev == 0 {
+		ts.resubscribed.Store(false)
+		return FlagSnapshot
+	}
+	if ts.topic.SnapshotFirst && (last == 0 || ts.resubscribed.Swap(false)) {
 		return FlagSnapshot
 	}
 	if last == 0 || prev == last {

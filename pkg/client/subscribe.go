@@ -1,6 +1,8 @@
 package client
 
 import (
+	"go.uber.org/zap"
+
 	"context"
 	"errors"
 	"fmt"
@@ -177,11 +179,30 @@ func (c *Client) sendSubscribeLocked(cn *conn, states []*topicState, r *opRound)
 	return r.send(c, cn, states, true)
 }
 
-// refreshTopic resubscribes a topic after a gap so the server sends a
-// fresh snapshot, at most once at a time per topic. Called on the reader.
-func (c *Client) refreshTopic(ts *topicState) {
+// Resync asks the server for topic's whole state again: it unsubscribes
+// and subscribes the topic on the current connection, so the exchange
+// sends a fresh snapshot (Deribit and Thalex books, Ethereal's L2Book),
+// which arrives flagged FlagSnapshot. Subscriptions keep their channels
+// throughout. At most one resync of a topic is in flight: it reports
+// false when one already is, or when topic is not subscribed or the
+// client is not connected. Books (package book) call it on a break; so
+// does the client itself after a gap with WithResubscribeOnGap.
+func (c *Client) Resync(topic string) bool {
+	c.mu.Lock()
+	ts := c.topics.get(topic)
+	c.mu.Unlock()
+	if ts == nil || c.conn.Load() == nil {
+		return false
+	}
+	return c.refreshTopic(ts)
+}
+
+// refreshTopic resubscribes a topic so the server sends a fresh
+// snapshot, at most once at a time per topic, and reports whether it
+// started one.
+func (c *Client) refreshTopic(ts *topicState) bool {
 	if !ts.refreshing.CompareAndSwap(false, true) {
-		return
+		return false
 	}
 	c.wg.Add(1)
 	go func() {
@@ -199,6 +220,12 @@ func (c *Client) refreshTopic(ts *topicState) {
 		unsubs, err := c.sendUnsubscribeLocked(cn, []*topicState{ts}, new(opRound))
 		var subs []*subscribeOp
 		if err == nil {
+			// Set before the subscribe goes out, so the reader cannot see
+			// the fresh snapshot first. A message the server sent before
+			// it read the unsubscribe may be taken for the snapshot: an
+			// exchange that acknowledges nothing (Ethereal) leaves no
+			// way to tell them apart.
+			ts.resubscribed.Store(true)
 			subs, err = c.sendSubscribeLocked(cn, []*topicState{ts}, new(opRound))
 		}
 		c.mu.Unlock()
@@ -208,8 +235,9 @@ func (c *Client) refreshTopic(ts *topicState) {
 		ctx, cancel := c.withTimeout(c.ctx)
 		defer cancel()
 		c.awaitOps(ctx, cn, append(unsubs, subs...))
-		c.log.Info("resubscribed after a gap")
+		c.log.Info("resubscribed for a fresh snapshot", zap.String("topic", ts.name))
 	}()
+	return true
 }
 
 // stateFinder maps a request's topics back to their states. Dialects

@@ -22,6 +22,10 @@ type topicState struct {
 
 	// refreshing is set while a resubscribe after a gap is in flight.
 	refreshing atomic.Bool
+	// resubscribed is set when a refresh's subscribe is answered: the
+	// next sequenced message starts the topic over (the exchange's fresh
+	// snapshot), whether or not it names a previous change.
+	resubscribed atomic.Bool
 
 	// Client.mu protects the following.
 	key       string        // routing key on the current connection

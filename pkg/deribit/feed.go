@@ -7,21 +7,19 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// feed makes up Deribit's tickers and books: a book starts with a
-// snapshot, then changes chained by prev_change_id.
+// feed makes up Deribit's tickers and books: a new subscriber of a book
+// gets its snapshot, then every subscriber the same changes, chained by
+// prev_change_id.
 type feed struct {
-	m     *protocol.Market
-	books map[string]*bookState
+	m         *protocol.Market
+	changeIDs map[string]int64 // an instrument's last change_id
 }
 
-// bookState is an instrument's book sequence.
-type bookState struct {
-	changeID int64
-	sent     bool // the snapshot was sent
-}
+// bookDepth is the levels a side of a made-up book.
+const bookDepth = 20
 
 func newFeed(seed uint64) *feed {
-	return &feed{m: protocol.NewMarket(seed), books: make(map[string]*bookState)}
+	return &feed{m: protocol.NewMarket(seed), changeIDs: make(map[string]int64)}
 }
 
 func (*feed) Instruments() []string { return []string{"BTC-PERPETUAL", "ETH-PERPETUAL"} }
@@ -61,34 +59,57 @@ func (f *feed) Payload(t protocol.FeedTopic) []byte {
 	})
 }
 
-// book returns the instrument's next book notification: the snapshot
-// first, then a change of one to three levels a side.
-func (f *feed) book(name string, in *protocol.Instrument) bookChange {
-	m := f.m
-	st := f.books[name]
-	if st == nil {
-		st = &bookState{changeID: 31_479_339_000 + m.Rand().Int64N(1000)}
-		f.books[name] = st
+// changeID is the instrument's last change_id, made up on first use.
+func (f *feed) changeID(name string) int64 {
+	id, ok := f.changeIDs[name]
+	if !ok {
+		id = 31_479_339_000 + f.m.Rand().Int64N(1000)
+		f.changeIDs[name] = id
 	}
-	b := bookChange{Type: "change", Timestamp: m.Now().UnixMilli(), PrevChangeID: st.changeID, InstrumentName: name}
-	st.changeID += 1 + m.Rand().Int64N(300)
-	b.ChangeID = st.changeID
-	n := 1 + m.Rand().IntN(3)
-	action := "change"
-	if !st.sent {
-		b.Type, b.PrevChangeID, n, action = "snapshot", 0, 10, "new"
-		st.sent = true
-	}
-	side := func(levels [][2]float64) [][]any {
-		out := make([][]any, len(levels))
-		for i, l := range levels {
-			out[i] = []any{action, l[0], l[1] * 1000}
+	return id
+}
+
+// CrossBook makes the book's next change cross it.
+func (f *feed) CrossBook(t protocol.FeedTopic) { f.m.Book(t.Instrument, bookDepth).CrossNext() }
+
+// Snapshot is the book as Deribit sends it after the acknowledgement:
+// every level "new", at the last change_id.
+func (f *feed) Snapshot(t protocol.FeedTopic) []byte {
+	b := f.m.Book(t.Instrument, bookDepth)
+	levels := func(side float64) [][]any {
+		var out [][]any
+		for _, l := range b.Levels(side) {
+			out = append(out, []any{"new", l[0], math.Round(l[1] * 1000)})
 		}
 		return out
 	}
-	b.Bids = side(m.Levels(in, n, -1))
-	b.Asks = side(m.Levels(in, n, +1))
-	return b
+	return protocol.MarshalPayload(bookMessage{Type: "snapshot", Timestamp: f.m.Now().UnixMilli(), InstrumentName: t.Instrument,
+		ChangeID: f.changeID(t.Instrument), Bids: levels(-1), Asks: levels(+1)})
+}
+
+// book returns the instrument's next change: its levels "new",
+// "change" or "delete" (amount 0), prev_change_id the last change_id.
+func (f *feed) book(name string, _ *protocol.Instrument) bookMessage {
+	prev := f.changeID(name)
+	id := prev + 1 + f.m.Rand().Int64N(300)
+	f.changeIDs[name] = id
+	bids, asks := f.m.Book(name, bookDepth).Step()
+	levels := func(changes []protocol.BookChange) [][]any {
+		out := make([][]any, 0, len(changes))
+		for _, c := range changes {
+			action := "change"
+			switch {
+			case c.Size == 0:
+				action = "delete"
+			case c.New:
+				action = "new"
+			}
+			out = append(out, []any{action, c.Price, math.Round(c.Size * 1000)})
+		}
+		return out
+	}
+	return bookMessage{Type: "change", Timestamp: f.m.Now().UnixMilli(), PrevChangeID: prev, InstrumentName: name,
+		ChangeID: id, Bids: levels(bids), Asks: levels(asks)}
 }
 
 // ticker is a ticker notification's payload.
@@ -108,8 +129,9 @@ type ticker struct {
 	Funding8h      float64 `json:"funding_8h"`
 }
 
-// bookChange is a book notification; PrevChangeID is absent in snapshots.
-type bookChange struct {
+// bookMessage is a book notification; PrevChangeID is absent in
+// snapshots.
+type bookMessage struct {
 	Type           string  `json:"type"`
 	Timestamp      int64   `json:"timestamp"`
 	PrevChangeID   int64   `json:"prev_change_id,omitempty"`
@@ -118,3 +140,6 @@ type bookChange struct {
 	Bids           [][]any `json:"bids"`
 	Asks           [][]any `json:"asks"`
 }
+
+// feed keeps its books whole: a new subscriber gets a snapshot first.
+var _ protocol.StatefulFeed = (*feed)(nil)

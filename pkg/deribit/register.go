@@ -1,13 +1,18 @@
 package deribit
 
-import "github.com/wsfan/wsfan/pkg/protocol"
+import (
+	"github.com/wsfan/wsfan/pkg/book"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
 
 // Name is the dialect's name, as protocol.ByName and the sidecar's
 // -protocol take it.
 const Name = "deribit"
 
 // init registers the dialect: importing this package makes "deribit" known
-// to protocol.ByName and protocol.ServerByName.
+// to protocol.ByName and protocol.ServerByName, and its books to
+// book.RulesFor.
 func init() {
 	protocol.Register(protocol.Dialect{Name: Name, Protocol: func() protocol.Protocol { return Protocol() }, Server: Server, Exchange: exchange})
+	book.Register(Name, BookRules)
 }

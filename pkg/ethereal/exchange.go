@@ -45,9 +45,36 @@ func (f *feed) Payload(t protocol.FeedTopic) []byte {
 		return protocol.MarshalPayload(price{Symbol: sym, Time: m.Now().UnixMilli(),
 			MarkPrice: in.Decimal(in.Mid), OraclePrice: in.Decimal(in.Mid * 0.9998)})
 	}
+	bids, asks := m.Book(sym, bookDepth).Step()
 	now := max(m.Now().UnixMilli(), f.lastT[sym]+1)
-	b := book{Symbol: sym, Time: now, PrevTime: f.lastT[sym]}
+	prev := f.lastT[sym]
 	f.lastT[sym] = now
+	return f.l2Book(sym, now, prev, changes(bids), changes(asks))
+}
+
+// bookDepth is the levels a side of a made-up L2Book.
+const bookDepth = 20
+
+// CrossBook makes the book's next change cross it.
+func (f *feed) CrossBook(t protocol.FeedTopic) { f.m.Book(t.Instrument, bookDepth).CrossNext() }
+
+// Snapshot is the whole L2Book, which Ethereal sends a subscriber first,
+// at the t of the last change, so the next change's pt follows it for
+// every subscriber alike.
+func (f *feed) Snapshot(t protocol.FeedTopic) []byte {
+	sym := t.Instrument
+	b := f.m.Book(sym, bookDepth)
+	if f.lastT[sym] == 0 {
+		f.lastT[sym] = f.m.Now().UnixMilli()
+	}
+	return f.l2Book(sym, f.lastT[sym], f.lastT[sym]-1, b.Levels(-1), b.Levels(+1))
+}
+
+// l2Book is an L2Book's data with the levels [price, quantity] (0: the
+// level is gone) at time t, following the message at pt.
+func (f *feed) l2Book(sym string, t, pt int64, bids, asks [][2]float64) []byte {
+	in := f.m.Instrument(sym)
+	b := l2Book{Symbol: sym, Time: t, PrevTime: pt}
 	side := func(levels [][2]float64) [][2]string {
 		out := make([][2]string, len(levels))
 		for i, l := range levels {
@@ -55,9 +82,17 @@ func (f *feed) Payload(t protocol.FeedTopic) []byte {
 		}
 		return out
 	}
-	b.Asks = side(m.Levels(in, 10, +1))
-	b.Bids = side(m.Levels(in, 10, -1))
+	b.Asks, b.Bids = side(asks), side(bids)
 	return protocol.MarshalPayload(b)
+}
+
+// changes are a step's changes as [price, quantity].
+func changes(cs []protocol.BookChange) [][2]float64 {
+	out := make([][2]float64, len(cs))
+	for i, c := range cs {
+		out[i] = [2]float64{c.Price, c.Size}
+	}
+	return out
 }
 
 // price is a MarketPrice event's data.
@@ -68,11 +103,14 @@ type price struct {
 	OraclePrice string `json:"oraclePrice"`
 }
 
-// book is an L2Book event's data.
-type book struct {
+// l2Book is an L2Book event's data.
+type l2Book struct {
 	Symbol   string      `json:"s"`
 	Time     int64       `json:"t"`
 	PrevTime int64       `json:"pt"`
 	Asks     [][2]string `json:"a"`
 	Bids     [][2]string `json:"b"`
 }
+
+// feed keeps its books whole: a new subscriber gets a snapshot first.
+var _ protocol.StatefulFeed = (*feed)(nil)

@@ -50,7 +50,8 @@ func (dialect) NewTopic(name string) (*protocol.Topic, error) {
 		b = protocol.AppendJSONString(b, id)
 		return append(b, "}}"...)
 	}
-	return &protocol.Topic{Name: name, Key: name, Sequenced: typ == "L2Book", Sub: enc("subscribe"), Unsub: enc("unsubscribe")}, nil
+	l2 := typ == "L2Book"
+	return &protocol.Topic{Name: name, Key: name, Sequenced: l2, SnapshotFirst: l2, Sub: enc("subscribe"), Unsub: enc("unsubscribe")}, nil
 }
 
 func (dialect) AppendRequest([]byte, uint64, string, []byte) ([]byte, error) {

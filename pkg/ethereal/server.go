@@ -85,3 +85,12 @@ func (server) AppendNotification(dst []byte, topic, _ string, data []byte) []byt
 // Envelope is empty: an Ethereal notification's payload is the whole
 // frame.
 func (server) Envelope(string, string) (prefix, suffix []byte) { return nil, nil }
+
+// AppendSnapshotNotification is AppendNotification: the whole L2Book is
+// marked by position.
+func (s server) AppendSnapshotNotification(dst []byte, topic, subID string, data []byte) []byte {
+	return s.AppendNotification(dst, topic, subID, data)
+}
+
+// SnapshotEnvelope is Envelope: the whole L2Book is marked by position.
+func (server) SnapshotEnvelope(string, string) (prefix, suffix []byte) { return nil, nil }

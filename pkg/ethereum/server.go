@@ -86,6 +86,17 @@ func (s *server) AppendNotification(dst []byte, _, subID string, data []byte) []
 }
 
 // Envelope keys the notification by subID.
+// AppendSnapshotNotification is AppendNotification: a node marks no
+// snapshot.
+func (s *server) AppendSnapshotNotification(dst []byte, topic, subID string, data []byte) []byte {
+	return s.AppendNotification(dst, topic, subID, data)
+}
+
+// SnapshotEnvelope is Envelope: a node marks no snapshot.
+func (s *server) SnapshotEnvelope(topic, subID string) (prefix, suffix []byte) {
+	return s.Envelope(topic, subID)
+}
+
 func (s *server) Envelope(_, subID string) (prefix, suffix []byte) {
 	return s.Note.Envelope(subID)
 }

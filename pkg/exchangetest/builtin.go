@@ -21,7 +21,7 @@ func builtin(c *conn, req *protocol.Incoming, received time.Time) (result any, r
 		return channelRequest(c, req)
 	case protocol.OpHeartbeat:
 		d := req.Interval
-		c.after = append(c.after, func() { c.setHeartbeat(d) })
+		c.after = append(c.after, func() []byte { c.setHeartbeat(d); return nil })
 		return "ok", nil, true
 	case protocol.OpHeartbeatReply:
 		c.awaitingTest.Store(false)

@@ -29,8 +29,10 @@ type outMsg struct {
 	due  time.Time
 	// after runs on the writer goroutine just before the frame is written
 	// (or discarded because the server is silent): it registers the
-	// subscriptions this frame acknowledges, so notifications follow the ack.
-	after func()
+	// subscriptions this frame acknowledges, so notifications follow the
+	// ack, and returns the frames to write right after it (the books'
+	// snapshots a new subscriber gets first).
+	after func() [][]byte
 }
 
 // conn is one client connection.
@@ -54,7 +56,7 @@ type conn struct {
 	// Owned by the reader goroutine.
 	login login               // login.go: the exchange's login method succeeded
 	limit credit.Bucket       // ratelimit.go: the requests' budget
-	after []func()            // subscription registrations for the response being built
+	after []afterFunc         // subscription registrations for the response being built
 	reqs  []protocol.Incoming // the requests of the frame being handled
 }
 
@@ -170,17 +172,37 @@ func (c *conn) reply(data []byte) {
 	}
 }
 
-// takeAfter returns one func running every queued registration, or nil.
-func (c *conn) takeAfter() func() {
+// afterFunc registers what a response acknowledges; it returns a frame to
+// write right after the response, or nil.
+type afterFunc func() []byte
+
+// takeAfter returns one func running every queued registration and
+// collecting their frames, or nil.
+func (c *conn) takeAfter() func() [][]byte {
 	if len(c.after) == 0 {
 		return nil
 	}
 	fns := c.after
 	c.after = nil
-	return func() {
-		for _, f := range fns {
-			f()
+	return func() [][]byte { return runAfter(fns) }
+}
+
+// runAfter runs fns and returns the frames they produced.
+func runAfter(fns []afterFunc) [][]byte {
+	var frames [][]byte
+	for _, f := range fns {
+		if frame := f(); frame != nil {
+			frames = append(frames, frame)
 		}
+	}
+	return frames
+}
+
+// sendAll queues frames from the reader goroutine, for registrations
+// made without a response to follow.
+func (c *conn) sendAll(frames [][]byte) {
+	for _, f := range frames {
+		c.send(outMsg{typ: websocket.TextMessage, data: f}, nil)
 	}
 }
 
@@ -281,13 +303,22 @@ func (c *conn) writeOrDelay(m outMsg, delayed *[]outMsg, timer *time.Timer) bool
 // is queued behind the acknowledgement. It runs on the writer goroutine and
 // reports false when the connection failed.
 func (c *conn) write(m outMsg) bool {
+	var then [][]byte
 	if m.after != nil {
-		m.after()
+		then = m.after()
 	}
 	if c.s.silent.Load() {
 		return true
 	}
-	return c.ws.WriteMessage(m.typ, m.data) == nil
+	if c.ws.WriteMessage(m.typ, m.data) != nil {
+		return false
+	}
+	for _, f := range then {
+		if c.ws.WriteMessage(websocket.TextMessage, f) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // setHeartbeat hands a new heartbeat interval to the writer, replacing one

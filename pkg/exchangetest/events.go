@@ -14,7 +14,7 @@ func serveEvents(c *conn, reqs []protocol.Incoming) {
 			switch req.Op {
 			case protocol.OpSubscribe:
 				if c.s.accepts(topic) {
-					c.s.addSub(c, topic, "")
+					c.s.joinNow(c, topic)
 				}
 			case protocol.OpUnsubscribe:
 				c.s.removeSub(c, topic)

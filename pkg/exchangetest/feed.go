@@ -61,7 +61,9 @@ func (s *Server) StartFeed(opts FeedOptions) {
 	s.fd.opts, s.fd.set = opts, true
 	s.fd.stop, s.fd.done = stop, done
 	s.fd.mu.Unlock()
-	go s.runFeed(feed, feed.Topics(opts.Instruments), opts.Interval, stop, done)
+	topics := feed.Topics(opts.Instruments)
+	s.lv.start(feed, topics)
+	go s.runFeed(feed, topics, opts.Interval, stop, done)
 }
 
 // StopFeed stops the feed and waits for its goroutine. It does nothing when
@@ -75,6 +77,7 @@ func (s *Server) StopFeed() {
 		close(stop)
 		<-done
 	}
+	s.lv.stop()
 }
 
 // FeedTopics returns the topics the feed publishes for the running (or
@@ -120,23 +123,25 @@ func (s *Server) feedInstruments() []string {
 	return s.ex.Feed(feedSeed).Instruments()
 }
 
-// runFeed is the feed goroutine. It owns feed.
+// runFeed is the feed goroutine. It uses feed under s.lv.mu, where a
+// new subscriber of a book takes its snapshot, so the subscriber's first
+// change is the one after its snapshot; it queues the round's messages
+// after letting go of the lock.
 func (s *Server) runFeed(feed protocol.Feed, topics []protocol.FeedTopic, interval time.Duration, stop, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	var round []delivery
 	for {
 		select {
 		case <-stop:
 			return
 		case now := <-t.C:
-			feed.Advance(now)
+			round = s.lv.round(s, feed, topics, now, round[:0])
 		}
-		for _, ft := range topics {
-			if s.Subscribers(ft.Topic) == 0 {
-				continue
-			}
-			s.publish(ft.Topic, feed.Payload(ft), stop)
+		for i, d := range round {
+			s.deliver(d.topic, d.data, d.targets, stop)
+			round[i] = delivery{}
 		}
 	}
 }

@@ -45,16 +45,22 @@ func TestFeedThalex(t *testing.T) {
 	for i := 0; i < 100 && len(seen) < 4; i++ {
 		var n struct {
 			Channel      string         `json:"channel_name"`
+			Snapshot     bool           `json:"snapshot"`
 			Notification map[string]any `json:"notification"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(testutil.Recv(t, ws)), &n))
+		first := !seen[n.Channel]
 		seen[n.Channel] = true
 		if strings.HasPrefix(n.Channel, "ticker.") {
 			if n.Notification["best_bid_price"].(float64) >= n.Notification["best_ask_price"].(float64) {
 				t.Fatalf("crossed ticker %v", n.Notification)
 			}
-		} else if len(n.Notification["bids"].([]any)) != 10 {
-			t.Fatalf("book %v", n.Notification)
+			continue
+		}
+		// A book: the whole of it first, marked in the envelope, then changes.
+		require.Equal(t, first, n.Snapshot, "only a book's first message is its snapshot")
+		if first && len(n.Notification["bid_changes"].([]any)) != 10 {
+			t.Fatalf("book snapshot %v", n.Notification)
 		}
 	}
 	require.EqualValues(t, 4, len(seen))
@@ -145,7 +151,7 @@ func TestFeedEthereal(t *testing.T) {
 		if i > 0 {
 			require.EqualValues(t, lastT, n.Data.PT)
 		}
-		if n.Data.T <= n.Data.PT || len(n.Data.A) != 10 {
+		if n.Data.T <= n.Data.PT || (i == 0 && len(n.Data.A) != 20) {
 			t.Fatalf("book %+v", n.Data)
 		}
 		lastT = n.Data.T

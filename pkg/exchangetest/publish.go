@@ -203,18 +203,32 @@ func (s *Server) Publish(topic string, data []byte) int {
 // closed.
 func (s *Server) publish(topic string, data []byte, abort <-chan struct{}) int {
 	tp := targetPool.Get().(*[]target)
-	targets := (*tp)[:0]
+	targets := s.targets(topic, (*tp)[:0])
+	n := s.deliver(topic, data, targets, abort)
+	clear(targets)
+	*tp = targets[:0]
+	targetPool.Put(tp)
+	return n
+}
+
+// targets appends to dst the deliveries of a notification on topic.
+func (s *Server) targets(topic string, dst []target) []target {
 	s.subMu.RLock()
+	defer s.subMu.RUnlock()
 	for c, ids := range s.subs[topic] {
 		if len(ids) == 0 {
-			targets = append(targets, target{c: c})
+			dst = append(dst, target{c: c})
 		}
 		for _, id := range ids {
-			targets = append(targets, target{c: c, id: id})
+			dst = append(dst, target{c: c, id: id})
 		}
 	}
-	s.subMu.RUnlock()
+	return dst
+}
 
+// deliver queues data on topic to targets and returns how many
+// connections it was queued to.
+func (s *Server) deliver(topic string, data []byte, targets []target, abort <-chan struct{}) int {
 	n := 0
 	var shared []byte // the frame of every target without a subscription id
 	var last *conn
@@ -232,9 +246,6 @@ func (s *Server) publish(topic string, data []byte, abort <-chan struct{}) int {
 			last = t.c
 		}
 	}
-	clear(targets)
-	*tp = targets[:0]
-	targetPool.Put(tp)
 	return n
 }
 

@@ -106,7 +106,7 @@ func serveBatch(c *conn, reqs []protocol.Incoming, received time.Time) {
 	}
 	if n == 0 { // only notifications: no response, but keep registrations
 		if after := c.takeAfter(); after != nil {
-			after()
+			c.sendAll(after())
 		}
 		return
 	}
@@ -140,9 +140,7 @@ func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 		}
 	}
 	if req.ID == nil { // a notification: register at once, answer nothing
-		for _, f := range c.after[mark:] {
-			f()
-		}
+		c.sendAll(runAfter(c.after[mark:]))
 		c.after = c.after[:mark]
 		return nil
 	}

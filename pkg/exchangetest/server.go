@@ -57,6 +57,7 @@ type Server struct {
 	rec recorder // record.go
 	chg changes  // wait.go
 	fd  feedCtl  // feed.go
+	lv  liveFeed // books.go: the running feed's state, shared with subscribes
 
 	// connWG counts the serve goroutine and every connection goroutine.
 	connWG    sync.WaitGroup

@@ -49,11 +49,9 @@ func subscribeChannels(c *conn, req *protocol.Incoming) (any, *RPCError) {
 		}
 		accepted = append(accepted, ch)
 	}
-	c.after = append(c.after, func() {
-		for _, t := range accepted {
-			c.s.addSub(c, t, "")
-		}
-	})
+	for _, t := range accepted {
+		c.after = append(c.after, func() []byte { return c.s.join(c, t, "") })
+	}
 	return json.RawMessage(c.s.wire.AppendSubscribed(nil, accepted)), nil
 }
 
@@ -82,7 +80,7 @@ func subscribeIDs(c *conn, req *protocol.Incoming) (any, *RPCError, bool) {
 			return nil, &RPCError{Code: protocol.CodeInvalidParams, Message: "subscription " + topic + " refused"}, true
 		}
 		id := wire.SubscriptionID()
-		c.after = append(c.after, func() { c.s.addSub(c, topic, id) })
+		c.after = append(c.after, func() []byte { return c.s.join(c, topic, id) })
 		return json.RawMessage(wire.AppendSubscribed(nil, []string{id})), nil, true
 	case protocol.OpUnsubscribe:
 		var removed []string

@@ -12,6 +12,9 @@ import (
 type ChannelServer struct {
 	RPCServer
 	PrivatePrefixes []string // prefixes of the private channels
+	// SnapshotNote is the layout of a notification marked whole state,
+	// when the dialect marks it in the envelope (Thalex); nil: Note.
+	SnapshotNote *Notification
 }
 
 func (s *ChannelServer) Private(topic string) bool { return IsPrivate(topic, s.PrivatePrefixes) }
@@ -29,6 +32,20 @@ func (s *ChannelServer) AppendNotification(dst []byte, topic, _ string, data []b
 }
 
 func (s *ChannelServer) Envelope(topic, _ string) (prefix, suffix []byte) {
+	return s.Note.Envelope(topic)
+}
+
+func (s *ChannelServer) AppendSnapshotNotification(dst []byte, topic, _ string, data []byte) []byte {
+	if s.SnapshotNote != nil {
+		return s.SnapshotNote.AppendTo(dst, topic, data)
+	}
+	return s.Note.AppendTo(dst, topic, data)
+}
+
+func (s *ChannelServer) SnapshotEnvelope(topic, _ string) (prefix, suffix []byte) {
+	if s.SnapshotNote != nil {
+		return s.SnapshotNote.Envelope(topic)
+	}
 	return s.Note.Envelope(topic)
 }
 

@@ -94,7 +94,23 @@ type Feed interface {
 	Topics(instruments []string) []FeedTopic
 	// Advance moves the market on to now.
 	Advance(now time.Time)
-	// Payload returns topic's payload (JSON) at the current state: the
-	// first of a book is its snapshot where the exchange sends one.
+	// Payload returns topic's next payload (JSON): a book's is its next
+	// change (see StatefulFeed).
 	Payload(topic FeedTopic) []byte
+}
+
+// StatefulFeed is a Feed whose books are stateful, as the exchanges'
+// are: a new subscriber of a book topic gets the whole book first
+// (Snapshot), in the exchange's snapshot frame (Server.SnapshotEnvelope
+// around it), and every subscriber then gets the same changes (Payload),
+// chained where the exchange chains them.
+type StatefulFeed interface {
+	Feed
+	// Snapshot returns the payload of topic's whole book as it stands:
+	// what the exchange sends a subscriber right after acknowledging it.
+	Snapshot(topic FeedTopic) []byte
+	// CrossBook makes topic's next change cross the book and the change
+	// after it uncross it (MarketBook.CrossNext), for tests of a book's
+	// check.
+	CrossBook(topic FeedTopic)
 }

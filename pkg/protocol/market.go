@@ -16,6 +16,7 @@ import (
 type Market struct {
 	rng   *rand.Rand
 	insts map[string]*Instrument
+	books map[string]*MarketBook // made by Book on first use
 	now   time.Time
 }
 
@@ -29,7 +30,7 @@ type Instrument struct {
 
 // NewMarket returns a market whose walk starts from seed.
 func NewMarket(seed uint64) *Market {
-	return &Market{rng: rand.New(rand.NewPCG(seed, seed)), insts: make(map[string]*Instrument)}
+	return &Market{rng: rand.New(rand.NewPCG(seed, seed)), insts: make(map[string]*Instrument), now: time.Now()}
 }
 
 // Advance moves time on to now and every instrument's price a step.

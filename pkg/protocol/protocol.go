@@ -137,6 +137,10 @@ type Topic struct {
 	Private bool
 	// Sequenced topics carry a change id the client checks for gaps.
 	Sequenced bool
+	// SnapshotFirst says the exchange marks a Sequenced topic's snapshot
+	// by position only: the first message after each subscribe is the
+	// whole state (Ethereal's L2Book), whatever change it names.
+	SnapshotFirst bool
 
 	Sub   []byte // the topic's piece of a subscribe frame
 	Unsub []byte // the topic's piece of an unsubscribe frame, when it differs

@@ -70,6 +70,13 @@ type Server interface {
 	// topic (or subID). Ethereal's payload is the whole frame, so both are
 	// empty. Encode it once per topic; it allocates.
 	Envelope(topic, subID string) (prefix, suffix []byte)
+	// SnapshotEnvelope is Envelope for a message the exchange marks as
+	// whole state where the mark is outside the payload (Thalex's
+	// top-level "snapshot": true); elsewhere the same as Envelope.
+	SnapshotEnvelope(topic, subID string) (prefix, suffix []byte)
+	// AppendSnapshotNotification is AppendNotification for a message the
+	// exchange marks as whole state (a book's first message).
+	AppendSnapshotNotification(dst []byte, topic, subID string, data []byte) []byte
 	// AppendHeartbeat appends a request for a liveness answer that the
 	// client must make at once (Deribit's test_request); the other
 	// dialects have none and append nothing.

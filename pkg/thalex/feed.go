@@ -29,7 +29,8 @@ func (f *feed) Payload(t protocol.FeedTopic) []byte {
 	m, in := f.m, f.m.Instrument(t.Instrument)
 	seconds := float64(m.Now().UnixMicro()) / 1e6
 	if t.Kind == protocol.FeedBook {
-		return protocol.MarshalPayload(book{Bids: m.Levels(in, 10, -1), Asks: m.Levels(in, 10, +1), Time: seconds})
+		bids, asks := m.Book(t.Instrument, bookDepth).Step()
+		return f.bookPayload(t.Instrument, changes(bids), changes(asks))
 	}
 	in.Volume += m.Amount()
 	return protocol.MarshalPayload(ticker{
@@ -60,9 +61,60 @@ type ticker struct {
 	OpenInterest  float64 `json:"open_interest"`
 }
 
-// book is a book notification's payload: the top levels, whole.
-type book struct {
-	Bids [][2]float64 `json:"bids"`
-	Asks [][2]float64 `json:"asks"`
-	Time float64      `json:"time"`
+// bookDepth is the levels a side of a made-up book: the 10 of the
+// topics' nlevels.
+const bookDepth = 10
+
+// CrossBook makes the book's next change cross it.
+func (f *feed) CrossBook(t protocol.FeedTopic) { f.m.Book(t.Instrument, bookDepth).CrossNext() }
+
+// Snapshot is the whole book as Thalex sends it first: every level as a
+// change, in a notification whose envelope says "snapshot": true.
+func (f *feed) Snapshot(t protocol.FeedTopic) []byte {
+	b := f.m.Book(t.Instrument, bookDepth)
+	return f.bookPayload(t.Instrument, b.Levels(-1), b.Levels(+1))
 }
+
+// bookPayload is a book notification carrying the levels [price, amount].
+func (f *feed) bookPayload(instrument string, bids, asks [][2]float64) []byte {
+	levels := func(ls [][2]float64) (out [][3]float64, total float64) {
+		out = make([][3]float64, len(ls))
+		for i, l := range ls {
+			out[i] = [3]float64{l[0], l[1], l[1]} // nothing implied: all outright
+			total += l[1]
+		}
+		return out, total
+	}
+	b := f.m.Book(instrument, bookDepth)
+	n := bookNotification{Trades: [][]any{}, Time: float64(f.m.Now().UnixMicro()) / 1e6}
+	n.BidChanges, _ = levels(bids)
+	n.AskChanges, _ = levels(asks)
+	_, n.TotalBidAmount = levels(b.Levels(-1))
+	_, n.TotalAskAmount = levels(b.Levels(+1))
+	n.TotalBidAmount = math.Round(n.TotalBidAmount*1000) / 1000
+	n.TotalAskAmount = math.Round(n.TotalAskAmount*1000) / 1000
+	return protocol.MarshalPayload(n)
+}
+
+// changes are a step's changes as [price, amount] (0: the level is gone).
+func changes(cs []protocol.BookChange) [][2]float64 {
+	out := make([][2]float64, len(cs))
+	for i, c := range cs {
+		out[i] = [2]float64{c.Price, c.Size}
+	}
+	return out
+}
+
+// bookNotification is a book notification's payload, as the API
+// specification's book channel lays it out.
+type bookNotification struct {
+	Trades         [][]any      `json:"trades"`
+	BidChanges     [][3]float64 `json:"bid_changes"`
+	AskChanges     [][3]float64 `json:"ask_changes"`
+	TotalBidAmount float64      `json:"total_bid_amount"`
+	TotalAskAmount float64      `json:"total_ask_amount"`
+	Time           float64      `json:"time"`
+}
+
+// feed keeps its books whole: a new subscriber gets a snapshot first.
+var _ protocol.StatefulFeed = (*feed)(nil)

@@ -23,6 +23,8 @@ var wire = &server{protocol.ChannelServer{
 		Note:         protocol.Notification{Head: notificationHead, Mid: notificationMid, Tail: `}`},
 	},
 	PrivatePrefixes: privatePrefixes,
+	// The snapshot mark is a member of the envelope, beside the channel.
+	SnapshotNote: &protocol.Notification{Head: notificationHead, Mid: `,"snapshot":true` + notificationMid, Tail: `}`},
 }}
 
 // Server returns the server half of the Thalex dialect.

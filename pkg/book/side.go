@@ -1,0 +1,65 @@
+package book
+
+import "sort"
+
+// Level is one price level of a book.
+type Level struct {
+	Price Decimal
+	Size  Decimal
+	// Aux is the exchange's second amount at the level, where it has one
+	// (Thalex's outright amount: the part not implied from other
+	// instruments); zero elsewhere. A snapshot the sidecar rebuilds
+	// carries it back.
+	Aux Decimal
+}
+
+// side is one side of a book, its levels sorted best first: bids by
+// price descending, asks ascending. Setting a level is a binary search
+// and a move of the levels behind it; the slice grows to the deepest the
+// book has been and is reused after, so steady state allocates nothing.
+type side struct {
+	levels []Level
+	bids   bool // descending
+}
+
+// better reports whether price a comes before b on this side.
+func (s *side) better(a, b Decimal) bool {
+	if s.bids {
+		return a > b
+	}
+	return a < b
+}
+
+// find returns where price is, or would be inserted, and whether it is
+// there.
+func (s *side) find(price Decimal) (int, bool) {
+	i := sort.Search(len(s.levels), func(i int) bool { return !s.better(s.levels[i].Price, price) })
+	return i, i < len(s.levels) && s.levels[i].Price == price
+}
+
+// set puts l at its price, or removes the price when l.Size is zero.
+func (s *side) set(l Level) {
+	i, found := s.find(l.Price)
+	switch {
+	case l.Size == 0 && found:
+		s.levels = append(s.levels[:i], s.levels[i+1:]...)
+	case l.Size == 0:
+	case found:
+		s.levels[i] = l
+	default:
+		s.levels = append(s.levels, Level{})
+		copy(s.levels[i+1:], s.levels[i:])
+		s.levels[i] = l
+	}
+}
+
+// reset empties the side, keeping its room.
+func (s *side) reset() { s.levels = s.levels[:0] }
+
+// best is the side's best level.
+func (s *side) best() (Level, bool) {
+	if len(s.levels) == 0 {
+		return Level{}, false
+	}
+	return s.levels[0], true
+}
