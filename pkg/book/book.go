@@ -50,18 +50,33 @@ const (
 // ErrBreak is wrapped by every *BreakError.
 var ErrBreak = errors.New("book: chain broken")
 
+// ErrMalformed is wrapped by the *BreakError of a message the rules
+// cannot read: not a book message of the exchange at all.
+var ErrMalformed = errors.New("book: not a book message")
+
 // BreakError says why a message left the book invalid.
 type BreakError struct {
 	Topic  string
 	Reason string
+	// Malformed says the message could not be read (ErrMalformed).
+	Malformed bool
 }
 
 func (e *BreakError) Error() string {
+	if e.Malformed {
+		return fmt.Sprintf("book %s: %s", e.Topic, e.Reason)
+	}
 	return fmt.Sprintf("book %s: chain broken: %s", e.Topic, e.Reason)
 }
 
-// Unwrap makes errors.Is(err, ErrBreak) hold.
-func (e *BreakError) Unwrap() error { return ErrBreak }
+// Unwrap makes errors.Is(err, ErrBreak) hold, and ErrMalformed for a
+// message that could not be read.
+func (e *BreakError) Unwrap() []error {
+	if e.Malformed {
+		return []error{ErrBreak, ErrMalformed}
+	}
+	return []error{ErrBreak}
+}
 
 // New returns an empty, invalid book of topic kept by rules.
 func New(topic string, rules Rules) *Book {
@@ -82,7 +97,11 @@ func (b *Book) Apply(payload []byte, marked bool) error {
 	u := &b.u
 	u.reset()
 	if err := b.rules.Parse(payload, marked, u); err != nil {
-		return b.breakWith(err.Error())
+		b.mu.Lock()
+		b.valid = false
+		b.mu.Unlock()
+		b.breaks.Add(1)
+		return &BreakError{Topic: b.topic, Reason: err.Error(), Malformed: true}
 	}
 	if u.Snapshot {
 		b.snapshots.Add(1)

@@ -172,6 +172,9 @@ func (c *Client) Close() error {
 // closed reports whether Close was called (or reconnecting gave up).
 func (c *Client) closed() bool { return c.ctx.Err() != nil }
 
+// Protocol is the client's wire dialect (WithProtocol).
+func (c *Client) Protocol() protocol.Protocol { return c.proto }
+
 // State returns the connection state.
 func (c *Client) State() State { return State(c.state.Load()) }
 

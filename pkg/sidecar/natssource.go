@@ -180,6 +180,11 @@ func (n *natsSource) state() client.State {
 	}
 }
 
+// resync cannot ask the group's leader for a fresh snapshot: a book
+// served through NATS waits for the next one the exchange sends (a
+// restore after the leader's reconnect).
+func (n *natsSource) resync(string) bool { return false }
+
 // trouble is the NATS connection's last failure.
 func (n *natsSource) trouble() *trouble { return &n.issues }
 

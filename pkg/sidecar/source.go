@@ -30,6 +30,9 @@ type source interface {
 	group() *GroupStatus
 	// trouble says why the source is not connected, when it is not.
 	trouble() *trouble
+	// resync asks for topic's whole state again (a book's snapshot) and
+	// reports whether it could.
+	resync(topic string) bool
 	// close drops the connection; run's ctx is cancelled first.
 	close()
 }

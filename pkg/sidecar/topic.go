@@ -1,11 +1,16 @@
 package sidecar
 
 import (
+	"errors"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/book"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -18,6 +23,10 @@ type topicConfig struct {
 	seq     *atomic.Uint64  // the Server's count of published messages: SSE ids
 	stream  string          // the Server's SSE stream id (sseevent.go)
 	history historyLimit    // what a topic keeps for resuming SSE streams
+	// resync asks the upstream for a topic's whole state again
+	// (client.Client.Resync); false when it cannot.
+	resync func(topic string) bool
+	log    *zap.Logger
 }
 
 // topic is one upstream subscription shared by every local subscriber of
@@ -28,7 +37,13 @@ type topic struct {
 	cfg     topicConfig
 
 	prefix, suffix []byte // the local notification frame around a payload
-	sse            sseEncoder
+	// snapPrefix and snapSuffix are the frame of a message the exchange
+	// marks whole state (Thalex's envelope says "snapshot": true).
+	snapPrefix, snapSuffix []byte
+	sse                    sseEncoder
+	// book is the topic's order book when it is one (book.RulesFor):
+	// applied by the pump, read by attach to give a joiner its snapshot.
+	book *book.Book
 	firstSeq       uint64 // the Server's seq when the topic opened: SSE resumes from before it had a gap
 
 	ready chan struct{} // closed when the upstream subscribe has finished
@@ -40,7 +55,20 @@ type topic struct {
 	// against the pump's publish, so a joiner sees no gap and no repeat.
 	mu      sync.Mutex
 	subs    []*session // copy on write: the pump offers to a snapshot
-	nSSE    int        // SSE subscribers,
+	// pending are the subscribers of a book that wait for its next
+	// snapshot (the book was invalid when they joined): the pump makes
+	// them subscribers when one comes, and offers them nothing before.
+	pending []*session
+	// snap is the exchange's last snapshot payload of a book, copied,
+	// while no change has followed it: a joiner gets the exchange's own
+	// bytes; nil once a change is applied (the book builds one then).
+	snap    []byte
+	snapSeq uint64 // the seq of the book's last message: a joiner's SSE id
+	// stateful is set once the topic carried a message marked whole
+	// state: the last-message cache then holds nothing of it, since a
+	// change alone would pass for the state.
+	stateful bool
+	nSSE     int // SSE subscribers,
 	nNamed  int        // of which want events named after the topic
 	hist    history
 	last    []byte // the last payload, when the cache is on
@@ -62,9 +90,17 @@ type topic struct {
 }
 
 func newTopic(name string, cfg topicConfig) *topic {
+	if cfg.log == nil {
+		cfg.log = zap.NewNop()
+	}
 	t := &topic{name: name, cfg: cfg, ready: make(chan struct{}), done: make(chan struct{})}
 	t.localID = cfg.wire.SubscriptionID()
 	t.prefix, t.suffix = cfg.wire.Envelope(name, t.localID)
+	t.snapPrefix, t.snapSuffix = cfg.wire.SnapshotEnvelope(name, t.localID)
+	if rules := book.RulesFor(cfg.wire.Name(), name); rules != nil {
+		t.book = book.New(name, rules)
+		t.stateful = true
+	}
 	t.sse = newSSEEncoder(cfg.stream, name)
 	t.hist.limit = cfg.history
 	t.firstSeq = cfg.seq.Load()
@@ -104,10 +140,33 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 		t.cfg.stats.resumes.Add(1)
 		t.cfg.stats.lastResume.Store(time.Now().UnixNano())
 	}
+	snapshot := m.Snapshot()
 	ws := textFrame(t.prefix, m.Data, t.suffix)
+	if snapshot {
+		ws = textFrame(t.snapPrefix, m.Data, t.snapSuffix)
+	}
+	if t.book != nil {
+		t.apply(m)
+	}
 	seq := t.cfg.seq.Add(1)
 
 	t.mu.Lock()
+	if snapshot {
+		t.stateful = true
+		if len(t.pending) > 0 { // they waited for this snapshot: it is their first message
+			t.subs = append(slices.Clip(t.subs), t.pending...)
+			t.pending = nil
+		}
+	}
+	if t.book != nil {
+		t.snapSeq = seq
+		t.snap = t.snap[:0]
+		if snapshot {
+			t.snap = append(t.snap, m.Data...)
+		} else {
+			t.snap = nil
+		}
+	}
 	subs := t.subs
 	var sse, sseNamed []byte
 	if t.nSSE > t.nNamed {
@@ -119,7 +178,7 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 	if t.hist.on {
 		t.hist.add(seq, m.Data, resumed)
 	}
-	if t.cfg.cache {
+	if t.cfg.cache && !t.stateful {
 		t.last, t.lastSeq, t.hasLast = m.Data, seq, true
 	}
 	t.mu.Unlock()
@@ -143,9 +202,42 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 	t.dropped.Add(dropped)
 }
 
+// apply applies m to the topic's book and, when m breaks its chain,
+// resyncs the topic upstream: once a break, since the book ignores the
+// changes that follow until the resync's snapshot. Runs on the pump.
+func (t *topic) apply(m client.Message) {
+	err := t.book.Apply(m.Data, m.Snapshot())
+	if err == nil {
+		return
+	}
+	if errors.Is(err, book.ErrMalformed) {
+		t.dropBook(err)
+		return
+	}
+	resynced := t.cfg.resync != nil && t.cfg.resync(t.name)
+	t.cfg.log.Warn("book broken; resyncing upstream", zap.String("topic", t.name), zap.Error(err), zap.Bool("resync", resynced))
+}
+
+// dropBook serves the topic as a plain one from now on: its messages are
+// not the exchange's book messages (err says why), so nobody waits for a
+// snapshot that cannot be read. Runs on the pump.
+func (t *topic) dropBook(err error) {
+	t.cfg.log.Error("book messages cannot be read; serving the topic as it comes, without snapshots for late joiners",
+		zap.String("topic", t.name), zap.Error(err))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.book, t.snap, t.stateful = nil, nil, false
+	t.subs = append(slices.Clip(t.subs), t.pending...)
+	t.pending = nil
+}
+
 // attachLocked adds s as a subscriber, queueing the cached last message
-// first. Called with t.mu held (session.attach).
+// first, or a book's snapshot. Called with t.mu held (session.attach).
 func (t *topic) attachLocked(s *session) {
+	if t.book != nil && !(s.sse != nil && s.sse.resume) {
+		t.attachBookLocked(s)
+		return
+	}
 	next := make([]*session, len(t.subs), len(t.subs)+1)
 	copy(next, t.subs)
 	t.subs = append(next, s)
@@ -172,6 +264,43 @@ func (t *topic) attachLocked(s *session) {
 	} else {
 		t.dropped.Add(1)
 	}
+}
+
+// attachBookLocked adds s to a book topic: its first message is the
+// book's snapshot, in the exchange's own frame (the exchange's bytes when
+// no change has followed them, else built from the book), and the live
+// changes follow it. While the book is invalid (no snapshot yet, or a
+// resync under way) s waits in pending for the next snapshot. Called
+// with t.mu held, so no change falls between the snapshot and the live
+// stream.
+func (t *topic) attachBookLocked(s *session) {
+	if s.sse != nil {
+		t.nSSE++
+		if s.sse.named {
+			t.nNamed++
+		}
+		t.hist.on = true
+	}
+	payload := t.snap
+	if payload == nil {
+		var ok bool
+		if payload, ok = t.book.AppendSnapshot(nil); !ok {
+			t.pending = append(t.pending, s)
+			return
+		}
+	}
+	f := textFrame(t.snapPrefix, payload, t.snapSuffix)
+	if s.sse != nil {
+		f = t.sse.event(s.sse.named, t.snapSeq, payload, false)
+	}
+	if s.offer(f, false) {
+		t.delivered.Add(1)
+	} else {
+		t.dropped.Add(1)
+	}
+	next := make([]*session, len(t.subs), len(t.subs)+1)
+	copy(next, t.subs)
+	t.subs = append(next, s)
 }
 
 // replayLocked queues for a resuming SSE stream the messages it missed,
@@ -201,6 +330,16 @@ func (t *topic) replayLocked(s *session) {
 func (t *topic) detach(s *session) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if i := slices.Index(t.pending, s); i >= 0 {
+		t.pending = slices.Delete(t.pending, i, i+1)
+		if s.sse != nil {
+			t.nSSE--
+			if s.sse.named {
+				t.nNamed--
+			}
+		}
+		return true
+	}
 	for i, x := range t.subs {
 		if x == s {
 			next := make([]*session, 0, len(t.subs)-1)
@@ -218,11 +357,15 @@ func (t *topic) detach(s *session) bool {
 	return false
 }
 
-// subscribers returns the attached sessions.
+// subscribers returns the attached sessions, those waiting for a book's
+// snapshot included.
 func (t *topic) subscribers() []*session {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.subs
+	if len(t.pending) == 0 {
+		return t.subs
+	}
+	return append(slices.Clip(t.subs), t.pending...)
 }
 
 // sample updates the topic's rate. Called by the sampler goroutine only.

@@ -156,6 +156,15 @@ func (u *upstream) state() client.State {
 	return client.StateConnecting
 }
 
+// resync resubscribes topic on the upstream client, so the exchange
+// sends its snapshot again (client.Client.Resync).
+func (u *upstream) resync(topic string) bool {
+	u.mu.Lock()
+	c := u.c
+	u.mu.Unlock()
+	return c != nil && c.Resync(topic)
+}
+
 // trouble is the upstream's last failure and attempts.
 func (u *upstream) trouble() *trouble { return &u.issues }
 

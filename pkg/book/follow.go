@@ -1,0 +1,136 @@
+package book
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/wsfan/wsfan/pkg/client"
+)
+
+// Follower keeps the Book of one topic from a client subscription: its
+// goroutine applies each message as it arrives, and on a break asks the
+// client for a fresh snapshot (client.Client.Resync), one resync a break.
+// The Book's read methods are the Follower's; they are safe from any
+// goroutine.
+type Follower struct {
+	*Book
+	c      *client.Client
+	sub    *client.Subscription
+	events chan Event
+	done   chan struct{} // closed when the goroutine ends
+	err    error         // why the subscription ended; set before done closes
+
+	resyncs atomic.Uint64
+}
+
+// EventKind says what happened to a followed book.
+type EventKind uint8
+
+const (
+	// Synced: a snapshot made the book valid (the first, or a resync's).
+	Synced EventKind = iota
+	// Broken: a message broke the chain or crossed the book; the book is
+	// invalid until the resync's snapshot. Event.Err says why.
+	Broken
+)
+
+// Event is something that happened to a followed book.
+type Event struct {
+	Kind EventKind
+	Err  error // a Broken book's *BreakError
+	// Resynced says a resync was asked for (false while one is already
+	// under way, or the client is not connected: the restore after the
+	// reconnect brings the snapshot then).
+	Resynced bool
+}
+
+// eventBuffer is how many events wait for a reader before the oldest are
+// dropped: a book never waits for its reader.
+const eventBuffer = 16
+
+// Follow subscribes topic on c and keeps its book until Close or until
+// the subscription ends (Done). topic must be a book of c's exchange
+// (RulesFor): Deribit book.{instrument}.{interval} and grouped books,
+// Thalex book.{instrument}.{grouping}.{nlevels}.{delay}, Ethereal
+// L2Book:{symbol}; its exchange package must be imported (registered).
+func Follow(ctx context.Context, c *client.Client, topic string) (*Follower, error) {
+	dialect := c.Protocol().Name()
+	rules := RulesFor(dialect, topic)
+	if rules == nil {
+		return nil, fmt.Errorf("book: %q is not a book of %s (is its exchange package imported?)", topic, dialect)
+	}
+	sub, err := c.Subscribe(ctx, []string{topic})
+	if err != nil {
+		return nil, err
+	}
+	f := &Follower{Book: New(topic, rules), c: c, sub: sub, events: make(chan Event, eventBuffer), done: make(chan struct{})}
+	go f.run()
+	return f, nil
+}
+
+// run applies the subscription's messages until it ends. It is the
+// Follower's goroutine and the Book's only writer.
+func (f *Follower) run() {
+	defer close(f.done)
+	for m := range f.sub.C() {
+		err := f.Apply(m.Data, m.Snapshot())
+		switch {
+		case err != nil:
+			resynced := f.c.Resync(f.Topic())
+			if resynced {
+				f.resyncs.Add(1)
+			}
+			f.emit(Event{Kind: Broken, Err: err, Resynced: resynced})
+		case m.Snapshot() && f.Valid():
+			f.emit(Event{Kind: Synced})
+		case m.Reconnected() && !m.Snapshot():
+			// A restore whose first message is not a snapshot: what the
+			// book holds may be stale; wait for the next one.
+			f.Invalidate()
+		}
+	}
+	f.err = <-f.sub.Err()
+}
+
+// emit queues ev, dropping the oldest event when the reader is behind.
+func (f *Follower) emit(ev Event) {
+	for {
+		select {
+		case f.events <- ev:
+			return
+		default:
+		}
+		select {
+		case <-f.events:
+		default:
+		}
+	}
+}
+
+// Events delivers what happens to the book: syncs and breaks. It is never
+// closed; the oldest events are dropped when it is not read.
+func (f *Follower) Events() <-chan Event { return f.events }
+
+// Resyncs counts the resyncs the Follower asked for.
+func (f *Follower) Resyncs() uint64 { return f.resyncs.Load() }
+
+// Done is closed when the Follower has stopped: after Close, or when the
+// subscription ended (Err says why).
+func (f *Follower) Done() <-chan struct{} { return f.done }
+
+// Err is why the subscription ended, once Done is closed; nil after
+// Close.
+func (f *Follower) Err() error {
+	<-f.done
+	return f.err
+}
+
+// Close unsubscribes the topic and waits for the Follower's goroutine.
+// The book keeps its last state, marked invalid.
+func (f *Follower) Close(ctx context.Context) error {
+	err := f.sub.Unsubscribe(ctx)
+	<-f.done
+	f.Invalidate()
+	return err
+}
