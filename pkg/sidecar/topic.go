@@ -43,8 +43,8 @@ type topic struct {
 	sse                    sseEncoder
 	// book is the topic's order book when it is one (book.RulesFor):
 	// applied by the pump, read by attach to give a joiner its snapshot.
-	book *book.Book
-	firstSeq       uint64 // the Server's seq when the topic opened: SSE resumes from before it had a gap
+	book     *book.Book
+	firstSeq uint64 // the Server's seq when the topic opened: SSE resumes from before it had a gap
 
 	ready chan struct{} // closed when the upstream subscribe has finished
 	err   error         // why it failed; set before ready closes
@@ -53,8 +53,8 @@ type topic struct {
 
 	// mu orders attach (and the cached message a joiner gets first)
 	// against the pump's publish, so a joiner sees no gap and no repeat.
-	mu      sync.Mutex
-	subs    []*session // copy on write: the pump offers to a snapshot
+	mu   sync.Mutex
+	subs []*session // copy on write: the pump offers to a snapshot
 	// pending are the subscribers of a book that wait for its next
 	// snapshot (the book was invalid when they joined): the pump makes
 	// them subscribers when one comes, and offers them nothing before.
@@ -69,11 +69,11 @@ type topic struct {
 	// change alone would pass for the state.
 	stateful bool
 	nSSE     int // SSE subscribers,
-	nNamed  int        // of which want events named after the topic
-	hist    history
-	last    []byte // the last payload, when the cache is on
-	lastSeq uint64 // its seq
-	hasLast bool
+	nNamed   int // of which want events named after the topic
+	hist     history
+	last     []byte // the last payload, when the cache is on
+	lastSeq  uint64 // its seq
+	hasLast  bool
 
 	// hub.mu protects the following.
 	refs  int
