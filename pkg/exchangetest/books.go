@@ -34,7 +34,7 @@ type delivery struct {
 func (l *liveFeed) start(feed protocol.Feed, topics []protocol.FeedTopic) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.feed, l.books = nil, nil
+	l.feed, l.books, l.lose, l.cross = nil, nil, nil, nil
 	sf, ok := feed.(protocol.StatefulFeed)
 	if !ok {
 		return
@@ -45,13 +45,6 @@ func (l *liveFeed) start(feed protocol.Feed, topics []protocol.FeedTopic) {
 			l.books[ft.Topic] = ft
 		}
 	}
-}
-
-// stop forgets the feed.
-func (l *liveFeed) stop() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.feed, l.books, l.lose, l.cross = nil, nil, nil, nil
 }
 
 // round moves feed on to now and returns the messages of its topics that

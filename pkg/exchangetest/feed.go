@@ -67,7 +67,8 @@ func (s *Server) StartFeed(opts FeedOptions) {
 }
 
 // StopFeed stops the feed and waits for its goroutine. It does nothing when
-// no feed runs.
+// no feed runs. The books stand still and a new subscriber still gets
+// their snapshot, as an exchange's quiet book would give it.
 func (s *Server) StopFeed() {
 	s.fd.mu.Lock()
 	stop, done := s.fd.stop, s.fd.done
@@ -77,7 +78,6 @@ func (s *Server) StopFeed() {
 		close(stop)
 		<-done
 	}
-	s.lv.stop()
 }
 
 // FeedTopics returns the topics the feed publishes for the running (or

@@ -1,0 +1,131 @@
+package sidecar_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/pkg/book"
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/sidecar"
+	"github.com/wsfan/wsfan/pkg/thalex"
+)
+
+// bookCases are the exchanges with books, each with a book topic of the
+// test exchange's feed.
+var bookCases = []struct {
+	d       exchangetest.Dialect
+	topic   string
+	chained bool // the exchange chains its changes, so a lost one shows
+}{
+	{deribit.Name, "book.BTC-PERPETUAL.100ms", true},
+	{thalex.Name, "book.BTC-PERPETUAL.none.10.100ms", false},
+	{ethereal.Name, "L2Book:BTCUSD", true},
+}
+
+// follow keeps the book of topic over a client of dialect d connected
+// to url, until the end of the test.
+func follow(t *testing.T, d exchangetest.Dialect, url, topic string) *book.Follower {
+	t.Helper()
+	p, err := protocol.ByName(string(d))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, url, client.WithProtocol(p), client.WithRequestTimeout(5*time.Second))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	f, err := book.Follow(ctx, c, topic)
+	require.NoError(t, err)
+	return f
+}
+
+// moving waits until f is valid and has applied n more changes.
+func moving(t *testing.T, f *book.Follower, n uint64) {
+	t.Helper()
+	from := f.Stats().Changes
+	require.Eventually(t, func() bool { return f.Valid() && f.Stats().Changes >= from+n },
+		10*time.Second, 5*time.Millisecond, "book %s moving", f.Topic())
+}
+
+// sameBooks waits until every follower holds want's book, valid.
+func sameBooks(t *testing.T, want *book.Follower, others ...*book.Follower) {
+	t.Helper()
+	var w, g book.State
+	require.Eventually(t, func() bool {
+		want.CopyTo(&w)
+		if !w.Valid || len(w.Bids) == 0 {
+			return false
+		}
+		for _, f := range others {
+			f.CopyTo(&g)
+			if !g.Valid || !assert.ObjectsAreEqual(w.Bids, g.Bids) || !assert.ObjectsAreEqual(w.Asks, g.Asks) || w.Seq != g.Seq {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 10*time.Millisecond)
+	for _, f := range others {
+		f.CopyTo(&g)
+		require.Equal(t, w.Bids, g.Bids, "bids")
+		require.Equal(t, w.Asks, g.Asks, "asks")
+	}
+}
+
+// Through the sidecar, the first program and a late one both hold the
+// exchange's book exactly, as a program connected to the exchange does:
+// the first gets the exchange's snapshot, the late one the sidecar's,
+// then the same chain; after a change lost upstream (one resync, every
+// program gets the fresh snapshot) and after an upstream restart too.
+func TestBooksThroughTheSidecar(t *testing.T) {
+	for _, tc := range bookCases {
+		t.Run(string(tc.d), func(t *testing.T) {
+			r := newRig(t, tc.d, func(c *sidecar.Config) { c.LastMessageCache = true })
+			r.up.StartFeed(exchangetest.FeedOptions{Instruments: []string{instrumentOf(tc.topic)}, Interval: 10 * time.Millisecond})
+
+			direct := follow(t, tc.d, r.up.URL(), tc.topic)
+			first := follow(t, tc.d, r.wsURL(), tc.topic)
+			moving(t, first, 5)
+			late := follow(t, tc.d, r.wsURL(), tc.topic)
+			moving(t, late, 5)
+			r.up.StopFeed()
+			sameBooks(t, direct, first, late)
+			assert.Zero(t, first.Stats().Breaks+late.Stats().Breaks, "no program saw a broken chain")
+
+			if tc.chained {
+				r.up.StartFeed(exchangetest.FeedOptions{Instruments: []string{instrumentOf(tc.topic)}, Interval: 10 * time.Millisecond})
+				require.NoError(t, r.up.LoseBookChanges(tc.topic, 1))
+				require.Eventually(t, func() bool { return direct.Stats().Breaks > 0 }, 10*time.Second, 5*time.Millisecond)
+				moving(t, first, 5)
+				moving(t, late, 5)
+				r.up.StopFeed()
+				sameBooks(t, direct, first, late)
+			}
+
+			r.up.StartFeed(exchangetest.FeedOptions{Instruments: []string{instrumentOf(tc.topic)}, Interval: 10 * time.Millisecond})
+			r.up.Stop()
+			require.NoError(t, r.up.Start())
+			moving(t, direct, 5)
+			moving(t, first, 5)
+			moving(t, late, 5)
+			r.up.StopFeed()
+			sameBooks(t, direct, first, late)
+		})
+	}
+}
+
+// instrumentOf is the instrument of a feed's book topic.
+func instrumentOf(topic string) string {
+	switch {
+	case topic == "L2Book:BTCUSD":
+		return "BTCUSD"
+	default:
+		return "BTC-PERPETUAL"
+	}
+}
