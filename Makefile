@@ -49,7 +49,9 @@ lint: vet
 # from pkg/protocol/protocoltest; pkg/sidecar: what local clients send
 # (FuzzLocalFrame: frames through each dialect's server half, every answer
 # valid JSON; FuzzStreamQuery: the SSE query and Last-Event-ID);
-# internal/redact: FuzzURL (no password shown, idempotent). Their seed
+# internal/redact: FuzzURL (no password shown, idempotent); pkg/book:
+# FuzzApply (a book against a plain map) and FuzzParseDecimal (reads back
+# as it prints). Their seed
 # corpora (testdata/fuzz) run in every `go test`. The default budget is a
 # count, not a duration: before Go 1.27 a duration can end a clean run
 # with a spurious "context deadline exceeded" (go.dev/issue/75804).
@@ -57,7 +59,8 @@ lint: vet
 EXCHANGES := thalex deribit ethereum ethereal
 FUZZTIME ?= 200000x
 FUZZ_TARGETS := $(foreach e,$(EXCHANGES),pkg/$(e):FuzzClassify pkg/$(e):FuzzRoute) \
-	pkg/sidecar:FuzzLocalFrame pkg/sidecar:FuzzStreamQuery internal/redact:FuzzURL
+	pkg/sidecar:FuzzLocalFrame pkg/sidecar:FuzzStreamQuery internal/redact:FuzzURL \
+	pkg/book:FuzzApply pkg/book:FuzzParseDecimal
 fuzz:
 	@for pt in $(FUZZ_TARGETS); do \
 		p=$${pt%%:*}; t=$${pt#*:}; \

@@ -33,6 +33,8 @@ var ErrDecimal = errors.New("book: not a decimal this book holds exactly")
 // ParseDecimal reads a JSON number (5042.34, 30, 1.5e-3), or its text
 // inside a JSON string, as a Decimal.
 func ParseDecimal(b []byte) (Decimal, error) {
+	// The errors copy b (string(b)), so b never escapes and a caller's
+	// slices of a frame stay on its stack.
 	s := b
 	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
 		s = s[1 : len(s)-1]
@@ -59,7 +61,7 @@ func ParseDecimal(b []byte) (Decimal, error) {
 		}
 		digits++
 		if mant > (math.MaxUint64-9)/10 {
-			return 0, fmt.Errorf("%w: %q has too many digits", ErrDecimal, b)
+			return 0, fmt.Errorf("%w: %q has too many digits", ErrDecimal, string(b))
 		}
 		mant = mant*10 + uint64(c-'0')
 		if point {
@@ -67,15 +69,15 @@ func ParseDecimal(b []byte) (Decimal, error) {
 		}
 	}
 	if digits == 0 {
-		return 0, fmt.Errorf("%w: %q", ErrDecimal, b)
+		return 0, fmt.Errorf("%w: %q", ErrDecimal, string(b))
 	}
 	if i < len(s) {
 		if s[i] != 'e' && s[i] != 'E' {
-			return 0, fmt.Errorf("%w: %q", ErrDecimal, b)
+			return 0, fmt.Errorf("%w: %q", ErrDecimal, string(b))
 		}
 		e, err := strconv.Atoi(string(s[i+1:]))
 		if err != nil || e > 40 || e < -40 {
-			return 0, fmt.Errorf("%w: %q", ErrDecimal, b)
+			return 0, fmt.Errorf("%w: %q", ErrDecimal, string(b))
 		}
 		exp += e
 	}
@@ -83,19 +85,19 @@ func ParseDecimal(b []byte) (Decimal, error) {
 	// refuse any other digit there.
 	for exp < -Scale {
 		if mant%10 != 0 {
-			return 0, fmt.Errorf("%w: %q has more than %d fractional digits", ErrDecimal, b, Scale)
+			return 0, fmt.Errorf("%w: %q has more than %d fractional digits", ErrDecimal, string(b), Scale)
 		}
 		mant /= 10
 		exp++
 	}
 	for ; exp > -Scale; exp-- {
 		if mant > math.MaxInt64/10 {
-			return 0, fmt.Errorf("%w: %q is too large", ErrDecimal, b)
+			return 0, fmt.Errorf("%w: %q is too large", ErrDecimal, string(b))
 		}
 		mant *= 10
 	}
 	if mant > math.MaxInt64 {
-		return 0, fmt.Errorf("%w: %q is too large", ErrDecimal, b)
+		return 0, fmt.Errorf("%w: %q is too large", ErrDecimal, string(b))
 	}
 	if neg {
 		return -Decimal(mant), nil

@@ -88,7 +88,7 @@ func (r *bookRules) Parse(payload []byte, _ bool, u *book.Update) error {
 			u.Asks, err = book.AppendLevels(u.Asks, v, layout)
 		}
 		if err != nil {
-			return fmt.Errorf("deribit book %s: %w", key, err)
+			return fmt.Errorf("deribit book %s: %w", string(key), err)
 		}
 	}
 	if err := m.Err(); err != nil {

@@ -95,7 +95,7 @@ func parseL2Data(data []byte, u *book.Update) error {
 			u.Asks, err = book.AppendLevels(u.Asks, v, etherealLevels)
 		}
 		if err != nil {
-			return fmt.Errorf("ethereal L2Book data.%s: %w", key, err)
+			return fmt.Errorf("ethereal L2Book data.%s: %w", string(key), err)
 		}
 	}
 	if err := m.Err(); err != nil {

@@ -59,7 +59,7 @@ func (bookRules) Parse(payload []byte, marked bool, u *book.Update) error {
 			u.Time = time.Unix(0, int64(secs)*10)
 		}
 		if err != nil {
-			return fmt.Errorf("thalex book %s: %w", key, err)
+			return fmt.Errorf("thalex book %s: %w", string(key), err)
 		}
 	}
 	if err := m.Err(); err != nil {

@@ -1,0 +1,146 @@
+package book_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/pkg/book"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/thalex"
+)
+
+func dec(s string) book.Decimal {
+	d, err := book.ParseDecimal([]byte(s))
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func lvl(price, size string) book.Level { return book.Level{Price: dec(price), Size: dec(size)} }
+
+func TestDecimal(t *testing.T) {
+	for in, want := range map[string]string{
+		"5042.34": "5042.34", "30": "30", `"68013.0"`: "68013", "-0.5": "-0.5", "1.5e-3": "0.0015",
+		"0.00000001": "0.00000001", "2E+3": "2000", "0": "0", "1683901254.785744": "1683901254.785744",
+	} {
+		d, err := book.ParseDecimal([]byte(in))
+		require.NoError(t, err, in)
+		assert.Equal(t, want, d.String(), in)
+	}
+	for _, bad := range []string{"", `""`, "abc", "1.000000001", "1e99", "92233720368.54775808", "1..2", "--1", "1e", "0x10"} {
+		_, err := book.ParseDecimal([]byte(bad))
+		assert.ErrorIs(t, err, book.ErrDecimal, bad)
+	}
+	assert.Equal(t, dec("0.3"), dec("0.1")+dec("0.2"), "exact, unlike float64")
+}
+
+// Deribit's documented example: a snapshot, then a change chained by
+// prev_change_id (docs.deribit.com, book.{instrument_name}.{interval}).
+func TestDeribitDocumentedBook(t *testing.T) {
+	b := book.New("book.BTC-PERPETUAL.100ms", deribit.BookRules("book.BTC-PERPETUAL.100ms"))
+	assert.False(t, b.Valid(), "no snapshot yet")
+	require.NoError(t, b.Apply([]byte(`{"type":"snapshot","timestamp":1554373962454,"instrument_name":"BTC-PERPETUAL","change_id":297217,"bids":[["new",5042.34,30],["new",5041.94,20]],"asks":[["new",5042.64,40],["new",5043.3,40]]}`), false))
+	bid, ask, ok := b.Best()
+	require.True(t, ok)
+	assert.Equal(t, lvl("5042.34", "30"), bid)
+	assert.Equal(t, lvl("5042.64", "40"), ask)
+	require.NoError(t, b.Apply([]byte(`{"type":"change","timestamp":1554373911330,"prev_change_id":297217,"instrument_name":"BTC-PERPETUAL","change_id":297218,"bids":[["delete",5041.94,0]],"asks":[["change",5042.64,35]]}`), false))
+	s := b.Copy()
+	assert.Equal(t, []book.Level{lvl("5042.34", "30")}, s.Bids)
+	assert.Equal(t, []book.Level{lvl("5042.64", "35"), lvl("5043.3", "40")}, s.Asks)
+	assert.EqualValues(t, 297218, s.Seq)
+	assert.EqualValues(t, 1554373911330, s.Time.UnixMilli())
+
+	// The snapshot a late joiner gets reads back as the same book.
+	snap, ok := b.AppendSnapshot(nil)
+	require.True(t, ok)
+	assert.JSONEq(t, `{"type":"snapshot","timestamp":1554373911330,"instrument_name":"BTC-PERPETUAL","change_id":297218,"bids":[["new",5042.34,30]],"asks":[["new",5042.64,35],["new",5043.3,40]]}`, string(snap))
+	again := book.New(b.Topic(), deribit.BookRules(b.Topic()))
+	require.NoError(t, again.Apply(snap, false))
+	assert.Equal(t, s, again.Copy())
+}
+
+// A change that does not follow the book breaks it at once: one error,
+// the changes after it ignored without one, until a snapshot.
+func TestBreakIsReportedOnceAndReadersNeverSeeTheStaleBook(t *testing.T) {
+	topic := "book.ETH-PERPETUAL.raw"
+	b := book.New(topic, deribit.BookRules(topic))
+	require.NoError(t, b.Apply([]byte(`{"type":"snapshot","timestamp":1,"change_id":10,"bids":[["new",99,1]],"asks":[["new",101,1]]}`), false))
+	err := b.Apply([]byte(`{"type":"change","timestamp":2,"prev_change_id":11,"change_id":12,"bids":[["new",100,1]],"asks":[]}`), false)
+	var be *book.BreakError
+	require.ErrorAs(t, err, &be)
+	assert.ErrorIs(t, err, book.ErrBreak)
+	assert.Contains(t, err.Error(), "follows 11, the book is at 10")
+	_, _, ok := b.Best()
+	assert.False(t, ok, "a reader never gets a book known to be stale")
+	bids, _, ok := b.Top(10, nil, nil)
+	assert.False(t, ok)
+	assert.Len(t, bids, 1, "the levels are there, marked invalid")
+	for range 3 {
+		assert.NoError(t, b.Apply([]byte(`{"type":"change","timestamp":3,"prev_change_id":12,"change_id":13,"bids":[],"asks":[]}`), false), "ignored while the resync is under way")
+	}
+	require.NoError(t, b.Apply([]byte(`{"type":"snapshot","timestamp":4,"change_id":20,"bids":[["new",98,2]],"asks":[["new",102,2]]}`), false))
+	bid, ask, ok := b.Best()
+	require.True(t, ok)
+	assert.Equal(t, lvl("98", "2"), bid)
+	assert.Equal(t, lvl("102", "2"), ask)
+	assert.Equal(t, book.Stats{Snapshots: 2, Changes: 0, Ignored: 3, Breaks: 1}, b.Stats())
+}
+
+func TestCrossedBookIsABreak(t *testing.T) {
+	topic := "book.BTC-PERPETUAL.100ms"
+	b := book.New(topic, deribit.BookRules(topic))
+	require.NoError(t, b.Apply([]byte(`{"type":"snapshot","timestamp":1,"change_id":1,"bids":[["new",99,1]],"asks":[["new",101,1]]}`), false))
+	err := b.Apply([]byte(`{"type":"change","timestamp":2,"prev_change_id":1,"change_id":2,"bids":[["new",101,1]],"asks":[]}`), false)
+	require.ErrorIs(t, err, book.ErrBreak)
+	assert.Contains(t, err.Error(), "crossed: best bid 101, best ask 101")
+	assert.False(t, b.Valid())
+}
+
+// Thalex's book: the first notification, marked snapshot in its
+// envelope, carries the whole book as changes; no sequence to check.
+func TestThalexBook(t *testing.T) {
+	topic := "book.BTC-PERPETUAL.none.10.100ms"
+	b := book.New(topic, thalex.BookRules(topic))
+	require.NoError(t, b.Apply([]byte(`{"trades":[[9120.5,15,"buy",156789.103,false]],"bid_changes":[[9120.5,10,10],[9120,5,4]],"ask_changes":[[9121,54,53]],"total_bid_amount":15,"total_ask_amount":54,"time":1683901254.785744}`), true))
+	require.NoError(t, b.Apply([]byte(`{"trades":[],"bid_changes":[[9120.5,0,0]],"ask_changes":[[9121.5,3,3]],"total_bid_amount":5,"total_ask_amount":57,"time":1683901254.885744}`), false))
+	s := b.Copy()
+	assert.Equal(t, []book.Level{{Price: dec("9120"), Size: dec("5"), Aux: dec("4")}}, s.Bids)
+	assert.Len(t, s.Asks, 2)
+	assert.Equal(t, int64(1683901254885744000), s.Time.UnixNano())
+	snap, ok := b.AppendSnapshot(nil)
+	require.True(t, ok)
+	assert.JSONEq(t, `{"trades":[],"bid_changes":[[9120,5,4]],"ask_changes":[[9121,54,53],[9121.5,3,3]],"total_bid_amount":5,"total_ask_amount":57,"time":1683901254.885744}`, string(snap))
+	assert.Nil(t, thalex.BookRules("ticker.BTC-PERPETUAL.raw"))
+}
+
+// Ethereal's L2Book: the whole book first (flagged by the client), then
+// changes chained by pt = the previous t, quantities as strings.
+func TestEtherealBook(t *testing.T) {
+	b := book.New("L2Book:BTCUSD", ethereal.BookRules("L2Book:BTCUSD"))
+	require.NoError(t, b.Apply([]byte(`{"e":"L2Book","t":1737043200123,"data":{"s":"BTCUSD","t":1737043200123,"pt":1737043200023,"a":[["68013.0","0.4"],["68013.5","1.1"]],"b":[["68012.5","1.25"],["68012.0","0.4"]]}}`), true))
+	require.NoError(t, b.Apply([]byte(`{"e":"L2Book","t":1737043200223,"data":{"s":"BTCUSD","t":1737043200223,"pt":1737043200123,"a":[["68013.0","0"]],"b":[["68012.5","2"]]}}`), false))
+	bid, ask, ok := b.Best()
+	require.True(t, ok)
+	assert.Equal(t, lvl("68012.5", "2"), bid)
+	assert.Equal(t, lvl("68013.5", "1.1"), ask)
+	err := b.Apply([]byte(`{"e":"L2Book","t":1737043200423,"data":{"s":"BTCUSD","t":1737043200423,"pt":1737043200323,"a":[],"b":[]}}`), false)
+	assert.ErrorIs(t, err, book.ErrBreak, "a pt that is not the last t")
+	snap, ok := book.New("L2Book:BTCUSD", ethereal.BookRules("L2Book:BTCUSD")).AppendSnapshot(nil)
+	assert.False(t, ok, "no snapshot of an invalid book")
+	assert.Empty(t, snap)
+}
+
+func TestMalformedMessage(t *testing.T) {
+	topic := "book.BTC-PERPETUAL.100ms"
+	b := book.New(topic, deribit.BookRules(topic))
+	for _, bad := range []string{`{"last_price":1}`, `[1,2]`, `{"type":"snapshot","change_id":1,"bids":[["new","x",1]]}`, `{"type":"snapshot","change_id":1,"bids":[[1]]}`} {
+		err := b.Apply([]byte(bad), false)
+		assert.True(t, errors.Is(err, book.ErrMalformed), "%s: %v", bad, err)
+	}
+}
