@@ -1,0 +1,25 @@
+// Package book keeps local L2 order books by each exchange's rules, for
+// programs using pkg/client and for the sidecar, which serves every local
+// program a snapshot of its own book.
+//
+// An exchange package that has books registers its Rules (Register):
+// pkg/deribit (book.{instrument}.{interval}, chained by prev_change_id;
+// the grouped book.{instrument}.{group}.{depth}.{interval}, whole every
+// time), pkg/thalex (book.{instrument}.{grouping}.{nlevels}.{delay}, the
+// first notification marked "snapshot": true) and pkg/ethereal
+// (L2Book:{symbol}, the whole book first, then changes chained by pt).
+// Import the exchange's package, then Follow a topic on a client:
+//
+//	b, err := book.Follow(ctx, c, "book.BTC-PERPETUAL.100ms")
+//	...
+//	bid, ask, ok := b.Best()
+//
+// A Book is valid from a snapshot until a break: a change that does not
+// follow the last one, a crossed book, or a message the rules cannot
+// read. A broken book says so to every reader at once (ok is false),
+// ignores changes until the next snapshot, and a Follower asks the
+// exchange for that snapshot once a break (client.Client.Resync).
+//
+// Prices and sizes are Decimal: exact, fixed-point, in an int64 (see
+// Decimal for why not float64 or an arbitrary-precision type).
+package book
