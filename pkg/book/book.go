@@ -247,6 +247,13 @@ func (b *Book) Levels(s Side) iter.Seq[Level] {
 	}
 }
 
+// Depth counts the levels of each side.
+func (b *Book) Depth() (bids, asks int) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return len(b.bids.levels), len(b.asks.levels)
+}
+
 // Seq and Time are the exchange's sequence number and timestamp of the
 // last message applied.
 func (b *Book) Seq() int64 {

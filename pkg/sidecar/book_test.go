@@ -2,6 +2,8 @@ package sidecar_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"testing"
 	"time"
 
@@ -128,4 +130,79 @@ func instrumentOf(topic string) string {
 	default:
 		return "BTC-PERPETUAL"
 	}
+}
+
+// A script reads a book as JSON, and a page as a stream conflated to
+// ?hz=; both hold the exchange's book; /v1/status describes it.
+func TestBookOverHTTP(t *testing.T) {
+	topic := "book.BTC-PERPETUAL.100ms"
+	r := newRig(t, deribit.Name, nil)
+	r.up.StartFeed(exchangetest.FeedOptions{Instruments: []string{"BTC-PERPETUAL"}, Interval: 5 * time.Millisecond})
+
+	code, body := httpGet(t, r.url+"/v1/book?instrument=BTC-PERPETUAL")
+	require.EqualValues(t, http.StatusNotFound, code, "nothing held or offered yet: %s", body)
+	assert.Contains(t, body, "name one with ?topic=")
+	code, body = httpGet(t, r.url+"/v1/book?topic=ticker.BTC-PERPETUAL.100ms")
+	require.EqualValues(t, http.StatusBadRequest, code)
+	assert.Contains(t, body, "not an order book topic of deribit")
+	code, _ = httpGet(t, r.url+"/v1/book?topic="+topic+"&depth=0")
+	require.EqualValues(t, http.StatusBadRequest, code)
+
+	// The stream: at most hz books a second, each whole and valid.
+	st := openSSE(t, r.url+"/v1/book/stream?topic="+topic+"&hz=5&depth=3", "")
+	assert.Contains(t, st.next(t).comment, "at most 5 updates a second")
+	start := time.Now()
+	events := 0
+	for time.Since(start) < time.Second {
+		var b struct {
+			Topic      string
+			Valid      bool
+			Bids, Asks [][2]string
+		}
+		require.NoError(t, json.Unmarshal([]byte(st.next(t).data), &b))
+		require.True(t, b.Valid)
+		require.Len(t, b.Bids, 3)
+		require.Len(t, b.Asks, 3)
+		events++
+	}
+	assert.LessOrEqual(t, events, 5+2, "conflated: the feed sent about 200 changes in that second")
+
+	// By instrument, now that the sidecar holds a book of it; the same
+	// book as a program connected to the exchange.
+	direct := follow(t, deribit.Name, r.up.URL(), topic)
+	moving(t, direct, 3)
+	r.up.StopFeed()
+	var want book.State
+	require.Eventually(t, func() bool {
+		direct.CopyTo(&want)
+		code, body = httpGet(t, r.url+"/v1/book?instrument=BTC-PERPETUAL&depth=1000")
+		var got struct {
+			Seq        int64
+			Bids, Asks [][2]string
+		}
+		return code == http.StatusOK && json.Unmarshal([]byte(body), &got) == nil && got.Seq == want.Seq
+	}, 10*time.Second, 20*time.Millisecond)
+	var got struct {
+		Valid       bool
+		Bids, Asks  [][2]string
+		Mid, Spread string
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &got))
+	require.True(t, got.Valid)
+	require.Len(t, got.Bids, len(want.Bids))
+	for i, l := range want.Bids {
+		assert.Equal(t, [2]string{l.Price.String(), l.Size.String()}, got.Bids[i])
+	}
+	assert.Equal(t, (want.Asks[0].Price - want.Bids[0].Price).String(), got.Spread)
+
+	var bs *sidecar.BookStatus
+	for _, ts := range r.sc.Status().Topics {
+		if ts.Topic == topic {
+			bs = ts.Book
+		}
+	}
+	require.NotNil(t, bs, "the held book in /v1/status")
+	assert.True(t, bs.Valid)
+	assert.Equal(t, want.Bids[0].Price.String(), bs.BestBid)
+	assert.Equal(t, len(want.Asks), bs.AskLevels)
 }

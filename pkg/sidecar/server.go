@@ -188,6 +188,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/{$}", s.serveRoot)
 	mux.HandleFunc("/ws", s.serveWS)
 	mux.HandleFunc("/v1/stream", s.serveSSE)
+	mux.HandleFunc("/v1/book", s.serveBook)
+	mux.HandleFunc("/v1/book/stream", s.serveBookStream)
 	mux.HandleFunc("/v1/status", s.serveStatus)
 	mux.HandleFunc("/v1/status/stream", s.serveStatusStream)
 	mux.Handle("/metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))

@@ -23,6 +23,7 @@ type stats struct {
 	reconnects   atomic.Uint64 // upstream connections lost
 	lastResume   atomic.Int64  // unix nanoseconds of the last resume
 	hostRefusals atomic.Uint64 // requests refused for their Host header
+	bookStreams  atomic.Int64  // open /v1/book/stream responses, capped by MaxClients
 	// crossSiteRefusals counts browser requests of another site without
 	// an allowed origin; tokenRefusals requests without the token.
 	crossSiteRefusals atomic.Uint64

@@ -83,6 +83,29 @@ type TopicStatus struct {
 	// the topic's pump fell behind.
 	UpstreamDropped uint64 `json:"upstream_dropped"`
 	Resumes         uint64 `json:"resumes"`
+	// Book describes the topic's order book, when it is one.
+	Book *BookStatus `json:"book,omitempty"`
+}
+
+// BookStatus describes the order book the sidecar keeps of a topic.
+type BookStatus struct {
+	// Valid is false until the exchange's snapshot, and while a resync
+	// runs after a break.
+	Valid bool `json:"valid"`
+	// BestBid, BestAsk, Mid and Spread are exact decimals, empty when a
+	// side is.
+	BestBid string `json:"best_bid,omitempty"`
+	BestAsk string `json:"best_ask,omitempty"`
+	Mid     string `json:"mid,omitempty"`
+	Spread  string `json:"spread,omitempty"`
+	// BidLevels and AskLevels are the book's depth.
+	BidLevels int `json:"bid_levels"`
+	AskLevels int `json:"ask_levels"`
+	// Seq is the exchange's sequence number of the last message (0 where
+	// the exchange numbers none).
+	Seq int64 `json:"seq,omitempty"`
+	// Breaks counts the breaks (each one resync upstream).
+	Breaks uint64 `json:"breaks"`
 }
 
 // ClientStatus describes one local client.

@@ -218,6 +218,13 @@ func (t *topic) apply(m client.Message) {
 	t.cfg.log.Warn("book broken; resyncing upstream", zap.String("topic", t.name), zap.Error(err), zap.Bool("resync", resynced))
 }
 
+// heldBook is the topic's book, or nil when it has none (any more).
+func (t *topic) heldBook() *book.Book {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.book
+}
+
 // dropBook serves the topic as a plain one from now on: its messages are
 // not the exchange's book messages (err says why), so nobody waits for a
 // snapshot that cannot be read. Runs on the pump.
@@ -396,5 +403,26 @@ func (t *topic) status(refs int) TopicStatus {
 		}
 	default:
 	}
+	if b := t.heldBook(); b != nil {
+		ts.Book = bookStatus(b)
+	}
 	return ts
+}
+
+// bookStatus describes b for /v1/status.
+func bookStatus(b *book.Book) *BookStatus {
+	bs := &BookStatus{Valid: b.Valid(), Seq: b.Seq(), Breaks: b.Stats().Breaks}
+	bs.BidLevels, bs.AskLevels = b.Depth()
+	bids, asks, _ := b.Top(1, nil, nil)
+	if len(bids) > 0 {
+		bs.BestBid = bids[0].Price.String()
+	}
+	if len(asks) > 0 {
+		bs.BestAsk = asks[0].Price.String()
+	}
+	if len(bids) > 0 && len(asks) > 0 {
+		bs.Mid = ((bids[0].Price + asks[0].Price) / 2).String()
+		bs.Spread = (asks[0].Price - bids[0].Price).String()
+	}
+	return bs
 }
