@@ -98,7 +98,7 @@ func TestStatusPage(t *testing.T) {
 	r := newRig(t)
 	ctx := browser(t)
 	// A program subscribes, so the page has topics and a client to show.
-	sse, err := http.Get("http://" + r.proxy.addr + "/v1/stream?topic=ticker.BTC-PERPETUAL.raw&topic=ticker.ETH-PERPETUAL.raw")
+	sse, err := http.Get("http://" + r.proxy.addr + "/v1/stream?topic=ticker.BTC-PERPETUAL.raw&topic=ticker.ETH-PERPETUAL.raw&topic=book.BTC-PERPETUAL.none.10.100ms")
 	require.NoError(t, err)
 	defer sse.Body.Close()
 
@@ -114,6 +114,7 @@ func TestStatusPage(t *testing.T) {
 	))
 	assert.Equal(t, "connected", state)
 	assert.Contains(t, topics, "ticker.ETH-PERPETUAL.raw")
+	assert.Regexp(t, `mid \d+(\.\d+)? · spread \d+(\.\d+)? · 10×10 levels`, topics, "the book's mid, spread and depth")
 	assert.NotEqual(t, received1, received2, "the counters move")
 	screenshot(t, ctx, "status-page.png")
 
