@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/book"
@@ -229,21 +230,18 @@ func (s *Server) serveBookStream(w http.ResponseWriter, r *http.Request) {
 	keepAlive := time.NewTimer(sseKeepAlive)
 	defer keepAlive.Stop()
 	rc := http.NewResponseController(w)
+	enc := t.bookEvent(bq.depth)
 	var (
-		st   book.State
 		last book.Stats // the book's counts when it was last sent
 		sent bool
-		buf  []byte
 	)
 	for {
 		if cur := b.Stats(); !sent || cur != last {
-			b.CopyTo(&st)
-			last, sent = cur, true
-			buf = append(buf[:0], "data: "...)
-			enc, _ := json.Marshal(newBookJSON(&st, bq.depth))
-			buf = append(append(buf, enc...), "\n\n"...)
+			var event []byte
+			event, last = enc.event(b)
+			sent = true
 			_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-			if _, err := w.Write(buf); err != nil {
+			if _, err := w.Write(event); err != nil {
 				return
 			}
 			flusher.Flush()
@@ -264,6 +262,48 @@ func (s *Server) serveBookStream(w http.ResponseWriter, r *http.Request) {
 			keepAlive.Reset(sseKeepAlive)
 		}
 	}
+}
+
+// bookEvent is the SSE event of one book at one depth, shared by every
+// stream of it: a book changed since the last tick is encoded once a
+// tick, however many streams read it.
+type bookEvent struct {
+	mu    sync.Mutex
+	depth int
+	at    book.Stats // the book's counts when data was encoded
+	data  []byte     // "data: {...}\n\n"; never modified once shared
+}
+
+// bookEvent returns the shared encoder of the topic's book at depth; it
+// lives as long as the topic.
+func (t *topic) bookEvent(depth int) *bookEvent {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.bookEvents == nil {
+		t.bookEvents = make(map[int]*bookEvent)
+	}
+	e := t.bookEvents[depth]
+	if e == nil {
+		e = &bookEvent{depth: depth}
+		t.bookEvents[depth] = e
+	}
+	return e
+}
+
+// event returns b's event, encoding it when b changed since the last
+// encoding, and the book's counts it shows.
+func (e *bookEvent) event(b *book.Book) ([]byte, book.Stats) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if cur := b.Stats(); e.data == nil || cur != e.at {
+		var st book.State
+		b.CopyTo(&st)
+		enc, _ := json.Marshal(newBookJSON(&st, e.depth))
+		data := make([]byte, 0, len("data: ")+len(enc)+2)
+		e.data = append(append(append(data, "data: "...), enc...), "\n\n"...)
+		e.at = cur
+	}
+	return e.data, e.at
 }
 
 // allowBrowser applies the SSE origin rule to a book request: a page of

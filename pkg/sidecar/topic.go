@@ -68,12 +68,15 @@ type topic struct {
 	// state: the last-message cache then holds nothing of it, since a
 	// change alone would pass for the state.
 	stateful bool
-	nSSE     int // SSE subscribers,
-	nNamed   int // of which want events named after the topic
-	hist     history
-	last     []byte // the last payload, when the cache is on
-	lastSeq  uint64 // its seq
-	hasLast  bool
+	// bookEvents are the /v1/book/stream events of the book, by depth
+	// (bookhttp.go).
+	bookEvents map[int]*bookEvent
+	nSSE       int // SSE subscribers,
+	nNamed     int // of which want events named after the topic
+	hist       history
+	last       []byte // the last payload, when the cache is on
+	lastSeq    uint64 // its seq
+	hasLast    bool
 
 	// hub.mu protects the following.
 	refs  int
