@@ -56,8 +56,8 @@ var ErrMalformed = errors.New("book: not a book message")
 
 // BreakError says why a message left the book invalid.
 type BreakError struct {
-	Topic  string
-	Reason string
+	Topic  string // the book's topic
+	Reason string // what broke the chain
 	// Malformed says the message could not be read (ErrMalformed).
 	Malformed bool
 }

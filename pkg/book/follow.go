@@ -37,8 +37,8 @@ const (
 
 // Event is something that happened to a followed book.
 type Event struct {
-	Kind EventKind
-	Err  error // a Broken book's *BreakError
+	Kind EventKind // what happened
+	Err  error     // a Broken book's *BreakError
 	// Resynced says a resync was asked for (false while one is already
 	// under way, or the client is not connected: the restore after the
 	// reconnect brings the snapshot then).

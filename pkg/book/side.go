@@ -4,8 +4,8 @@ import "sort"
 
 // Level is one price level of a book.
 type Level struct {
-	Price Decimal
-	Size  Decimal
+	Price Decimal // the level's price
+	Size  Decimal // the amount at the price; 0 removes the level in an Update
 	// Aux is the exchange's second amount at the level, where it has one
 	// (Thalex's outright amount: the part not implied from other
 	// instruments); zero elsewhere. A snapshot the sidecar rebuilds

@@ -47,9 +47,9 @@ var (
 
 // RPCError is an error object returned by the server in place of a result.
 type RPCError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
+	Code    int             `json:"code"`           // the error's code, as the server sent it
+	Message string          `json:"message"`        // the server's message
+	Data    json.RawMessage `json:"data,omitempty"` // the error's data member, raw JSON; nil when absent
 }
 
 func (e *RPCError) Error() string {
@@ -71,7 +71,7 @@ func parseRPCError(raw []byte) *RPCError {
 
 // RefusedError names the topics the server refused.
 type RefusedError struct {
-	Topics []string
+	Topics []string // the topics the server refused
 	// Cause is the server's error, when it sent one.
 	Cause error
 }

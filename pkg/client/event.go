@@ -83,8 +83,8 @@ func (k EventKind) String() string {
 
 // Event reports a change of the connection or of a stream's integrity.
 type Event struct {
-	Kind    EventKind
-	Time    time.Time
+	Kind    EventKind     // what happened
+	Time    time.Time     // when it happened
 	Err     error         // Disconnected, Reconnecting: the cause
 	Attempt int           // Reconnecting
 	Wait    time.Duration // Reconnecting: the backoff before the next dial

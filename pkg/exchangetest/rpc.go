@@ -15,9 +15,9 @@ type Handler func(params json.RawMessage) (any, *RPCError)
 
 // RPCError is a JSON-RPC error object, sent as "error" in a response.
 type RPCError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
+	Code    int    `json:"code"`           // the JSON-RPC error code
+	Message string `json:"message"`        // the error's message
+	Data    any    `json:"data,omitempty"` // the error's data member; nil to leave it out
 }
 
 // Error implements error.

@@ -12,9 +12,9 @@ import (
 // topic is a channel name, one request subscribes a list of channels, and
 // the result is the list the server accepted.
 type ChannelDialect struct {
-	DialectName     string
-	PrivatePrefixes []string
-	SequencedPrefix string // channels carrying change ids; "" for none
+	DialectName     string   // the dialect's name, as Name returns it
+	PrivatePrefixes []string // prefixes of the channels subscribed with private/subscribe
+	SequencedPrefix string   // channels carrying change ids; "" for none
 	// MaxChannels caps the channels of one request when the caller sets
 	// no chunk: the exchange's own limit. 0: no cap.
 	MaxChannels int
@@ -37,8 +37,10 @@ func IsPrivate(channel string, prefixes []string) bool {
 	return false
 }
 
+// Name implements Protocol.
 func (d *ChannelDialect) Name() string { return d.DialectName }
 
+// NewTopic implements Protocol: a topic is a channel name, its own routing key.
 func (d *ChannelDialect) NewTopic(name string) (*Topic, error) {
 	if name == "" || strings.ContainsAny(name, "\"\\ \t\r\n") {
 		return nil, fmt.Errorf("%w: %s channel %q", ErrInvalidTopic, d.DialectName, name)
@@ -48,14 +50,17 @@ func (d *ChannelDialect) NewTopic(name string) (*Topic, error) {
 	return t, nil
 }
 
+// AppendRequest implements Protocol.
 func (d *ChannelDialect) AppendRequest(dst []byte, id uint64, method string, params []byte) ([]byte, error) {
 	return AppendRPC(dst, id, method, params, "{}"), nil
 }
 
+// Subscribe implements Protocol: the topics in channel lists, public before private.
 func (d *ChannelDialect) Subscribe(b *Batch, topics []*Topic, nextID func() uint64, chunk int) {
 	d.encode(b, topics, nextID, chunk, "public/subscribe", "private/subscribe")
 }
 
+// Unsubscribe implements Protocol.
 func (d *ChannelDialect) Unsubscribe(b *Batch, topics []*Topic, _ []string, nextID func() uint64, chunk int) {
 	if d.UnsubscribeMethod != "" {
 		d.encodeScope(b, topics, nextID, chunk, d.UnsubscribeMethod)
@@ -156,10 +161,13 @@ func (d *ChannelDialect) Ack(req *Request, result []byte, keys []string) error {
 	return nil
 }
 
+// HeartbeatReply implements Protocol.
 func (d *ChannelDialect) HeartbeatReply(dst []byte, id uint64) []byte { return dst }
 
+// Handshake implements Protocol.
 func (d *ChannelDialect) Handshake() []Call { return nil }
 
+// Sequence implements Protocol.
 func (d *ChannelDialect) Sequence([]byte) (uint64, uint64, bool) { return 0, 0, false }
 
 // ClassifyResponseMember handles the members every JSON-RPC response

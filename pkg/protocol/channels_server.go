@@ -17,24 +17,30 @@ type ChannelServer struct {
 	SnapshotNote *Notification
 }
 
+// Private implements Server: the channels under PrivatePrefixes.
 func (s *ChannelServer) Private(topic string) bool { return IsPrivate(topic, s.PrivatePrefixes) }
 
+// AppendSubscribed implements Server: the list of accepted channels.
 func (s *ChannelServer) AppendSubscribed(dst []byte, keys []string) []byte {
 	return AppendJSONStrings(dst, keys)
 }
 
+// AppendUnsubscribed implements Server: the list of removed channels.
 func (s *ChannelServer) AppendUnsubscribed(dst []byte, keys []string) []byte {
 	return AppendJSONStrings(dst, keys)
 }
 
+// AppendNotification implements Server.
 func (s *ChannelServer) AppendNotification(dst []byte, topic, _ string, data []byte) []byte {
 	return s.Note.AppendTo(dst, topic, data)
 }
 
+// Envelope implements Server.
 func (s *ChannelServer) Envelope(topic, _ string) (prefix, suffix []byte) {
 	return s.Note.Envelope(topic)
 }
 
+// AppendSnapshotNotification implements Server, with SnapshotNote when set.
 func (s *ChannelServer) AppendSnapshotNotification(dst []byte, topic, _ string, data []byte) []byte {
 	if s.SnapshotNote != nil {
 		return s.SnapshotNote.AppendTo(dst, topic, data)
@@ -42,6 +48,7 @@ func (s *ChannelServer) AppendSnapshotNotification(dst []byte, topic, _ string, 
 	return s.Note.AppendTo(dst, topic, data)
 }
 
+// SnapshotEnvelope implements Server, with SnapshotNote when set.
 func (s *ChannelServer) SnapshotEnvelope(topic, _ string) (prefix, suffix []byte) {
 	if s.SnapshotNote != nil {
 		return s.SnapshotNote.Envelope(topic)

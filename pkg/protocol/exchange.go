@@ -79,7 +79,7 @@ const (
 
 // FeedTopic is one topic a feed publishes.
 type FeedTopic struct {
-	Topic      string
+	Topic      string // the topic, as a client subscribes it
 	Instrument string // "" for a topic of no instrument
 	Kind       FeedKind
 }

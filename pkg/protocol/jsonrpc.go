@@ -26,8 +26,8 @@ func AppendRPC(dst []byte, id uint64, method string, params []byte, emptyParams 
 // key and payload inside "params": Deribit {"channel","data"} (and a
 // heartbeat's "type"), Ethereum {"subscription","result"}.
 type RPCLayout struct {
-	Key     string
-	Payload string
+	Key     string // the member of a notification's params holding its routing key
+	Payload string // the member of a notification's params holding its payload
 	Aux     string // a second member kept whole (Deribit's heartbeat "type"); "" for none
 }
 

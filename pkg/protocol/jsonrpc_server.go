@@ -25,7 +25,7 @@ var nullID = []byte("null")
 // read with encoding/json (they are not the hot path), responses under
 // one head, notifications in one layout.
 type RPCServer struct {
-	DialectName  string
+	DialectName  string // the dialect's name, as Name returns it
 	Head         string // a response up to its id
 	AllowBatches bool
 	Note         Notification
@@ -33,8 +33,13 @@ type RPCServer struct {
 
 // Notification is the layout of a JSON-RPC dialect's Notification: head,
 // the routing key as a JSON string, mid, the payload, tail.
-type Notification struct{ Head, Mid, Tail string }
+type Notification struct {
+	Head string // up to the routing key
+	Mid  string // between the key and the payload
+	Tail string // after the payload
+}
 
+// AppendTo appends the notification of key carrying data.
 func (n *Notification) AppendTo(dst []byte, key string, data []byte) []byte {
 	dst = append(dst, n.Head...)
 	dst = AppendJSONString(dst, key)
@@ -43,20 +48,35 @@ func (n *Notification) AppendTo(dst []byte, key string, data []byte) []byte {
 	return append(dst, n.Tail...)
 }
 
+// Envelope returns what goes before and after the payload of key's notification.
 func (n *Notification) Envelope(key string) (prefix, suffix []byte) {
 	prefix = make([]byte, 0, len(n.Head)+len(key)+2+len(n.Mid))
 	prefix = append(AppendJSONString(append(prefix, n.Head...), key), n.Mid...)
 	return prefix, []byte(n.Tail)
 }
 
-func (s *RPCServer) Name() string                            { return s.DialectName }
-func (s *RPCServer) RPC() bool                               { return true }
-func (s *RPCServer) Batches() bool                           { return s.AllowBatches }
-func (s *RPCServer) Private(string) bool                     { return false }
-func (s *RPCServer) SubscriptionID() string                  { return "" }
-func (s *RPCServer) AppendHeartbeat(dst []byte) []byte       { return dst }
+// Name implements Server.
+func (s *RPCServer) Name() string { return s.DialectName }
+
+// RPC implements Server: every JSON-RPC dialect takes calls.
+func (s *RPCServer) RPC() bool { return true }
+
+// Batches implements Server.
+func (s *RPCServer) Batches() bool { return s.AllowBatches }
+
+// Private implements Server: no topic is private unless the dialect says so.
+func (s *RPCServer) Private(string) bool { return false }
+
+// SubscriptionID implements Server: none unless the dialect assigns them.
+func (s *RPCServer) SubscriptionID() string { return "" }
+
+// AppendHeartbeat implements Server: none unless the dialect has one.
+func (s *RPCServer) AppendHeartbeat(dst []byte) []byte { return dst }
+
+// AppendReconnectNotice implements Server: none unless the dialect has one.
 func (s *RPCServer) AppendReconnectNotice(dst []byte) []byte { return dst }
 
+// AppendResult implements Server.
 func (s *RPCServer) AppendResult(dst, id, result []byte) []byte {
 	return append(s.OpenResult(dst, id, result), '}')
 }
@@ -69,6 +89,7 @@ func (s *RPCServer) OpenResult(dst, id, result []byte) []byte {
 	return append(dst, result...)
 }
 
+// AppendError implements Server.
 func (s *RPCServer) AppendError(dst, id []byte, code int, message string, data []byte) []byte {
 	dst = s.appendHead(dst, id)
 	dst = append(dst, `,"error":{"code":`...)

@@ -22,7 +22,7 @@ type Market struct {
 
 // Instrument is one instrument's made-up state.
 type Instrument struct {
-	Mid          float64
+	Mid          float64 // the mid price the walk moves
 	Tick         float64 // price increment
 	Volume       float64
 	OpenInterest float64

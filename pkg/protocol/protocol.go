@@ -66,7 +66,7 @@ const (
 // into the frame (or, for a composed Key, into the Frame itself); nothing is
 // copied. Reuse one Frame per reader: Classify resets it.
 type Frame struct {
-	Kind   Kind
+	Kind   Kind   // what the frame is
 	ID     uint64 // request id of a response; valid when HasID
 	HasID  bool
 	Result []byte // a response's "result" value
@@ -85,6 +85,7 @@ type Frame struct {
 	keyBig []byte
 }
 
+// Reset clears f for the next frame, keeping nothing of the last.
 func (f *Frame) Reset() {
 	f.Kind, f.ID, f.HasID, f.Event, f.Snapshot = KindUnknown, 0, false, EventNone, false
 	f.Result, f.Error, f.Key, f.Data = nil, nil, nil, nil
@@ -161,8 +162,8 @@ type Request struct {
 // Batch is what a Subscribe or Unsubscribe encodes: WebSocket messages to
 // write in one flush, and the requests whose responses acknowledge them.
 type Batch struct {
-	Messages [][]byte
-	Requests []Request
+	Messages [][]byte  // the frames to write, in order, in one flush
+	Requests []Request // the requests among them that expect an answer
 
 	arena []byte // storage the encoded messages are carved from
 }
@@ -267,8 +268,8 @@ type Throttling interface {
 
 // Call is a method call with JSON params.
 type Call struct {
-	Method string
-	Params []byte
+	Method string // the request's method
+	Params []byte // its params as raw JSON; nil for none
 }
 
 // Errors returned by dialects.

@@ -146,8 +146,8 @@ func (o Op) String() string {
 // RequestError is why a server refuses a frame or a request, as the
 // JSON-RPC error it answers with.
 type RequestError struct {
-	Code    int
-	Message string
+	Code    int    // the JSON-RPC error code to answer with
+	Message string // what was wrong with the request
 	// Data is the error's "data" member, any value encoding/json
 	// encodes; nil for none.
 	Data any

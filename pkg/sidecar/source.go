@@ -40,8 +40,8 @@ type source interface {
 // GroupStatus describes the NATS group a sidecar belongs to
 // (Config.NATS).
 type GroupStatus struct {
-	Name   string `json:"name"`
-	Member string `json:"member"`
+	Name   string `json:"name"`   // the group's name
+	Member string `json:"member"` // this sidecar's member name in the group
 	// Leader is true while this sidecar holds the group's upstream;
 	// Epoch is the epoch of its current or last term (0 if it never led).
 	Leader bool   `json:"leader"`

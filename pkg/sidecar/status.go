@@ -13,9 +13,9 @@ import (
 
 // Status is what /v1/status returns.
 type Status struct {
-	Upstream UpstreamStatus `json:"upstream"`
-	Topics   []TopicStatus  `json:"topics"`
-	Clients  []ClientStatus `json:"clients"`
+	Upstream UpstreamStatus `json:"upstream"` // the upstream connection
+	Topics   []TopicStatus  `json:"topics"`   // every upstream topic held, those in their grace period included
+	Clients  []ClientStatus `json:"clients"`  // every local client
 	// Offered is Config.Topics: what the upstream offers, when known,
 	// each with the frame that subscribes it.
 	Offered []OfferedTopic `json:"offered_topics,omitempty"`
@@ -23,7 +23,7 @@ type Status struct {
 
 // OfferedTopic is one topic of Config.Topics and how to try it.
 type OfferedTopic struct {
-	Topic string `json:"topic"`
+	Topic string `json:"topic"` // the topic's name
 	// SubscribeFrame is what a program sends over /ws to subscribe the
 	// topic, in the upstream's dialect.
 	SubscribeFrame string `json:"subscribe_frame,omitempty"`
@@ -69,7 +69,7 @@ type UpstreamStatus struct {
 
 // TopicStatus describes one upstream topic.
 type TopicStatus struct {
-	Topic string `json:"topic"`
+	Topic string `json:"topic"` // the topic's name
 	// LocalID is the subscription id local Ethereum clients get.
 	LocalID string `json:"local_id,omitempty"`
 	// Refs counts local subscribers; 0 while the grace period runs.
@@ -110,13 +110,13 @@ type BookStatus struct {
 
 // ClientStatus describes one local client.
 type ClientStatus struct {
-	ID          uint64    `json:"id"`
-	Kind        string    `json:"kind"`
-	Remote      string    `json:"remote"`
-	Since       time.Time `json:"since"`
-	Topics      int       `json:"topics"`
-	QueueFrames int       `json:"queue_frames"`
-	QueueBytes  int       `json:"queue_bytes"`
+	ID          uint64    `json:"id"`           // the client's number, from 1 in connection order
+	Kind        string    `json:"kind"`         // ws or sse
+	Remote      string    `json:"remote"`       // the client's address
+	Since       time.Time `json:"since"`        // when it connected
+	Topics      int       `json:"topics"`       // how many topics it is subscribed to
+	QueueFrames int       `json:"queue_frames"` // frames queued for the client's writer
+	QueueBytes  int       `json:"queue_bytes"`  // bytes queued for the client's writer
 	// Every notification offered to the client is either Delivered
 	// (queued) or Dropped; Written counts the frames written, responses
 	// to the client's requests included.

@@ -25,9 +25,9 @@ const defaultAccount = "A000001"
 // with the login's "account" param, the first being the one selected
 // without it (A000001 when none are given).
 type ServerKey struct {
-	ID       string
-	Public   *rsa.PublicKey
-	Accounts []string
+	ID       string         // the key id a login token names (kid)
+	Public   *rsa.PublicKey // the public half of the key, which checks the token's signature
+	Accounts []string       // the accounts the key may act for
 }
 
 // ServerLogin is the server half of Thalex's login, public/login: it
