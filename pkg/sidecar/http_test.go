@@ -125,6 +125,11 @@ func TestOfferedTopicsOnly(t *testing.T) {
 	assert.EqualValues(t, http.StatusNotFound, code, "the client's mistake")
 	assert.Contains(t, refusalText(t, body), `unknown topic "a.c": this sidecar offers "a.b", "c.d"`)
 	assert.Zero(t, r.up.CountSubscribes("a.c"), "nothing asked upstream")
+	refusals := r.sc.Status().Refusals
+	require.Len(t, refusals, 1, "the refusal is in /v1/status")
+	assert.Equal(t, []string{"a.c"}, refusals[0].Topics)
+	assert.Equal(t, "sse", refusals[0].Kind)
+	assert.Contains(t, refusals[0].Reason, `unknown topic "a.c"`)
 	offered := r.sc.Status().Offered
 	require.Len(t, offered, 2)
 	assert.Equal(t, sidecar.OfferedTopic{Topic: "a.b", StreamPath: "v1/stream?topic=a.b",

@@ -38,6 +38,8 @@ type hub struct {
 
 	// wg counts the topics' goroutines and pending grace expiries.
 	wg sync.WaitGroup
+
+	refusals refusals // the last refused local subscribes (refusals.go)
 }
 
 // newHub returns a hub whose topics are subscribed upstream with

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"go.uber.org/zap"
 )
 
 // sseKeepAlive is how often an idle SSE stream gets a comment line, so
@@ -68,7 +66,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 			s.hub.release(t)
 		}
 		failed := slices.DeleteFunc(topics, func(n string) bool { return slices.Contains(accepted, n) })
-		s.log.Warn("SSE subscribe refused", zap.Strings("topics", failed), zap.String("remote", r.RemoteAddr), zap.Error(err))
+		// session.subscribe logged and recorded the refusal.
 		httpRefusal(w, subscribeStatus(err), fmt.Sprintf("failed to subscribe %s: %v", strings.Join(failed, ", "), err),
 			map[string]any{"topics": failed})
 		return

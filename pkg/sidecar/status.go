@@ -19,6 +19,9 @@ type Status struct {
 	// Offered is Config.Topics: what the upstream offers, when known,
 	// each with the frame that subscribes it.
 	Offered []OfferedTopic `json:"offered_topics,omitempty"`
+	// Refusals are the last local subscribes refused, newest first: who
+	// asked for what, and why.
+	Refusals []Refusal `json:"refusals,omitempty"`
 }
 
 // OfferedTopic is one topic of Config.Topics and how to try it.
@@ -144,6 +147,7 @@ func (s *Server) Status() Status {
 		st.Upstream.LastResume = &t
 	}
 	st.Topics = append(st.Topics, s.hub.status()...)
+	st.Refusals = s.hub.refusals.list()
 	for _, ss := range s.clients.list() {
 		st.Clients = append(st.Clients, ss.status())
 	}

@@ -43,7 +43,9 @@ func (s *session) subscribe(ctx context.Context, names []string) (accepted []str
 	}
 	fresh, rerr := s.hub.reserve(opening)
 	if rerr != nil {
-		return nil, nil, errors.Join(err, rerr)
+		err = errors.Join(err, rerr)
+		s.hub.refused(s, names, err)
+		return nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
@@ -66,6 +68,15 @@ func (s *session) subscribe(ctx context.Context, names []string) (accepted []str
 	fresh = fresh[:0]
 	for _, t := range ok {
 		fresh = append(fresh, t)
+	}
+	if err != nil {
+		var refused []string
+		for _, n := range names {
+			if !slices.Contains(accepted, n) && !slices.Contains(refused, n) {
+				refused = append(refused, n)
+			}
+		}
+		s.hub.refused(s, refused, err)
 	}
 	return accepted, fresh, err
 }
