@@ -52,8 +52,10 @@ func TestThreeMembersShareOneUpstream(t *testing.T) {
 			assert.Equal(t, leader.Status().MemberID, source(m), "member %d: from the leader", i)
 			assert.Greater(t, m.Seq, last, "member %d: Seq grows", i)
 			last = m.Seq
+			if perTopic[m.Topic] > 0 { // a book's first message is its snapshot (Thalex: snapshot:true)
+				assert.Zero(t, m.Flags, "member %d: %s #%d flagged", i, m.Topic, m.Seq)
+			}
 			perTopic[m.Topic]++
-			assert.Zero(t, m.Flags, "member %d: %s #%d flagged", i, m.Topic, m.Seq)
 		}
 		assert.Len(t, perTopic, 10)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
@@ -20,7 +21,10 @@ func TestManyGoroutinesCallSubscribeAndUnsubscribe(t *testing.T) {
 		t.Run(d.name, func(t *testing.T) {
 			srv := newServer(t, d.server)
 			srv.Handle("echo", func(p json.RawMessage) (any, *exchangetest.RPCError) { return p, nil })
-			c := dial(t, srv, d.proto())
+			// 100 subscribe requests at once: over Deribit's own limit,
+			// which the client keeps by default (the test exchange does
+			// not): this test is about concurrency, not pacing.
+			c := dial(t, srv, d.proto(), client.WithRateLimit())
 			ctx := testutil.Context(t)
 			shared := d.topics[0]
 

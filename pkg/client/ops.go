@@ -63,6 +63,9 @@ type opRound struct {
 	ops     []subscribeOp
 	ptrs    []*subscribeOp
 	ackKeys []string // storage for every op's keys
+	// prepaid counts the requests whose credits the caller took already
+	// (Subscribe's waitSubscribe).
+	prepaid int
 	// The acknowledged requests' ids and pending entries, registered
 	// in the connection's pending table together.
 	ids   []uint64
@@ -82,7 +85,7 @@ func (r *opRound) send(c *Client, cn *conn, states []*topicState, subscribe bool
 		r.forget(cn)
 		return nil, err
 	}
-	c.cfg.pace.chargeBatch(&r.batch, subscribe)
+	c.cfg.pace.chargeBatch(&r.batch, subscribe, r.prepaid)
 	return ops, nil
 }
 

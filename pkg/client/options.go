@@ -84,7 +84,8 @@ type config struct {
 	resubscribeGap   bool
 	onConnect        OnConnect
 	eventBuffer      int
-	pace             *pacer // pace.go; nil without WithRateLimit
+	pace             *pacer // pace.go; nil without limits
+	paceSet          bool   // WithRateLimit was given: the exchange's limits are not applied
 }
 
 func defaultConfig() config {

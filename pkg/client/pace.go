@@ -35,8 +35,8 @@ type RateLimit struct {
 // client makes on its own: subscribing and unsubscribing, in every
 // dialect.
 const (
-	SubscribeMethod   = "subscribe"
-	UnsubscribeMethod = "unsubscribe"
+	SubscribeMethod   = protocol.SubscribeMethod
+	UnsubscribeMethod = protocol.UnsubscribeMethod
 )
 
 // WithRateLimit paces the client's requests to stay within limits, so a
@@ -44,16 +44,21 @@ const (
 // server. A Call takes its credits before its request is written, waiting
 // while a limit has none (in the order the calls came, until the call's
 // context ends; a wait that would outlast the context's deadline fails at
-// once with ErrTimeout). Subscribe and unsubscribe requests, and the
-// restore after a reconnect (still one batched write), are charged
-// without waiting: they go out at once, and the calls after them wait for
-// the credits they took. The dialect's handshake calls (Deribit's
+// once with ErrTimeout). Subscribe waits likewise for the credits of one
+// subscribe request (a Subscribe of more topics than one request carries
+// charges the others at once). Unsubscribe requests, and the restore
+// after a reconnect (still one batched write), are charged without
+// waiting: they go out at once, and the requests after them wait for the
+// credits they took. The dialect's handshake calls (Deribit's
 // public/set_heartbeat) are paced like calls; heartbeat replies, sent by
 // the reader, which never waits, are not charged. Several limits may be
 // given (Deribit's matching-engine and other requests); a request takes
 // credits from every limit that charges it. The budget belongs to the
 // client and outlives its connections.
-// Default: none. It panics if a limit's Rate or Burst is not positive.
+// Default: the limits the exchange documents for every account
+// (protocol.Paced: Deribit's subscriptions, deribit.SubscribeLimit);
+// WithRateLimit replaces them, and WithRateLimit() with no limit turns
+// them off. It panics if a limit's Rate or Burst is not positive.
 func WithRateLimit(limits ...RateLimit) Option {
 	for _, l := range limits {
 		if !(l.Rate > 0) || l.Burst <= 0 {
@@ -61,15 +66,38 @@ func WithRateLimit(limits ...RateLimit) Option {
 		}
 	}
 	return func(c *config) {
-		p := c.pacer()
-		for _, l := range limits {
-			pl := paceLimit{cost: l.Cost, bucket: credit.New(l.Rate, float64(l.Burst))}
-			// Asked now: subscribe rounds are charged under the client's
-			// lock, where no user code runs.
-			pl.subscribe, pl.unsubscribe = pl.costOf(SubscribeMethod), pl.costOf(UnsubscribeMethod)
-			p.limits = append(p.limits, pl)
-		}
+		c.paceSet = true
+		c.addLimits(limits)
 	}
+}
+
+// addLimits adds limits to the config's pacer.
+func (c *config) addLimits(limits []RateLimit) {
+	if len(limits) == 0 {
+		return
+	}
+	p := c.pacer()
+	for _, l := range limits {
+		pl := paceLimit{cost: l.Cost, bucket: credit.New(l.Rate, float64(l.Burst))}
+		// Asked now: subscribe rounds are charged under the client's
+		// lock, where no user code runs.
+		pl.subscribe, pl.unsubscribe = pl.costOf(SubscribeMethod), pl.costOf(UnsubscribeMethod)
+		p.limits = append(p.limits, pl)
+	}
+}
+
+// exchangeLimits applies the protocol's documented limits when the
+// program set none (Dial).
+func (c *config) exchangeLimits() {
+	p, ok := c.protocol.(protocol.Paced)
+	if c.paceSet || !ok {
+		return
+	}
+	var limits []RateLimit
+	for _, l := range p.Limits() {
+		limits = append(limits, RateLimit(l))
+	}
+	c.addLimits(limits)
 }
 
 // pacer applies the rate limits of one client. Any goroutine may use it.
@@ -101,12 +129,47 @@ func (p *pacer) wait(ctx, client context.Context, method string) error {
 	if p == nil {
 		return nil
 	}
-	d := p.reserve(method)
+	var buf [4]int
+	return p.waitCosts(ctx, client, p.costs(buf[:0], method))
+}
+
+// waitSubscribe takes the credits of one subscribe request, waiting as
+// wait does; the round that sends it is then prepaid for one request
+// (opRound.prepaid), or refundSubscribe gives them back when no request
+// goes out.
+func (p *pacer) waitSubscribe(ctx, client context.Context) error {
+	if p == nil {
+		return nil
+	}
+	var buf [4]int
+	return p.waitCosts(ctx, client, p.subscribeCosts(buf[:0]))
+}
+
+// refundSubscribe gives back what waitSubscribe took.
+func (p *pacer) refundSubscribe() {
+	if p == nil {
+		return
+	}
+	var buf [4]int
+	p.refundCosts(p.subscribeCosts(buf[:0]))
+}
+
+// subscribeCosts appends what a subscribe request costs in each limit.
+func (p *pacer) subscribeCosts(dst []int) []int {
+	for i := range p.limits {
+		dst = append(dst, p.limits[i].subscribe)
+	}
+	return dst
+}
+
+// waitCosts takes costs (one per limit), waiting until they are there.
+func (p *pacer) waitCosts(ctx, client context.Context, costs []int) error {
+	d := p.reserveCosts(costs)
 	if d <= 0 {
 		return nil
 	}
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {
-		p.refund(method)
+		p.refundCosts(costs)
 		return fmt.Errorf("%w: the rate limit delays the request %v, past its deadline", ErrTimeout, d)
 	}
 	fire, stop := p.clock.After(d)
@@ -115,7 +178,7 @@ func (p *pacer) wait(ctx, client context.Context, method string) error {
 		return nil
 	case <-ctx.Done():
 		stop()
-		p.refund(method)
+		p.refundCosts(costs)
 		return ctxError(ctx, "waiting for the rate limit")
 	case <-client.Done():
 		stop()
@@ -124,16 +187,19 @@ func (p *pacer) wait(ctx, client context.Context, method string) error {
 }
 
 // chargeBatch takes the credits of the requests in b, a subscribe (or
-// unsubscribe) round, without waiting: they are sent at once, and
-// whoever comes next waits for the debt. Every request counts, whether
-// the dialect puts it in a message of its own or in a batch array (and
-// every message, where the dialect has no request ids). A nil pacer
-// charges nothing.
-func (p *pacer) chargeBatch(b *protocol.Batch, subscribe bool) {
+// unsubscribe) round, less prepaid requests (waitSubscribe), without
+// waiting: they are sent at once, and whoever comes next waits for the
+// debt. Every request counts, whether the dialect puts it in a message of
+// its own or in a batch array (and every message, where the dialect has
+// no request ids). A nil pacer charges nothing.
+func (p *pacer) chargeBatch(b *protocol.Batch, subscribe bool, prepaid int) {
 	if p == nil {
 		return
 	}
-	n := max(len(b.Messages), len(b.Requests))
+	n := max(len(b.Messages), len(b.Requests)) - prepaid
+	if n <= 0 {
+		return
+	}
 	now := p.clock.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -149,11 +215,9 @@ func (p *pacer) chargeBatch(b *protocol.Batch, subscribe bool) {
 	}
 }
 
-// reserve takes the credits of a request of method from every limit and
-// returns how long the slowest limit needs to refill them.
-func (p *pacer) reserve(method string) time.Duration {
-	var buf [4]int
-	costs := p.costs(buf[:0], method)
+// reserveCosts takes costs (one per limit) and returns how long the
+// slowest limit needs to refill them.
+func (p *pacer) reserveCosts(costs []int) time.Duration {
 	now := p.clock.Now()
 	var wait time.Duration
 	p.mu.Lock()
@@ -166,10 +230,8 @@ func (p *pacer) reserve(method string) time.Duration {
 	return wait
 }
 
-// refund gives back what reserve took for a request of method.
-func (p *pacer) refund(method string) {
-	var buf [4]int
-	costs := p.costs(buf[:0], method)
+// refundCosts gives back what reserveCosts took.
+func (p *pacer) refundCosts(costs []int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, cost := range costs {

@@ -45,19 +45,19 @@ func newPacer(opts ...Option) *pacer {
 func TestPacerChargesEachMethodItsCost(t *testing.T) {
 	p := newPacer(deribitLimits(), WithPaceClock(clock.NewFake(time.Unix(0, 0))))
 	for i := range 100 {
-		assert.Zero(t, p.reserve("public/get_instruments"), "request %d of the burst", i)
+		assert.Zero(t, reserveOf(p, "public/get_instruments"), "request %d of the burst", i)
 	}
-	assert.Equal(t, 50*time.Millisecond, p.reserve("public/get_instruments"), "500 credits at 10,000 a second")
+	assert.Equal(t, 50*time.Millisecond, reserveOf(p, "public/get_instruments"), "500 credits at 10,000 a second")
 	for i := range 20 {
-		assert.Zero(t, p.reserve("private/buy"), "order %d: other requests used other credits", i)
+		assert.Zero(t, reserveOf(p, "private/buy"), "order %d: other requests used other credits", i)
 	}
-	assert.Equal(t, 200*time.Millisecond, p.reserve("private/cancel"))
-	assert.Equal(t, 100*time.Millisecond, p.reserve(SubscribeMethod),
+	assert.Equal(t, 200*time.Millisecond, reserveOf(p, "private/cancel"))
+	assert.Equal(t, 100*time.Millisecond, reserveOf(p, SubscribeMethod),
 		"a subscribe request queues behind the other non-matching requests")
-	p.chargeBatch(&protocol.Batch{Messages: make([][]byte, 1), Requests: make([]protocol.Request, 2)}, true)
-	assert.Equal(t, 250*time.Millisecond, p.reserve("public/get_time"), "a subscribe round of two requests took 1,000 credits")
-	p.chargeBatch(&protocol.Batch{Messages: make([][]byte, 3), Requests: make([]protocol.Request, 1)}, false)
-	assert.Equal(t, 450*time.Millisecond, p.reserve("public/get_time"), "three unsubscribe messages took 1,500 credits")
+	p.chargeBatch(&protocol.Batch{Messages: make([][]byte, 1), Requests: make([]protocol.Request, 2)}, true, 0)
+	assert.Equal(t, 250*time.Millisecond, reserveOf(p, "public/get_time"), "a subscribe round of two requests took 1,000 credits")
+	p.chargeBatch(&protocol.Batch{Messages: make([][]byte, 3), Requests: make([]protocol.Request, 1)}, false, 0)
+	assert.Equal(t, 450*time.Millisecond, reserveOf(p, "public/get_time"), "three unsubscribe messages took 1,500 credits")
 }
 
 func TestPacerWaitEndsWithTheClient(t *testing.T) {
@@ -116,4 +116,11 @@ func BenchmarkPaceNone(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// reserveOf takes the credits of one request of method and returns how
+// long they take to refill.
+func reserveOf(p *pacer, method string) time.Duration {
+	var buf [4]int
+	return p.reserveCosts(p.costs(buf[:0], method))
 }

@@ -41,10 +41,16 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 	if err != nil {
 		return nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(names), err)
 	}
+	// The request's credits, waited for like a call's (a Subscribe whose
+	// topics are all held already gives them back).
+	if err := c.cfg.pace.waitSubscribe(ctx, c.ctx); err != nil {
+		return nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(names), err)
+	}
 
 	c.mu.Lock()
 	if c.closed() {
 		c.mu.Unlock()
+		c.cfg.pace.refundSubscribe()
 		return nil, ErrClosed
 	}
 	var fresh, joined []*topicState
@@ -67,7 +73,10 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 	c.subs[s] = struct{}{}
 	var ops []*subscribeOp
 	if len(fresh) > 0 {
-		ops, err = c.sendSubscribeLocked(cn, fresh, new(opRound))
+		ops, err = c.sendSubscribeLocked(cn, fresh, &opRound{prepaid: 1})
+	}
+	if len(fresh) == 0 || err != nil {
+		c.cfg.pace.refundSubscribe()
 	}
 	if err != nil {
 		for _, ts := range fresh {

@@ -144,3 +144,28 @@ func TestErrorWithoutIDFailsTheOldestRequest(t *testing.T) {
 	require.NoError(t, c.Call(testutil.Context(t), "public/get_time", nil, &now), "the connection is kept")
 	assert.Positive(t, now)
 }
+
+// Against an exchange that keeps Deribit's subscription limit (bursts of
+// 10 requests, then 3.3 a second), a program subscribing channel after
+// channel is refused nothing by default: its Subscribes wait for their
+// turn. With the limit turned off, the same program is refused (and its
+// client retries each refused request once the pace allows).
+func TestSubscribesKeepDeribitsSubscriptionLimitByDefault(t *testing.T) {
+	const subscribes = 14
+	run := func(opts ...client.Option) (received int) {
+		srv := exchangetest.NewServer(deribit.Name,
+			exchangetest.WithRateLimit(float64(deribit.SubscribeLimit.Rate)/3_000, deribit.SubscribeLimit.Burst/3_000))
+		t.Cleanup(srv.Close)
+		opts = append([]client.Option{client.WithProtocol(deribit.Protocol(deribit.WithHeartbeat(0)))}, opts...)
+		c, err := client.Dial(testutil.Context(t), srv.URL(), opts...)
+		require.NoError(t, err)
+		defer c.Close()
+		for i := range subscribes {
+			_, err := c.Subscribe(testutil.Context(t), []string{fmt.Sprintf("ticker.C%d-PERPETUAL.100ms", i)})
+			require.NoError(t, err, "subscribe %d", i)
+		}
+		return srv.CountReceived("public/subscribe")
+	}
+	assert.Equal(t, subscribes, run(), "paced: every request accepted the first time")
+	assert.Greater(t, run(client.WithRateLimit()), subscribes, "unpaced: requests refused with 10028 and sent again")
+}

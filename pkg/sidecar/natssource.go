@@ -180,9 +180,8 @@ func (n *natsSource) state() client.State {
 	}
 }
 
-// resync cannot ask the group's leader for a fresh snapshot: a book
-// served through NATS waits for the next one the exchange sends (a
-// restore after the leader's reconnect).
+// resync cannot ask the group's leader for a fresh snapshot; a sidecar
+// in a group keeps no books (topicConfig.noBooks), so nothing asks.
 func (n *natsSource) resync(string) bool { return false }
 
 // trouble is the NATS connection's last failure.

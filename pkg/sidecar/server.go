@@ -135,7 +135,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.hub = newHub(s.ctx, &s.cfg, proto, s.src.subscribe,
 		topicConfig{wire: wire, cache: cfg.LastMessageCache, stats: &s.stats, seq: &s.published,
-			stream: s.streamID, resync: s.src.resync, log: s.log,
+			stream: s.streamID, resync: s.src.resync, log: s.log, noBooks: cfg.NATS != "",
 			history: historyLimit{messages: cfg.SSEHistory, bytes: cfg.SSEHistoryBytes}}, s.log)
 	s.clients = newRegistry(cfg.MaxClients, &s.stats)
 	s.offered = offeredTopics(proto, cfg.Topics)

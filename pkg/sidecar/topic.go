@@ -26,7 +26,11 @@ type topicConfig struct {
 	// resync asks the upstream for a topic's whole state again
 	// (client.Client.Resync); false when it cannot.
 	resync func(topic string) bool
-	log    *zap.Logger
+	// noBooks serves book topics as they come, keeping no book: a NATS
+	// group relays what its leader receives and cannot resync a book
+	// (Config.NATS).
+	noBooks bool
+	log     *zap.Logger
 }
 
 // topic is one upstream subscription shared by every local subscriber of
@@ -100,7 +104,7 @@ func newTopic(name string, cfg topicConfig) *topic {
 	t.localID = cfg.wire.SubscriptionID()
 	t.prefix, t.suffix = cfg.wire.Envelope(name, t.localID)
 	t.snapPrefix, t.snapSuffix = cfg.wire.SnapshotEnvelope(name, t.localID)
-	if rules := book.RulesFor(cfg.wire.Name(), name); rules != nil {
+	if rules := book.RulesFor(cfg.wire.Name(), name); rules != nil && !cfg.noBooks {
 		t.book = book.New(name, rules)
 		t.stateful = true
 	}
