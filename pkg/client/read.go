@@ -189,7 +189,17 @@ func (cn *conn) checkSequence(ts *topicState, data []byte) Flags {
 		ts.resubscribed.Store(false)
 		return FlagSnapshot
 	}
-	if ts.topic.SnapshotFirst && (last == 0 || ts.resubscribed.Swap(false)) {
+	if ts.topic.SnapshotFirst && last == 0 {
+		return FlagSnapshot
+	}
+	// After a resubscribe, changes the server sent before it read the
+	// unsubscribe still chain to the last message; the first message
+	// that does not is the fresh snapshot. (Ethereal acknowledges
+	// nothing, so only the chain tells them apart: a snapshot that
+	// happens to chain is applied as a change, which over a book that
+	// was right leaves it right.)
+	if ts.topic.SnapshotFirst && ts.resubscribed.Load() && prev != last {
+		ts.resubscribed.Store(false)
 		return FlagSnapshot
 	}
 	if last == 0 || prev == last {

@@ -192,10 +192,13 @@ func (c *Client) sendSubscribeLocked(cn *conn, states []*topicState, r *opRound)
 // and subscribes the topic on the current connection, so the exchange
 // sends a fresh snapshot (Deribit and Thalex books, Ethereal's L2Book),
 // which arrives flagged FlagSnapshot. Subscriptions keep their channels
-// throughout. At most one resync of a topic is in flight: it reports
-// false when one already is, or when topic is not subscribed or the
-// client is not connected. Books (package book) call it on a break; so
-// does the client itself after a gap with WithResubscribeOnGap.
+// throughout. At most one resync of a topic is in flight; a Resync while
+// one is queues one more after it (the snapshot that answers the running
+// one may be the one that failed), never more. It reports whether a
+// resync is running or queued: false when topic is not subscribed or the
+// client is not connected (the restore after the reconnect brings a
+// snapshot then). Books (package book) call it on a break; so does the
+// client itself after a gap with WithResubscribeOnGap.
 func (c *Client) Resync(topic string) bool {
 	c.mu.Lock()
 	ts := c.topics.get(topic)
@@ -203,50 +206,69 @@ func (c *Client) Resync(topic string) bool {
 	if ts == nil || c.conn.Load() == nil {
 		return false
 	}
-	return c.refreshTopic(ts)
+	c.refreshTopic(ts)
+	return true
 }
 
 // refreshTopic resubscribes a topic so the server sends a fresh
-// snapshot, at most once at a time per topic, and reports whether it
-// started one.
-func (c *Client) refreshTopic(ts *topicState) bool {
-	if !ts.refreshing.CompareAndSwap(false, true) {
-		return false
+// snapshot: at once when no refresh of it runs, else once more after the
+// running one (refreshAgain).
+func (c *Client) refreshTopic(ts *topicState) {
+	for {
+		if ts.refreshing.CompareAndSwap(false, true) {
+			c.wg.Add(1)
+			go c.refreshLoop(ts)
+			return
+		}
+		ts.refreshAgain.Store(true)
+		if ts.refreshing.Load() {
+			return // the running refresh sees refreshAgain when it ends
+		}
+		// It ended between the two loads: start one here.
 	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		defer ts.refreshing.Store(false)
-		cn := c.conn.Load()
-		if cn == nil {
+}
+
+// refreshLoop is a refresh's goroutine: it refreshes ts, then again while
+// refreshTopic asked for one more meanwhile.
+func (c *Client) refreshLoop(ts *topicState) {
+	defer c.wg.Done()
+	for {
+		c.refreshOnce(ts)
+		ts.refreshing.Store(false)
+		if !ts.refreshAgain.Swap(false) || !ts.refreshing.CompareAndSwap(false, true) {
 			return
 		}
-		c.mu.Lock()
-		if ts.removed {
-			c.mu.Unlock()
-			return
-		}
-		unsubs, err := c.sendUnsubscribeLocked(cn, []*topicState{ts}, new(opRound))
-		var subs []*subscribeOp
-		if err == nil {
-			// Set before the subscribe goes out, so the reader cannot see
-			// the fresh snapshot first. A message the server sent before
-			// it read the unsubscribe may be taken for the snapshot: an
-			// exchange that acknowledges nothing (Ethereal) leaves no
-			// way to tell them apart.
-			ts.resubscribed.Store(true)
-			subs, err = c.sendSubscribeLocked(cn, []*topicState{ts}, new(opRound))
-		}
+	}
+}
+
+// refreshOnce unsubscribes and subscribes ts on the current connection
+// and waits for the server's answers.
+func (c *Client) refreshOnce(ts *topicState) {
+	cn := c.conn.Load()
+	if cn == nil {
+		return
+	}
+	c.mu.Lock()
+	if ts.removed {
 		c.mu.Unlock()
-		if err != nil {
-			return
-		}
-		ctx, cancel := c.withTimeout(c.ctx)
-		defer cancel()
-		c.awaitOps(ctx, cn, append(unsubs, subs...))
-		c.log.Info("resubscribed for a fresh snapshot", zap.String("topic", ts.name))
-	}()
-	return true
+		return
+	}
+	unsubs, err := c.sendUnsubscribeLocked(cn, []*topicState{ts}, new(opRound))
+	var subs []*subscribeOp
+	if err == nil {
+		// Set before the subscribe goes out, so the reader cannot see
+		// the fresh snapshot first (checkSequence).
+		ts.resubscribed.Store(true)
+		subs, err = c.sendSubscribeLocked(cn, []*topicState{ts}, new(opRound))
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return
+	}
+	ctx, cancel := c.withTimeout(c.ctx)
+	defer cancel()
+	c.awaitOps(ctx, cn, append(unsubs, subs...))
+	c.log.Info("resubscribed for a fresh snapshot", zap.String("topic", ts.name))
 }
 
 // stateFinder maps a request's topics back to their states. Dialects

@@ -20,8 +20,10 @@ type topicState struct {
 	// the first message on the new connection.
 	resumed atomic.Bool
 
-	// refreshing is set while a resubscribe after a gap is in flight.
-	refreshing atomic.Bool
+	// refreshing is set while a resubscribe for a fresh snapshot is in
+	// flight; refreshAgain asks for one more after it (Client.Resync).
+	refreshing   atomic.Bool
+	refreshAgain atomic.Bool
 	// resubscribed is set when a refresh's subscribe is answered: the
 	// next sequenced message starts the topic over (the exchange's fresh
 	// snapshot), whether or not it names a previous change.

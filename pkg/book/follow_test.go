@@ -1,0 +1,96 @@
+package book_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/book"
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// followOn keeps topic's book over a new client of d's exchange srv.
+func followOn(t *testing.T, srv *exchangetest.Server, d exchangetest.Dialect, topic string) *book.Follower {
+	t.Helper()
+	p, err := protocol.ByName(string(d))
+	require.NoError(t, err)
+	c, err := client.Dial(testutil.Context(t), srv.URL(), client.WithProtocol(p))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	f, err := book.Follow(testutil.Context(t), c, topic)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = f.Close(context.Background()) })
+	return f
+}
+
+// next waits for f's next event.
+func next(t *testing.T, f *book.Follower) book.Event {
+	t.Helper()
+	select {
+	case ev := <-f.Events():
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatal("no book event")
+		return book.Event{}
+	}
+}
+
+// A change lost on the way breaks the chain: the book is invalid at once,
+// exactly one resync is asked for, and the fresh snapshot makes the book
+// the exchange's again, as a follower that never saw the gap holds it.
+// A crossed change is a break too.
+func TestFollowerResyncsOnceABreak(t *testing.T) {
+	for _, tc := range []struct {
+		d     exchangetest.Dialect
+		topic string
+		inst  string
+	}{
+		{deribit.Name, "book.BTC-PERPETUAL.100ms", "BTC-PERPETUAL"},
+		{ethereal.Name, "L2Book:BTCUSD", "BTCUSD"},
+	} {
+		t.Run(string(tc.d), func(t *testing.T) {
+			srv := exchangetest.NewServer(tc.d)
+			t.Cleanup(srv.Close)
+			srv.StartFeed(exchangetest.FeedOptions{Instruments: []string{tc.inst}, Interval: 5 * time.Millisecond})
+			f := followOn(t, srv, tc.d, tc.topic)
+			require.Equal(t, book.Synced, next(t, f).Kind)
+
+			require.NoError(t, srv.LoseBookChanges(tc.topic, 3))
+			ev := next(t, f)
+			require.Equal(t, book.Broken, ev.Kind)
+			assert.ErrorIs(t, ev.Err, book.ErrBreak)
+			assert.True(t, ev.Resynced)
+			require.Equal(t, book.Synced, next(t, f).Kind, "the resync's snapshot")
+			assert.EqualValues(t, 1, f.Resyncs(), "one resync for one break")
+			assert.EqualValues(t, 1, f.Stats().Breaks)
+
+			// The test exchange's own book is crossed until its next
+			// change, so a resync's snapshot may be crossed too: each is
+			// a break of its own, until the book is whole again.
+			require.NoError(t, srv.CrossBook(tc.topic))
+			ev = next(t, f)
+			require.Equal(t, book.Broken, ev.Kind)
+			assert.Contains(t, ev.Err.Error(), "crossed")
+			for ev = next(t, f); ev.Kind == book.Broken; ev = next(t, f) {
+				assert.Contains(t, ev.Err.Error(), "crossed")
+			}
+			require.Equal(t, book.Synced, ev.Kind)
+
+			srv.StopFeed()
+			fresh := followOn(t, srv, tc.d, tc.topic)
+			require.Equal(t, book.Synced, next(t, fresh).Kind)
+			require.Eventually(t, func() bool {
+				a, b := f.Copy(), fresh.Copy()
+				return a.Valid && b.Valid && a.Seq == b.Seq && assert.ObjectsAreEqual(a.Bids, b.Bids) && assert.ObjectsAreEqual(a.Asks, b.Asks)
+			}, 10*time.Second, 10*time.Millisecond, "the resynced book is the exchange's")
+		})
+	}
+}
