@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -172,4 +173,26 @@ func TestRefusedSubscribeExplainsItself(t *testing.T) {
 	assert.Contains(t, errObj["message"], `"a.b"`)
 	msg, _ := errObj["message"].(string)
 	assert.True(t, strings.Contains(msg, "upstream not connected") || strings.Contains(msg, "no answer from the upstream within 300ms"), msg)
+}
+
+// An upstream message that is not valid UTF-8 reaches local clients as
+// valid UTF-8 text (U+FFFD for each invalid sequence), so no browser
+// closes its connection on it, and the messages after it flow; it is
+// counted.
+func TestInvalidUTF8FromUpstreamIsMended(t *testing.T) {
+	r := newRig(t, thalex.Name, nil)
+	ws := r.dial(t)
+	topic := "ticker.BTC-PERPETUAL.raw"
+	testutil.Send(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["`+topic+`"]}}`)
+	testutil.Recv(t, ws)
+	require.NoError(t, r.up.WaitSubscribers(testutil.Context(t), topic, 1))
+	r.up.Publish(topic, []byte("{\"name\":\"bad \xff\xfe byte\"}"))
+	r.up.Publish(topic, []byte(`{"mark_price":1}`))
+	first := testutil.Recv(t, ws)
+	assert.True(t, utf8.ValidString(first), "valid UTF-8: %q", first)
+	assert.Contains(t, first, "bad \uFFFD byte")
+	assert.Contains(t, testutil.Recv(t, ws), `{"mark_price":1}`, "the next message flows")
+	code, metrics := httpGet(t, r.url+"/metrics")
+	require.EqualValues(t, http.StatusOK, code)
+	assert.Contains(t, metrics, "wsfan_sidecar_upstream_invalid_utf8_total 1")
 }

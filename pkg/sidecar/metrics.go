@@ -21,6 +21,7 @@ type collector struct {
 	connections, dropped, disconnects, written, calls, callErrors     *prometheus.Desc
 	reconnects, resumes, received, delivered, topicDropped, topicRefs *prometheus.Desc
 	hostRefusals, crossSiteRefusals, tokenRefusals                    *prometheus.Desc
+	invalidUTF8                                                       *prometheus.Desc
 }
 
 func newCollector(st *stats, h *hub, sessions *registry, upstream func() client.State) *collector {
@@ -50,6 +51,7 @@ func newCollector(st *stats, h *hub, sessions *registry, upstream func() client.
 		topicDropped:      desc("topic_dropped_total", "Frames not queued to local clients.", "topic"),
 		topicRefs:         desc("topic_subscribers", "Local subscribers of a topic.", "topic"),
 		hostRefusals:      desc("host_refusals_total", "Requests refused because their Host is not an allowed name (Config.AllowedHosts)."),
+		invalidUTF8:       desc("upstream_invalid_utf8_total", "Upstream messages that were not valid UTF-8, passed on with U+FFFD in place of each invalid byte sequence."),
 		crossSiteRefusals: desc("cross_site_refusals_total", "Browser requests of another site refused for want of an allowed origin."),
 		tokenRefusals:     desc("token_refusals_total", "Requests refused for a missing or wrong token."),
 	}
@@ -58,7 +60,7 @@ func newCollector(st *stats, h *hub, sessions *registry, upstream func() client.
 func (m *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.clients, m.topics, m.upstreamUp, m.queueBytes,
 		m.connections, m.dropped, m.disconnects, m.written, m.calls, m.callErrors,
-		m.reconnects, m.resumes, m.received, m.delivered, m.topicDropped, m.topicRefs, m.hostRefusals, m.crossSiteRefusals, m.tokenRefusals} {
+		m.reconnects, m.resumes, m.received, m.delivered, m.topicDropped, m.topicRefs, m.hostRefusals, m.crossSiteRefusals, m.tokenRefusals, m.invalidUTF8} {
 		ch <- d
 	}
 	m.build.Describe(ch)
@@ -103,6 +105,7 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(m.reconnects, m.stats.reconnects.Load())
 	counter(m.resumes, m.stats.resumes.Load())
 	counter(m.hostRefusals, m.stats.hostRefusals.Load())
+	counter(m.invalidUTF8, m.stats.invalidUTF8.Load())
 	counter(m.crossSiteRefusals, m.stats.crossSiteRefusals.Load())
 	counter(m.tokenRefusals, m.stats.tokenRefusals.Load())
 	topics := m.hub.status()

@@ -1,12 +1,14 @@
 package sidecar
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -72,6 +74,8 @@ type topic struct {
 	// state: the last-message cache then holds nothing of it, since a
 	// change alone would pass for the state.
 	stateful bool
+	mended   bool // an invalid UTF-8 message was logged; owned by the pump
+
 	// bookEvents are the /v1/book/stream events of the book, by depth
 	// (bookhttp.go).
 	bookEvents map[int]*bookEvent
@@ -141,6 +145,9 @@ func (t *topic) pump(sub feed) error {
 // session.offer); behind a backlog their writers batch instead.
 func (t *topic) publish(m client.Message, caughtUp bool) {
 	t.received.Add(1)
+	if !utf8.Valid(m.Data) {
+		m.Data = t.mend(m.Data)
+	}
 	resumed := m.Flags&client.FlagReconnected != 0
 	if resumed {
 		t.resumes.Add(1)
@@ -207,6 +214,20 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 	}
 	t.delivered.Add(delivered)
 	t.dropped.Add(dropped)
+}
+
+// mend replaces each invalid UTF-8 sequence of data with U+FFFD: local
+// clients get the frame as text, and a browser closes a WebSocket on
+// invalid UTF-8 in a text frame, losing every topic it held. Counted, and
+// logged once per topic. Runs on the pump.
+func (t *topic) mend(data []byte) []byte {
+	t.cfg.stats.invalidUTF8.Add(1)
+	if !t.mended {
+		t.mended = true
+		t.cfg.log.Warn("upstream message is not valid UTF-8; passing it on with U+FFFD for each invalid sequence (logged once per topic)",
+			zap.String("topic", t.name), zap.Int("bytes", len(data)))
+	}
+	return bytes.ToValidUTF8(data, []byte("\uFFFD"))
 }
 
 // apply applies m to the topic's book and, when m breaks its chain,
