@@ -15,6 +15,7 @@ require (
 	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.28.0
 	go.yaml.in/yaml/v3 v3.0.5
+	golang.org/x/net v0.48.0
 )
 
 require (

@@ -205,12 +205,11 @@ func (s *Server) serveBookStream(w http.ResponseWriter, r *http.Request) {
 		httpRefusal(w, status, err.Error(), nil)
 		return
 	}
-	if n := s.stats.bookStreams.Add(1); n > int64(s.cfg.MaxClients) {
-		s.stats.bookStreams.Add(-1)
-		httpRefusal(w, http.StatusServiceUnavailable, fmt.Sprintf("%d book streams are open, the limit of -max-clients", s.cfg.MaxClients), nil)
+	if reason, ok := s.clients.addStream(); !ok {
+		httpRefusal(w, http.StatusServiceUnavailable, reason.text, nil)
 		return
 	}
-	defer s.stats.bookStreams.Add(-1)
+	defer s.clients.removeStream()
 	t, b, status, err := s.holdBook(r.Context(), bq.topic)
 	if err != nil {
 		httpRefusal(w, status, err.Error(), map[string]any{"topic": bq.topic})

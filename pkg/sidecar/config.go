@@ -96,7 +96,10 @@ type Config struct {
 	// them. Default: none, every topic of the dialect is asked upstream.
 	Topics []string `yaml:"topics"`
 
-	// MaxClients caps local connections (WebSocket and SSE). Default: 10000.
+	// MaxClients caps local clients: WebSocket sessions, SSE streams,
+	// status and book streams. The listener holds at most 128
+	// connections more (plain requests, clients being refused); the rest
+	// wait to be accepted. Default: 10000.
 	MaxClients int `yaml:"max_clients"`
 	// MaxTopicsPerClient caps one client's subscriptions. Default: 1000.
 	MaxTopicsPerClient int `yaml:"max_topics_per_client"`

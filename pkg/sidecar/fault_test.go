@@ -1,14 +1,17 @@
 package sidecar_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/testutil"
@@ -301,4 +304,42 @@ func TestFrameTooLargeCloseReasonArrives(t *testing.T) {
 		require.Equal(t, "frame exceeds the 1024-byte limit", ce.Text, "run %d", i)
 		_ = ws.Close()
 	}
+}
+
+// Status streams count against -max-clients: with the limit taken by a
+// WebSocket client and a status page, another page and another client
+// are refused, each saying why; the pages share one encoding of the
+// status.
+func TestStatusStreamsCountAgainstMaxClients(t *testing.T) {
+	r := newRig(t, thalex.Name, func(c *sidecar.Config) { c.MaxClients = 2 })
+	_ = r.dial(t)
+	waitFor(t, "one client", func() bool { return len(r.sc.Status().Clients) == 1 })
+	page := openSSE(t, r.url+"/v1/status/stream", "")
+	assert.Contains(t, page.next(t).data, `"clients"`)
+
+	code, body := httpGet(t, r.url+"/v1/status/stream")
+	assert.EqualValues(t, http.StatusServiceUnavailable, code)
+	assert.Contains(t, body, "too many clients: the limit is 2")
+	ws := r.dial(t)
+	for {
+		_ = ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, _, err := ws.ReadMessage(); err != nil {
+			var ce *websocket.CloseError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, "too many clients: the limit is 2", ce.Text)
+			break
+		}
+	}
+	page.close()
+	waitFor(t, "the page's place given back", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.url+"/v1/status/stream", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
 }

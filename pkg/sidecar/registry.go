@@ -16,6 +16,7 @@ type registry struct {
 	// mu protects the following.
 	mu       sync.Mutex
 	sessions map[*session]struct{}
+	streams  int // open status and book streams (addStream), counted against max too
 	lastID   uint64
 	draining bool
 
@@ -35,7 +36,7 @@ func (r *registry) add(s *session) (closeReason, bool) {
 	if r.draining {
 		return reasonShutdown, false
 	}
-	if len(r.sessions) >= r.max {
+	if len(r.sessions)+r.streams >= r.max {
 		r.stats.disconnects(reasonTooManyClients(0).label)
 		return reasonTooManyClients(r.max), false
 	}
@@ -45,6 +46,30 @@ func (r *registry) add(s *session) (closeReason, bool) {
 	r.stats.connections.Add(1)
 	r.wg.Add(1) // done by remove
 	return closeReason{}, true
+}
+
+// addStream counts an HTTP stream that is not a session (/v1/status/stream,
+// /v1/book/stream) against Config.MaxClients, or reports why it is
+// refused; removeStream ends it.
+func (r *registry) addStream() (closeReason, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.draining {
+		return reasonShutdown, false
+	}
+	if len(r.sessions)+r.streams >= r.max {
+		r.stats.disconnects(reasonTooManyClients(0).label)
+		return reasonTooManyClients(r.max), false
+	}
+	r.streams++
+	return closeReason{}, true
+}
+
+// removeStream ends a stream addStream counted.
+func (r *registry) removeStream() {
+	r.mu.Lock()
+	r.streams--
+	r.mu.Unlock()
 }
 
 // remove unregisters a session that has ended.

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/zap"
+	"golang.org/x/net/netutil"
 
 	"github.com/wsfan/wsfan/internal/redact"
 	"github.com/wsfan/wsfan/pkg/client"
@@ -31,6 +32,10 @@ const fdHeadroom = 64
 // minTokenLen is the shortest token a sidecar off loopback takes without
 // a warning.
 const minTokenLen = 16
+
+// connectionMargin is how many connections beyond Config.MaxClients the
+// listener accepts at once: plain requests, and clients being refused.
+const connectionMargin = 128
 
 // readBufferSize is a WebSocket client's read buffer.
 const readBufferSize = 512
@@ -54,7 +59,8 @@ type Server struct {
 	published atomic.Uint64
 	streamID  string
 
-	offered []OfferedTopic // Config.Topics and how to try each
+	offered     []OfferedTopic // Config.Topics and how to try each
+	statusCache statusCache    // the status streams' shared event (statuspage.go)
 
 	src     source // the upstream held here, or a NATS group's
 	hub     *hub
@@ -229,6 +235,10 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 // drain.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.log.Info("serving", zap.String("addr", ln.Addr().String()), zap.String("upstream", redact.URL(s.cfg.Upstream)))
+	// Connections beyond the clients' limit and a margin for requests
+	// (status, probes, a refusal being written) wait in the kernel's
+	// accept queue instead of holding descriptors.
+	ln = netutil.LimitListener(ln, s.cfg.MaxClients+connectionMargin)
 	hs := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -24,7 +24,6 @@ type stats struct {
 	lastResume   atomic.Int64  // unix nanoseconds of the last resume
 	hostRefusals atomic.Uint64 // requests refused for their Host header
 	invalidUTF8  atomic.Uint64 // upstream messages mended to valid UTF-8 (topic.publish)
-	bookStreams  atomic.Int64  // open /v1/book/stream responses, capped by MaxClients
 	// crossSiteRefusals counts browser requests of another site without
 	// an allowed origin; tokenRefusals requests without the token.
 	crossSiteRefusals atomic.Uint64
