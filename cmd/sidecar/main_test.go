@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -198,4 +199,59 @@ func (r *running) stop(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the sidecar did not exit")
 	}
+}
+
+// On SIGTERM, a call in flight that the upstream answers within the drain
+// gets its answer, and one it does not answer gets an error saying the
+// sidecar is shutting down, both before the close frame: no call
+// vanishes without an answer.
+func TestTerminateAnswersCallsInFlight(t *testing.T) {
+	up := exchangetest.NewServer(deribit.Name)
+	defer up.Close()
+	release := make(chan struct{})
+	defer close(release)
+	up.Handle("public/quick", func(json.RawMessage) (any, *exchangetest.RPCError) {
+		time.Sleep(300 * time.Millisecond)
+		return "done", nil
+	})
+	up.Handle("public/never", func(json.RawMessage) (any, *exchangetest.RPCError) {
+		<-release
+		return "too late", nil
+	})
+	r := startSidecar(t, map[string]string{"WSFAN_UPSTREAM": up.URL(), "WSFAN_PROTOCOL": "deribit"}, nil, "-drain-timeout", "2s")
+	ws, _, err := websocket.DefaultDialer.Dial("ws://"+r.addr+"/ws", nil)
+	require.NoError(t, err)
+	defer ws.Close()
+	require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":2,"method":"public/quick"}`)))
+	require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":3,"method":"public/never"}`)))
+	require.Eventually(t, func() bool { return up.CountReceived("public/never") == 1 }, 10*time.Second, 5*time.Millisecond)
+
+	r.cancel() // SIGTERM
+	require.NoError(t, ws.SetReadDeadline(time.Now().Add(10*time.Second)))
+	answers := map[int]string{}
+	for {
+		_, frame, err := ws.ReadMessage()
+		if err != nil {
+			var ce *websocket.CloseError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, websocket.CloseGoingAway, ce.Code)
+			break
+		}
+		var resp struct {
+			ID     int             `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(frame, &resp))
+		answers[resp.ID] = string(resp.Result)
+		if resp.Error != nil {
+			answers[resp.ID] = resp.Error.Message
+		}
+	}
+	assert.Equal(t, `"done"`, answers[2], "answered within the drain")
+	assert.Contains(t, answers[3], "shutting down", "not answered in time: an error, before the close frame")
+	_ = ws.Close()
+	r.stop(t)
 }

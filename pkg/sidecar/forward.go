@@ -3,7 +3,12 @@ package sidecar
 import (
 	"bytes"
 	"context"
+	"errors"
 )
+
+// errShuttingDown answers the calls still in flight when a drain has
+// waited for them long enough, and the calls that come during a drain.
+var errShuttingDown = errors.New("the sidecar is shutting down: the call was not answered in time")
 
 // forward makes a call upstream with the client's method and params and
 // returns the response with the client's own id put back: the upstream
@@ -21,6 +26,9 @@ func (c *wsConn) forward(ctx context.Context, id []byte, method string, params [
 	res, err := c.cfg.call(ctx, method, params)
 	if err == nil {
 		return w.AppendResult(nil, id, res)
+	}
+	if cause := context.Cause(ctx); errors.Is(cause, errShuttingDown) {
+		err = cause
 	}
 	if len(id) == 0 {
 		return nil

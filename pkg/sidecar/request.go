@@ -104,6 +104,9 @@ func (c *wsConn) route(req *protocol.Incoming) (resp []byte, attach []*topic, ca
 	if !w.RPC() {
 		return nil, nil, nil // an Ethereal event the sidecar does not serve: ignored, as upstream
 	}
+	if c.cfg.clients.isDraining() {
+		return w.AppendError(nil, req.ID, codeUpstream, "the sidecar is shutting down: "+req.Method+" was not forwarded", nil), nil, nil
+	}
 	ctx := c.callContext()
 	id, method, params := req.ID, req.Method, req.Params
 	return nil, nil, func() []byte { return c.forward(ctx, id, method, params) }

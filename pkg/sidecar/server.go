@@ -69,6 +69,10 @@ type Server struct {
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
+	// callsCtx is the parent of forwarded calls; cutCalls ends it with
+	// errShuttingDown once a drain has waited for them (Shutdown).
+	callsCtx context.Context
+	cutCalls context.CancelCauseFunc
 	// wg counts the upstream and sampler goroutines.
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -114,6 +118,7 @@ func New(cfg Config) (*Server, error) {
 	// started by the hub (hub.go) → topic.publish (topic.go) →
 	// session.offer (session.go) → the transport's writer (ws.go, sse.go).
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.callsCtx, s.cutCalls = context.WithCancelCause(s.ctx)
 	s.streamID = strconv.FormatInt(time.Now().UnixNano(), 36)
 	opts := []client.Option{
 		client.WithProtocol(proto),
@@ -151,7 +156,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.wsCfg = wsConfig{Config: &s.cfg, wire: wire, subIDs: wire.SubscriptionID() != "", noticeTopic: ex.NoticeTopic, stats: &s.stats, hub: s.hub,
-		ctx: s.ctx, call: s.src.call, clients: s.clients, log: s.log}
+		ctx: s.ctx, callsCtx: s.callsCtx, call: s.src.call, clients: s.clients, log: s.log}
 	s.coll = newCollector(&s.stats, s.hub, s.clients, s.src.state)
 	if err := s.reg.Register(s.coll); err != nil {
 		s.cancel()
@@ -283,7 +288,23 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	sessions := s.clients.drain()
 	s.log.Info("draining", zap.Int("clients", len(sessions)))
+	// Calls in flight get most of the drain to be answered (new ones are
+	// refused at once); then the rest are answered with an error, and
+	// every client gets its close frame after its answers.
+	callsCtx, cancel := context.WithDeadline(ctx, callsDeadline(ctx))
+	var wg sync.WaitGroup
 	for _, ss := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ss.tr.waitCalls(callsCtx)
+		}()
+	}
+	wg.Wait()
+	cancel()
+	s.cutCalls(errShuttingDown)
+	for _, ss := range sessions {
+		ss.tr.waitCalls(ctx) // the cut calls' error answers are queued
 		ss.close(reasonShutdown, false)
 	}
 	var err error
@@ -298,6 +319,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	s.Close()
 	return err
+}
+
+// callsDeadline is when a drain stops waiting for forwarded calls: three
+// quarters of the way to ctx's deadline, leaving the rest for the
+// answers and close frames to be written.
+func callsDeadline(ctx context.Context) time.Time {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return time.Now().Add(time.Minute)
+	}
+	return time.Now().Add(time.Until(deadline) * 3 / 4)
 }
 
 // Close cuts every local client off, closes the upstream client and waits

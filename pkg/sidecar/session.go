@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +44,10 @@ type transport interface {
 	// cannot write without its writer). The session calls it without mu,
 	// only while the writer is stopped, so nothing else writes meanwhile.
 	tryWrite(frame []byte) int
+	// waitCalls waits until the client's forwarded calls have been
+	// answered, or ctx ends (Server.Shutdown); a transport without calls
+	// returns at once.
+	waitCalls(ctx context.Context)
 }
 
 // session is one local client: a WebSocket connection or an SSE stream. Its

@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"context"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -37,10 +38,11 @@ type testTransport struct {
 	wrote               []byte // what tryWrite took
 }
 
-func (tr *testTransport) kind() sessionKind { return tr.k }
-func (tr *testTransport) wake()             { tr.wakes++ }
-func (tr *testTransport) abort()            { tr.aborts++ }
-func (tr *testTransport) cut()              { tr.cuts++ }
+func (tr *testTransport) kind() sessionKind         { return tr.k }
+func (tr *testTransport) wake()                     { tr.wakes++ }
+func (tr *testTransport) abort()                    { tr.aborts++ }
+func (tr *testTransport) waitCalls(context.Context) {}
+func (tr *testTransport) cut()                      { tr.cuts++ }
 
 func (tr *testTransport) tryWrite(f []byte) int {
 	n := len(f)

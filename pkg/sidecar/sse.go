@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -152,6 +153,9 @@ func (st *sseStream) wake() {
 // abort does nothing: a stuck write ends at its deadline, and the
 // handler then sees the session closing.
 func (st *sseStream) abort() {}
+
+// waitCalls returns at once: a stream forwards no calls.
+func (st *sseStream) waitCalls(context.Context) {}
 
 // cut does nothing: the handler returns once woken by the close, and the
 // HTTP server owns the connection.

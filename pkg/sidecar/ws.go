@@ -54,12 +54,15 @@ type wsConfig struct {
 	noticeTopic string
 	stats       *stats
 	hub         *hub
-	// ctx is the parent of forwarded calls and subscribe waits; it ends
-	// when the Server closes.
-	ctx     context.Context
-	call    callFunc  // forwards a call upstream
-	clients *registry // the session leaves it when it ends
-	log     *zap.Logger
+	// ctx is the parent of subscribe waits; it ends when the Server
+	// closes. callsCtx is the parent of forwarded calls: it ends sooner,
+	// when a drain has waited for them long enough (Server.Shutdown),
+	// with errShuttingDown as its cause.
+	ctx      context.Context
+	callsCtx context.Context
+	call     callFunc  // forwards a call upstream
+	clients  *registry // the session leaves it when it ends
+	log      *zap.Logger
 }
 
 // wsConn is a WebSocket session's transport: the connection, its reader
@@ -119,6 +122,19 @@ func (c *wsConn) wake() {
 // to set from any goroutine.
 func (c *wsConn) abort() { _ = c.nc.SetWriteDeadline(time.Now()) }
 
+// waitCalls waits for the forwarded calls in flight, or for ctx.
+func (c *wsConn) waitCalls(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		c.rpc.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
 // cut closes the connection, which unblocks the reader.
 func (c *wsConn) cut() { _ = c.nc.Close() }
 
@@ -162,7 +178,7 @@ func (c *wsConn) end() {
 // use: most clients never forward a call. Called by the reader only.
 func (c *wsConn) callContext() context.Context {
 	if c.callCtx == nil {
-		c.callCtx, c.cancelCalls = context.WithCancel(c.cfg.ctx)
+		c.callCtx, c.cancelCalls = context.WithCancel(c.cfg.callsCtx)
 	}
 	return c.callCtx
 }
