@@ -8,7 +8,6 @@ import (
 	"github.com/wsfan/wsfan/internal/format"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
-	"go.uber.org/zap"
 )
 
 // The answers the sidecar makes itself to a WebSocket client's subscribe
@@ -36,12 +35,9 @@ func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic, func() []b
 	var attach []*topic
 	var err error
 	if len(topics) > 0 {
-		accepted, attach, err = c.s.subscribe(c.cfg.ctx, topics)
+		accepted, attach, err = c.s.subscribe(c.opsCtx, topics)
 	}
 	accepted = append(accepted, notices...)
-	if err != nil && !errors.Is(err, errTooManyTopics) {
-		c.cfg.log.Warn("local subscribe refused", zap.Uint64("client", c.s.id), zap.Strings("topics", topics), zap.Error(err))
-	}
 	if !c.cfg.subIDs {
 		if len(accepted) == 0 && err != nil && !errors.Is(err, errTooManyTopics) {
 			// Nothing subscribed, and a reason: say it, in the dialect's

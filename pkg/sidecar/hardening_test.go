@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
@@ -195,4 +196,40 @@ func TestInvalidUTF8FromUpstreamIsMended(t *testing.T) {
 	code, metrics := httpGet(t, r.url+"/metrics")
 	require.EqualValues(t, http.StatusOK, code)
 	assert.Contains(t, metrics, "wsfan_sidecar_upstream_invalid_utf8_total 1")
+}
+
+// A subscribe the upstream is slow to answer holds up nothing else of the
+// client's: its pings are answered, and a request the sidecar answers
+// itself comes back, while the subscribe waits; the subscribe's answer
+// follows when the upstream's comes.
+func TestSlowSubscribeHoldsUpNothingElse(t *testing.T) {
+	r := newRig(t, deribit.Name, nil)
+	ws := r.dial(t)
+	r.up.SetResponseDelay(2 * time.Second)
+	start := time.Now()
+	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["ticker.BTC-PERPETUAL.100ms"]}}`)
+	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":2,"method":"private/logout"}`) // a session method: answered by the sidecar
+	pong := make(chan struct{}, 1)
+	ws.SetPongHandler(func(string) error { pong <- struct{}{}; return nil })
+	require.NoError(t, ws.WriteControl(websocket.PingMessage, []byte("p"), time.Now().Add(time.Second)))
+
+	frames := make(chan string, 4)
+	go func() { // reading runs the pong handler too
+		defer close(frames)
+		for {
+			_, f, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			frames <- string(f)
+		}
+	}()
+	select {
+	case <-pong:
+	case <-time.After(time.Second):
+		t.Fatal("no pong while the subscribe waits")
+	}
+	assert.Contains(t, <-frames, `"id":2`, "the sidecar's own answer does not wait for the subscribe")
+	assert.Less(t, time.Since(start), 2*time.Second, "answered before the upstream answered the subscribe")
+	assert.Contains(t, <-frames, `"id":1,"result":["ticker.BTC-PERPETUAL.100ms"]`)
 }

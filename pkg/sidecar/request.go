@@ -7,9 +7,12 @@ import (
 )
 
 // handle answers one frame from the client, parsed by the dialect's
-// server half. It runs on the reader goroutine: subscribes are answered
-// in order, forwarded calls run concurrently (bounded by
-// Config.MaxCallsPerClient).
+// server half. It runs on the reader goroutine, which answers at once
+// what needs no upstream (heartbeats, pings, refusals); subscription
+// requests and batch arrays go to the session's subscription goroutine
+// (ops.go), which answers them in order, so a subscribe the upstream is
+// slow to answer holds up none of the client's calls and pings; forwarded
+// calls run concurrently (bounded by Config.MaxCallsPerClient).
 func (c *wsConn) handle(data []byte) {
 	w := c.cfg.wire
 	reqs, batch, ferr := w.ParseFrame(nil, data)
@@ -20,13 +23,20 @@ func (c *wsConn) handle(data []byte) {
 		return
 	}
 	if batch {
-		c.handleBatch(reqs)
+		c.queueOp(func() { c.handleBatch(reqs) })
 		return
 	}
 	if len(reqs) == 0 {
 		return
 	}
 	req := &reqs[0]
+	if subscriptionOp(req) {
+		c.queueOp(func() {
+			resp, attach, _ := c.route(req)
+			c.answer(req, resp, attach)
+		})
+		return
+	}
 	resp, attach, call := c.route(req)
 	if call != nil {
 		c.calls <- struct{}{} // blocks reading while too many calls are in flight
@@ -40,6 +50,24 @@ func (c *wsConn) handle(data []byte) {
 		}()
 		return
 	}
+	c.answer(req, resp, attach)
+}
+
+// subscriptionOp reports whether req changes the session's topics.
+func subscriptionOp(req *protocol.Incoming) bool {
+	if req.Err != nil {
+		return false
+	}
+	switch req.Op {
+	case protocol.OpSubscribe, protocol.OpUnsubscribe, protocol.OpUnsubscribeAll:
+		return true
+	}
+	return false
+}
+
+// answer queues resp (none for a notification) and attaches the topics
+// with it, as one step for the topics' pumps.
+func (c *wsConn) answer(req *protocol.Incoming, resp []byte, attach []*topic) {
 	if len(resp) == 0 || len(req.ID) == 0 {
 		c.s.attach(nil, attach)
 		return
@@ -48,7 +76,8 @@ func (c *wsConn) handle(data []byte) {
 }
 
 // handleBatch answers a JSON-RPC batch array with an array of responses,
-// in order; its calls run one after the other.
+// in order; its calls run one after the other. It runs on the
+// subscription goroutine.
 func (c *wsConn) handleBatch(reqs []protocol.Incoming) {
 	out := []byte{'['}
 	var attach []*topic

@@ -80,10 +80,20 @@ type wsConn struct {
 	rpc      sync.WaitGroup  // forwarded calls in flight
 	calls    chan struct{}   // semaphore of forwarded calls
 
-	// Owned by the reader goroutine: the context of forwarded calls,
-	// made by the first one and cancelled when the reader ends.
+	// callMu protects the context of forwarded calls, made by the first
+	// one and cancelled when the reader ends.
+	callMu      sync.Mutex
 	callCtx     context.Context
 	cancelCalls context.CancelFunc
+	callsEnded  bool // endCalls ran
+
+	// Made by the reader's first subscription request (ops.go): the
+	// subscription goroutine's queue, its end, and the context of its
+	// subscribes, cancelled when the reader ends.
+	ops       chan func()
+	opsDone   chan struct{}
+	opsCtx    context.Context
+	cancelOps context.CancelFunc
 
 	hbMu sync.Mutex // protects hb
 	hb   *time.Timer
@@ -159,9 +169,8 @@ func (c *wsConn) serve() {
 func (c *wsConn) end() {
 	defer c.cfg.clients.remove(c.s)
 	close(c.readDone)
-	if c.cancelCalls != nil {
-		c.cancelCalls()
-	}
+	c.endCalls()
+	c.stopOps()
 	c.rpc.Wait()
 	c.stopHeartbeat()
 	c.s.unsubscribeAll()
@@ -175,12 +184,28 @@ func (c *wsConn) end() {
 }
 
 // callContext returns the context of forwarded calls, making it on first
-// use: most clients never forward a call. Called by the reader only.
+// use: most clients never forward a call. Called by the reader, and by
+// the subscription goroutine for a batch array's calls.
 func (c *wsConn) callContext() context.Context {
+	c.callMu.Lock()
+	defer c.callMu.Unlock()
 	if c.callCtx == nil {
 		c.callCtx, c.cancelCalls = context.WithCancel(c.cfg.callsCtx)
+		if c.callsEnded { // a batch's call after the reader ended: it ends at once
+			c.cancelCalls()
+		}
 	}
 	return c.callCtx
+}
+
+// endCalls cancels the calls in flight, once the reader has ended.
+func (c *wsConn) endCalls() {
+	c.callMu.Lock()
+	defer c.callMu.Unlock()
+	c.callsEnded = true
+	if c.cancelCalls != nil {
+		c.cancelCalls()
+	}
 }
 
 // readLoop reads frames until the connection fails or the session closes.
