@@ -222,7 +222,10 @@ func TestTerminateAnswersCallsInFlight(t *testing.T) {
 	ws, _, err := websocket.DefaultDialer.Dial("ws://"+r.addr+"/ws", nil)
 	require.NoError(t, err)
 	defer ws.Close()
+	// The test exchange runs a handler on its connection's reader: quick
+	// must reach it before never, which holds the reader.
 	require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":2,"method":"public/quick"}`)))
+	require.Eventually(t, func() bool { return up.CountReceived("public/quick") == 1 }, 10*time.Second, time.Millisecond)
 	require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":3,"method":"public/never"}`)))
 	require.Eventually(t, func() bool { return up.CountReceived("public/never") == 1 }, 10*time.Second, 5*time.Millisecond)
 
