@@ -3,6 +3,7 @@ package sidecar_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"context"
 	"fmt"
 	"net"
@@ -402,4 +403,32 @@ func rawSubscribe(b *testing.B, addr string, subscribe []byte) net.Conn {
 	_, err = c.Write(append(frame, subscribe...))
 	require.NoError(b, err)
 	return c
+}
+
+// BenchmarkIdleTopicMemory measures what an upstream topic nobody
+// publishes on costs the sidecar (its upstream subscription's buffer, its
+// pump goroutine, its state; the test exchange in this process counted
+// too): 1,000 topics subscribed by one local client.
+func BenchmarkIdleTopicMemory(b *testing.B) {
+	const n = 1000
+	up := exchangetest.NewServer(thalex.Name)
+	defer up.Close()
+	sc, url := startBenchSidecar(b, up, func(c *sidecar.Config) { c.MaxTopicsPerClient, c.Grace = n, time.Millisecond })
+	defer sc.Close()
+	topics := make([]string, n)
+	for i := range topics {
+		topics[i] = fmt.Sprintf("ticker.T%d-PERPETUAL.raw", i)
+	}
+	channels, _ := json.Marshal(topics)
+	subscribe := `{"id":1,"method":"public/subscribe","params":{"channels":` + string(channels) + `}}`
+	var perTopic float64
+	for range b.N {
+		before := memInUse()
+		rd := dialReaders(b, url, 1, subscribe, false)
+		waitFor2(b, func() bool { return len(sc.Status().Topics) == n })
+		perTopic = float64(memInUse()-before) / n
+		rd.close()
+		waitFor2(b, func() bool { return len(sc.Status().Topics) == 0 })
+	}
+	b.ReportMetric(perTopic, "bytes/topic")
 }

@@ -33,6 +33,13 @@ const fdHeadroom = 64
 // a warning.
 const minTokenLen = 16
 
+// The bounds of a topic's upstream buffer, in messages and in bytes of
+// their data.
+const (
+	upstreamBuffer       = 1024
+	upstreamPendingBytes = 4 << 20
+)
+
 // connectionMargin is how many connections beyond Config.MaxClients the
 // listener accepts at once: plain requests, and clients being refused.
 const connectionMargin = 128
@@ -124,7 +131,12 @@ func New(cfg Config) (*Server, error) {
 		client.WithProtocol(proto),
 		client.WithLogger(cfg.Logger),
 		client.WithMetrics(s.reg, "upstream"),
-		client.WithBufferSize(8192),
+		// A topic's pump offers each message to its subscribers without
+		// waiting, so its upstream buffer only absorbs bursts: 1,024
+		// messages (about 90 KiB a topic, where 8,192 cost 716 KiB) and at
+		// most 4 MiB of their data.
+		client.WithBufferSize(upstreamBuffer),
+		client.WithPendingBytes(upstreamPendingBytes),
 		client.WithRequestTimeout(cfg.RequestTimeout),
 	}
 	if cfg.RateLimit > 0 {
