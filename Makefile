@@ -1,6 +1,6 @@
 # wsfan's build. CI calls `make test`; every target works on a fresh clone.
 GO        ?= go
-MODULES   := . bench natstest browsertest
+MODULES   := . bench bench/peers natstest browsertest
 COUNT     ?= 6
 BENCHTIME ?= 300ms
 BENCH     ?= .
@@ -83,6 +83,7 @@ bench:
 	flags="-run ^$$ -benchmem -count 1 -benchtime $(BENCHTIME) -timeout 60m"; \
 	{ rc=0; for round in $$(seq $(COUNT)); do \
 	    { (cd bench && $(GO) test $$flags -bench '$(BENCH)' ./...) && \
+	      (cd bench/peers && $(GO) test $$flags -bench '$(BENCH)' ./...) && \
 	      { [ -z '$(BENCH_CLIENT)' ] || $(GO) test $$flags -bench '$(BENCH_CLIENT)' ./pkg/client; }; } || { rc=1; break; }; \
 	  done; echo $$rc > $$out.rc; } 2>&1 | tee $$out; \
 	rc=$$(cat $$out.rc); rm -f $$out.rc; [ "$$rc" = 0 ] || { echo "bench failed: see $$out"; exit 1; }; \

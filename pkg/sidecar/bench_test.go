@@ -1,10 +1,9 @@
 package sidecar_test
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/rawws"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
@@ -382,25 +382,11 @@ func memInUse() uint64 {
 	return m.HeapInuse + m.StackInuse
 }
 
-// rawSubscribe opens a WebSocket by hand and sends one (zero-masked)
-// subscribe frame; the acknowledgement is left unread in the kernel.
+// rawSubscribe opens a WebSocket by hand and sends one subscribe frame;
+// the acknowledgement is left unread in the kernel.
 func rawSubscribe(b *testing.B, addr string, subscribe []byte) net.Conn {
 	b.Helper()
-	c, err := net.Dial("tcp", addr)
-	require.NoError(b, err)
-	_, err = fmt.Fprintf(c, "GET /ws HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
-		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", addr)
-	require.NoError(b, err)
-	br := bufio.NewReaderSize(c, 256)
-	for {
-		line, err := br.ReadString('\n')
-		require.NoError(b, err)
-		if line == "\r\n" {
-			break
-		}
-	}
-	frame := []byte{0x81, 0x80 | 126, byte(len(subscribe) >> 8), byte(len(subscribe)), 0, 0, 0, 0}
-	_, err = c.Write(append(frame, subscribe...))
+	c, err := rawws.Dial(addr, "/ws", subscribe)
 	require.NoError(b, err)
 	return c
 }

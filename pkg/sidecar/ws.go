@@ -88,12 +88,15 @@ type wsConn struct {
 	callsEnded  bool // endCalls ran
 
 	// Made by the reader's first subscription request (ops.go): the
-	// subscription goroutine's queue, its end, and the context of its
-	// subscribes, cancelled when the reader ends.
-	ops       chan func()
-	opsDone   chan struct{}
-	opsCtx    context.Context
-	cancelOps context.CancelFunc
+	// subscription goroutine's queue and the context of its subscribes,
+	// cancelled when the reader ends. opsMu protects opsRunning: whether
+	// a subscription goroutine runs; opsWG counts it.
+	ops        chan func()
+	opsCtx     context.Context
+	cancelOps  context.CancelFunc
+	opsMu      sync.Mutex
+	opsRunning bool
+	opsWG      sync.WaitGroup
 
 	hbMu sync.Mutex // protects hb
 	hb   *time.Timer
