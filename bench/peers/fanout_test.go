@@ -41,13 +41,26 @@ type server struct {
 	subscribe   []string
 	count       func(frame []byte) int
 	publish     func()
-	subscribers func() int // clients subscribed to the topic
+	publishData func(data []byte) // centrifuge: node.Publish of data; the sidecar's comes from its upstream
+	subscribers func() int        // clients subscribed to the topic
 	close       func()
 }
 
 // sidecarServer is a Thalex test exchange and a sidecar serving it.
 func sidecarServer(b *testing.B) *server {
 	ex := exchangetest.NewServer(thalex.Name)
+	srv := sidecarOn(b, ex)
+	closeSidecar := srv.close
+	srv.close = func() {
+		closeSidecar()
+		ex.Close()
+	}
+	return srv
+}
+
+// sidecarOn is a sidecar serving the test exchange ex, which the caller
+// closes.
+func sidecarOn(b *testing.B, ex *exchangetest.Server) *server {
 	sc, err := sidecar.New(sidecar.Config{Upstream: ex.URL(), Protocol: thalex.Name, MaxClients: 100_000})
 	require.NoError(b, err)
 	hs := httptest.NewServer(sc.Handler())
@@ -68,7 +81,6 @@ func sidecarServer(b *testing.B) *server {
 		close: func() {
 			hs.Close()
 			sc.Close()
-			ex.Close()
 		},
 	}
 }
@@ -98,6 +110,11 @@ func centrifugeServer(b *testing.B) *server {
 		count:     func(frame []byte) int { return bytes.Count(frame, push) },
 		publish: func() {
 			if _, err := node.Publish(topic, payload); err != nil {
+				panic(err)
+			}
+		},
+		publishData: func(data []byte) {
+			if _, err := node.Publish(topic, data); err != nil {
 				panic(err)
 			}
 		},

@@ -28,14 +28,18 @@ const (
 	envHoldCount  = "WSFAN_PEERS_HOLD_COUNT"  // how many clients
 )
 
-// TestMain runs the test binary as the client-holding child when asked.
+// TestMain runs the test binary as one of the benchmarks' children when
+// its environment asks: the client holder or the hop clients.
 func TestMain(m *testing.M) {
-	if os.Getenv(envHoldAddr) != "" {
-		if err := holdClients(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
+	child := map[string]func() error{envHoldAddr: holdClients, envHopVia: runHopClients}
+	for env, run := range child {
+		if os.Getenv(env) != "" {
+			if err := run(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			os.Exit(0)
 		}
-		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
