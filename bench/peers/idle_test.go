@@ -31,7 +31,7 @@ const (
 // TestMain runs the test binary as one of the benchmarks' children when
 // its environment asks: the client holder or the hop clients.
 func TestMain(m *testing.M) {
-	child := map[string]func() error{envHoldAddr: holdClients, envHopVia: runHopClients}
+	child := map[string]func() error{envHoldAddr: holdClients, envHopVia: runHopClients, envCrowdBase: runCrowd}
 	for env, run := range child {
 		if os.Getenv(env) != "" {
 			if err := run(); err != nil {

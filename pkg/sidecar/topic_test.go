@@ -1,6 +1,8 @@
 package sidecar
 
 import (
+	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -122,3 +124,36 @@ var (
 	thalexWire, _  = protocol.ServerByName("thalex")
 	deribitWire, _ = protocol.ServerByName("deribit")
 )
+
+// A topic with more subscribers than parallelOffers splits a message's
+// offers over the processors: every subscriber, WebSocket and SSE, gets
+// every message once and in order, and the counts add up.
+func TestTopicParallelOffersKeepOrder(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one processor: offers are never split")
+	}
+	var st stats
+	cfg := testConfig(t, nil)
+	tp := newTopic("ticker.BTC-PERPETUAL.raw", testTopicConfig(thalexWire, &st))
+	subs := make([]*session, parallelOffers+101)
+	for i := range subs {
+		kind := kindWS
+		if i%3 == 0 {
+			kind = kindSSE
+		}
+		subs[i], _ = newTestSession(cfg, &st, nil, kind)
+	}
+	attachTo(tp, subs...)
+	const msgs = 5
+	for i := range msgs {
+		tp.publish(client.Message{Data: fmt.Appendf(nil, `{"n":%d}`, i)}, false)
+	}
+	for _, s := range subs {
+		frames := takeAll(t, s)
+		require.Len(t, frames, msgs)
+		for i, f := range frames {
+			assert.Contains(t, string(f), fmt.Sprintf(`{"n":%d}`, i), "in order")
+		}
+	}
+	assert.Equal(t, uint64(msgs*len(subs)), tp.delivered.Load())
+}

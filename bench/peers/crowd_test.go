@@ -1,0 +1,271 @@
+package peers
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/sidecar"
+	"github.com/wsfan/wsfan/pkg/thalex"
+)
+
+// The environment of the crowd's child process (runCrowd).
+const (
+	envCrowdBase = "WSFAN_PEERS_CROWD_BASE" // the sidecar's http://host:port
+	envCrowdWS   = "WSFAN_PEERS_CROWD_WS"   // WebSocket clients
+	envCrowdSSE  = "WSFAN_PEERS_CROWD_SSE"  // SSE clients
+)
+
+// crowdClients is how many local clients BenchmarkCrowd connects, half
+// over WebSocket, half over SSE.
+const crowdClients = 10_000
+
+// runCrowd is the crowd's child: the WebSocket and SSE clients, each
+// counting the messages it receives; it answers the parent's "got" until
+// its stdin ends.
+func runCrowd() error {
+	base := os.Getenv(envCrowdBase)
+	nWS, _ := strconv.Atoi(os.Getenv(envCrowdWS))
+	nSSE, _ := strconv.Atoi(os.Getenv(envCrowdSSE))
+	subscribe := `{"id":1,"method":"public/subscribe","params":{"channels":["` + topic + `"]}}`
+	var got atomic.Int64
+	var wg sync.WaitGroup
+	wsURL := "ws" + strings.TrimPrefix(base, "http") + "/ws"
+	d := websocket.Dialer{ReadBufferSize: 4 << 10, WriteBufferSize: 1 << 10}
+	var conns []*websocket.Conn
+	for range nWS {
+		ws, resp, err := d.Dial(wsURL, nil)
+		if err != nil {
+			return err
+		}
+		_ = resp.Body.Close()
+		if err := ws.WriteMessage(websocket.TextMessage, []byte(subscribe)); err != nil {
+			return err
+		}
+		conns = append(conns, ws)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				if _, _, err := ws.NextReader(); err != nil {
+					return
+				}
+				got.Add(1)
+			}
+		}()
+	}
+	var bodies []io.Closer
+	httpClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: nSSE, MaxConnsPerHost: 0}}
+	for range nSSE {
+		resp, err := httpClient.Get(base + "/v1/stream?topic=" + topic)
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("SSE: %s", resp.Status)
+		}
+		bodies = append(bodies, resp.Body)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			br := bufio.NewReaderSize(resp.Body, 4<<10)
+			for {
+				line, err := br.ReadSlice('\n')
+				if err != nil {
+					return
+				}
+				if bytes.HasPrefix(line, []byte("data: ")) {
+					got.Add(1)
+				}
+			}
+		}()
+	}
+	fmt.Println("ready")
+	lines := bufio.NewScanner(os.Stdin)
+	for lines.Scan() {
+		if lines.Text() == "got" {
+			fmt.Printf("got %d 0\n", got.Load())
+		}
+	}
+	for _, ws := range conns {
+		_ = ws.Close()
+	}
+	for _, b := range bodies {
+		_ = b.Close()
+	}
+	wg.Wait()
+	return lines.Err()
+}
+
+// BenchmarkCrowd holds 10,000 local clients on one sidecar (half
+// WebSocket, half SSE, in a child process) and reports, with them
+// connected: the sidecar process's RSS and open descriptors, the fan-out
+// rate to all of them (one topic, as fast as they keep up), and a
+// bystander WebSocket client's added latency (in a process of its own,
+// against a client on the test exchange) at 10 stamped messages a second
+// (100,000 deliveries a second to the crowd). The crowd's readers run on
+// the same two cores as the sidecar. A benchmark, not a CI test: `make
+// test` runs it once. Each process needs 10,000 descriptors and more; the
+// benchmark is skipped where the limit is lower (raise it with ulimit -n).
+func BenchmarkCrowd(b *testing.B) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < crowdClients+2048 {
+		b.Skipf("10,000 clients need more open files than the limit of %d (ulimit -n)", lim.Cur)
+	}
+	ex := exchangetest.NewServer(thalex.Name)
+	defer ex.Close()
+	sc, err := sidecar.New(sidecar.Config{Upstream: ex.URL(), Protocol: thalex.Name, MaxClients: 2 * crowdClients})
+	require.NoError(b, err)
+	srv := serveSidecar(b, sc)
+	defer srv.close()
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envCrowdBase+"="+srv.base,
+		envCrowdWS+"="+strconv.Itoa(crowdClients/2), envCrowdSSE+"="+strconv.Itoa(crowdClients/2))
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	require.NoError(b, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(b, err)
+	require.NoError(b, cmd.Start())
+	child := &hopChild{cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	defer child.close()
+	require.Equal(b, "ready", child.ask(b, ""))
+	waitFor(b, func() bool { return len(sc.Status().Clients) == crowdClients })
+
+	// The bystander: one WebSocket client of the sidecar and the baseline
+	// client on the test exchange, in a process of their own (the
+	// crowd's 10,000 readers would delay its reads in theirs).
+	bystander := startHopChild(b, &server{url: "ws" + strings.TrimPrefix(srv.base, "http") + "/ws",
+		subscribe: []string{`{"id":1,"method":"public/subscribe","params":{"channels":["` + topic + `"]}}`}}, ex.URL(), 1)
+	defer bystander.close()
+	waitFor(b, func() bool { return len(sc.Status().Clients) == crowdClients+1 })
+
+	got := func() int64 {
+		var crowd, zero int64
+		_, err := fmt.Sscanf(child.ask(b, "got"), "got %d %d", &crowd, &zero)
+		require.NoError(b, err)
+		return crowd
+	}
+	waitGot := func(crowd int64) {
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			c := got()
+			if c >= crowd {
+				return
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("the crowd got %d of %d", c, crowd)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	pad := strings.Repeat("x", len(payload)-len(`{"t":1700000000000000000,"pad":""}`))
+	stamped := func() []byte {
+		return []byte(`{"t":` + strconv.FormatInt(time.Now().UnixNano(), 10) + `,"pad":"` + pad + `"}`)
+	}
+	// Warm up: every client has its first message (the WebSocket ones
+	// counted their acknowledgement too: counts are taken as deltas).
+	crowd0 := got()
+	ex.Publish(topic, stamped())
+	waitGot(crowd0 + crowdClients)
+	bystander.waitGot(b, 1, 1)
+	crowd0 = got()
+
+	b.ResetTimer()
+	var rate float64
+	for range b.N {
+		// The fan-out rate: 200 messages, at most 20 ahead of the crowd.
+		start := time.Now()
+		for i := range 200 {
+			ex.Publish(topic, payload)
+			if i%20 == 19 {
+				waitGot(crowd0 + int64(crowdClients*(i-19)))
+			}
+		}
+		crowd0 += 200 * crowdClients
+		waitGot(crowd0)
+		rate = float64(200*crowdClients) / time.Since(start).Seconds()
+	}
+	b.StopTimer()
+
+	// The bystander at a steady 10 messages a second (100,000 deliveries
+	// a second to the crowd), for 3 seconds.
+	require.Equal(b, "ok", bystander.ask(b, "from "+strconv.FormatInt(time.Now().UnixNano(), 10)))
+	tick := time.NewTicker(100 * time.Millisecond)
+	for range 30 {
+		<-tick.C
+		ex.Publish(topic, stamped())
+	}
+	tick.Stop()
+	waitGot(crowd0 + 30*crowdClients)
+	var r [6]float64
+	_, err = fmt.Sscanf(bystander.ask(b, "result"), "result %g %g %g %g %g %g", &r[0], &r[1], &r[2], &r[3], &r[4], &r[5])
+	require.NoError(b, err)
+	p := [3]float64{r[0] - r[3], r[1] - r[4], r[2] - r[5]}
+
+	b.ReportMetric(rate, "deliveries/s")
+	b.ReportMetric(p[0], "bystander-added-p50-µs")
+	b.ReportMetric(p[1], "bystander-added-p99-µs")
+	b.ReportMetric(float64(rssBytes())/(1<<20), "rss-MiB")
+	b.ReportMetric(float64(openFiles()), "fds")
+}
+
+// served is a sidecar served on loopback.
+type served struct {
+	base  string // http://host:port
+	close func()
+}
+
+// serveSidecar serves sc through Serve (its listener cap and HTTP
+// settings, as the binary serves it) on a loopback port.
+func serveSidecar(b *testing.B, sc *sidecar.Server) *served {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	done := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { done <- sc.Serve(ctx, ln) }()
+	waitFor(b, sc.Ready)
+	return &served{base: "http://" + ln.Addr().String(), close: func() { cancel(); <-done }}
+}
+
+// rssBytes is this process's resident set size.
+func rssBytes() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// openFiles counts this process's open descriptors.
+func openFiles() int {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	return len(entries)
+}
