@@ -49,7 +49,7 @@ func (f *feed) Payload(t protocol.FeedTopic) []byte {
 	now := max(m.Now().UnixMilli(), f.lastT[sym]+1)
 	prev := f.lastT[sym]
 	f.lastT[sym] = now
-	return f.l2Book(sym, now, prev, changes(bids), changes(asks))
+	return f.l2Book(sym, now, prev, protocol.PriceSizes(bids), protocol.PriceSizes(asks))
 }
 
 // bookDepth is the levels a side of a made-up L2Book.
@@ -84,15 +84,6 @@ func (f *feed) l2Book(sym string, t, pt int64, bids, asks [][2]float64) []byte {
 	}
 	b.Asks, b.Bids = side(asks), side(bids)
 	return protocol.MarshalPayload(b)
-}
-
-// changes are a step's changes as [price, quantity].
-func changes(cs []protocol.BookChange) [][2]float64 {
-	out := make([][2]float64, len(cs))
-	for i, c := range cs {
-		out[i] = [2]float64{c.Price, c.Size}
-	}
-	return out
 }
 
 // price is a MarketPrice event's data.

@@ -77,6 +77,16 @@ type BookChange struct {
 	New         bool    // the level was not in the book before the step
 }
 
+// PriceSizes are changes as [price, size] pairs (size 0: the level is
+// gone), as most feeds write them.
+func PriceSizes(changes []BookChange) [][2]float64 {
+	out := make([][2]float64, len(changes))
+	for i, c := range changes {
+		out[i] = [2]float64{c.Price, c.Size}
+	}
+	return out
+}
+
 // Step moves the book on by one message and returns its changes, best
 // first: levels whose size is new, and levels removed with size 0.
 func (b *MarketBook) Step() (bids, asks []BookChange) {

@@ -33,12 +33,8 @@ func newRegistry(maxClients int, st *stats) *registry {
 func (r *registry) add(s *session) (closeReason, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.draining {
-		return reasonShutdown, false
-	}
-	if len(r.sessions)+r.streams >= r.max {
-		r.stats.disconnects(reasonTooManyClients(0).label)
-		return reasonTooManyClients(r.max), false
+	if reason, ok := r.admitLocked(); !ok {
+		return reason, false
 	}
 	r.lastID++
 	s.id = r.lastID
@@ -54,12 +50,8 @@ func (r *registry) add(s *session) (closeReason, bool) {
 func (r *registry) addStream() (closeReason, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.draining {
-		return reasonShutdown, false
-	}
-	if len(r.sessions)+r.streams >= r.max {
-		r.stats.disconnects(reasonTooManyClients(0).label)
-		return reasonTooManyClients(r.max), false
+	if reason, ok := r.admitLocked(); !ok {
+		return reason, false
 	}
 	r.streams++
 	return closeReason{}, true
@@ -70,6 +62,20 @@ func (r *registry) removeStream() {
 	r.mu.Lock()
 	r.streams--
 	r.mu.Unlock()
+}
+
+// admitLocked reports whether one more client fits, or why not: the
+// Server is draining, or Config.MaxClients is reached. Called with mu
+// held.
+func (r *registry) admitLocked() (closeReason, bool) {
+	if r.draining {
+		return reasonShutdown, false
+	}
+	if len(r.sessions)+r.streams >= r.max {
+		r.stats.disconnects(reasonTooManyClients(0).label)
+		return reasonTooManyClients(r.max), false
+	}
+	return closeReason{}, true
 }
 
 // remove unregisters a session that has ended.

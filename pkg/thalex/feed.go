@@ -30,7 +30,7 @@ func (f *feed) Payload(t protocol.FeedTopic) []byte {
 	seconds := float64(m.Now().UnixMicro()) / 1e6
 	if t.Kind == protocol.FeedBook {
 		bids, asks := m.Book(t.Instrument, bookDepth).Step()
-		return f.bookPayload(t.Instrument, changes(bids), changes(asks))
+		return f.bookPayload(t.Instrument, protocol.PriceSizes(bids), protocol.PriceSizes(asks))
 	}
 	in.Volume += m.Amount()
 	return protocol.MarshalPayload(ticker{
@@ -94,15 +94,6 @@ func (f *feed) bookPayload(instrument string, bids, asks [][2]float64) []byte {
 	n.TotalBidAmount = math.Round(n.TotalBidAmount*1000) / 1000
 	n.TotalAskAmount = math.Round(n.TotalAskAmount*1000) / 1000
 	return protocol.MarshalPayload(n)
-}
-
-// changes are a step's changes as [price, amount] (0: the level is gone).
-func changes(cs []protocol.BookChange) [][2]float64 {
-	out := make([][2]float64, len(cs))
-	for i, c := range cs {
-		out[i] = [2]float64{c.Price, c.Size}
-	}
-	return out
 }
 
 // bookNotification is a book notification's payload, as the API
