@@ -112,7 +112,7 @@ func TestSessionMethodsStayLocal(t *testing.T) {
 		methods []string
 	}{
 		{deribit.Name, []string{"private/logout", "private/enable_cancel_on_disconnect", "public/auth"}},
-		{thalex.Name, []string{"private/set_cancel_on_disconnect", "public/login"}},
+		{thalex.Name, []string{"private/set_cancel_on_disconnect", "public/login", "public/unsubscribe", "private/unsubscribe"}},
 	} {
 		r := newRig(t, tc.dialect, nil)
 		ws := r.dial(t)

@@ -13,8 +13,12 @@ var exchange = &protocol.Exchange{
 	// A request over the rate limit: error 4, "throttle exceeded".
 	Throttled: &protocol.RequestError{Code: codeThrottled, Message: "throttle exceeded"},
 	// The specification's "Session management" methods, and the private
-	// subscriptions.
-	SessionMethods: []string{"public/login", "private/set_cancel_on_disconnect", "private/subscribe"},
+	// subscriptions; and the unsubscribe spellings Thalex's specification
+	// does not have (its one method is "unsubscribe", which the sidecar
+	// answers itself): a local program's public/ or private/unsubscribe
+	// must not reach the shared session under any name.
+	SessionMethods: []string{"public/login", "private/set_cancel_on_disconnect", "private/subscribe",
+		"public/unsubscribe", "private/unsubscribe", "public/unsubscribe_all", "private/unsubscribe_all"},
 	// Notices come to connections subscribed to the system channel.
 	NoticeTopic: systemChannel,
 	Login:       func() protocol.Authenticator { return NewServerLogin() },
