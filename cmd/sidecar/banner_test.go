@@ -73,6 +73,19 @@ func TestBannerCommandsWork(t *testing.T) {
 	assert.Contains(t, events.Text(), `"topic":"ticker.BTC-PERPETUAL.raw"`)
 	_ = resp.Body.Close()
 
+	// curl -s 'http://ADDR/v1/book?instrument=I': the book, valid.
+	bookURL := regexp.MustCompile(`'(http://[^']+/v1/book\?instrument=[^']+)'`).FindStringSubmatch(line("curl -s '"))
+	require.NotNil(t, bookURL)
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(bookURL[1])
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"valid":true`)
+	}, 10*time.Second, 50*time.Millisecond)
+
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	goRun := func(stdin, command string) string {

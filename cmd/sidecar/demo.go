@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/wsfan/wsfan/pkg/book"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -77,7 +78,7 @@ is publishing %[3]s, and the sidecar serves it on %[4]s.
   Or run the SDK's example program against it:
     go run ./examples/ticker -url %[8]s -protocol %[1]s -topics %[11]s
 
-  Look inside:
+%[12]s  Look inside:
     curl -s%[5]s %[6]s/v1/status
     curl -s%[5]s %[6]s/metrics | grep ^wsfan_sidecar
 
@@ -87,7 +88,25 @@ is publishing %[3]s, and the sidecar serves it on %[4]s.
 Press Ctrl+C to stop.
 
 `, d.srv.Dialect(), d.srv.URL(), strings.Join(topics, ", "), addr,
-		auth, base, url.QueryEscape(topic), ws, subscribeFrame(d.srv.Dialect(), topic), wscatAuth(token), topic)
+		auth, base, url.QueryEscape(topic), ws, subscribeFrame(d.srv.Dialect(), topic), wscatAuth(token), topic,
+		d.bookHelp(base, auth))
+}
+
+// bookHelp is the banner's paragraph on the books the sidecar keeps, or
+// nothing when the demo's exchange publishes none.
+func (d *demoUpstream) bookHelp(base, auth string) string {
+	for _, topic := range d.srv.FeedTopics() {
+		if book.RulesFor(string(d.srv.Dialect()), topic) == nil {
+			continue
+		}
+		for _, inst := range d.srv.FeedInstruments() {
+			if strings.Contains(topic, inst) {
+				return fmt.Sprintf("  Read an order book the sidecar keeps (JSON; /v1/book/stream streams it):\n"+
+					"    curl -s%s '%s/v1/book?instrument=%s'\n\n", auth, base, url.QueryEscape(inst))
+			}
+		}
+	}
+	return ""
 }
 
 // wscatAuth is cmd/wscat's header flag for token, or nothing.

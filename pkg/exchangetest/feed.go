@@ -110,10 +110,10 @@ func FeedTopicsOf(d Dialect, opts FeedOptions) []string {
 	return out
 }
 
-// feedInstruments are the running (or last) feed's instruments, or the
+// FeedInstruments are the running (or last) feed's instruments, or the
 // exchange feed's default ones: what the exchange's public methods
 // (protocol.Exchange.Methods) list.
-func (s *Server) feedInstruments() []string {
+func (s *Server) FeedInstruments() []string {
 	s.fd.mu.Lock()
 	opts, set := s.fd.opts, s.fd.set
 	s.fd.mu.Unlock()

@@ -134,7 +134,7 @@ func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 		if h := c.s.handler(req.Method); h != nil {
 			result, rerr = h(req.Params)
 		} else if m := c.s.ex.Methods[req.Method]; m != nil {
-			result = m(c.s.feedInstruments(), received)
+			result = m(c.s.FeedInstruments(), received)
 		} else {
 			rerr = errMethodNotFound
 		}
