@@ -11,10 +11,17 @@ import "github.com/wsfan/wsfan/pkg/protocol"
 // may end the session. The unsubscribe methods are charged alike: the
 // article does not say, and the cautious choice costs a program nothing
 // it would notice. The client keeps this limit by default
-// (protocol.Paced); client.WithRateLimit replaces it. The general pool
-// (500 credits a request, its size and refill by account tier) is not
-// kept by default: set it with client.WithRateLimit for your tier.
+// (protocol.Paced), with a tenth to spare (ClientSubscribeLimit);
+// client.WithRateLimit replaces it. The general pool (500 credits a
+// request, its size and refill by account tier) is not kept by default:
+// set it with client.WithRateLimit for your tier.
 var SubscribeLimit = protocol.Limit{Rate: 10_000, Burst: 30_000, Cost: subscribeCost}
+
+// ClientSubscribeLimit is what the client keeps of SubscribeLimit: 90 %
+// of its refill and its burst. Requests the client spaced can arrive
+// closer together (a delayed one catching up with the next), and the
+// exchange counts them as they arrive.
+var ClientSubscribeLimit = protocol.Limit{Rate: 9_000, Burst: 27_000, Cost: subscribeCost}
 
 // subscribeCost charges the subscription requests 3,000 credits and
 // leaves every other request to the general pool.
@@ -27,6 +34,6 @@ func subscribeCost(method string) int {
 	return 0
 }
 
-// Limits implements protocol.Paced: the client keeps SubscribeLimit
-// unless the program sets its own.
-func (d *dialect) Limits() []protocol.Limit { return []protocol.Limit{SubscribeLimit} }
+// Limits implements protocol.Paced: the client keeps
+// ClientSubscribeLimit unless the program sets its own.
+func (d *dialect) Limits() []protocol.Limit { return []protocol.Limit{ClientSubscribeLimit} }
