@@ -56,7 +56,7 @@ const (
 // credits from every limit that charges it. The budget belongs to the
 // client and outlives its connections.
 // Default: the limits the exchange documents for every account
-// (protocol.Paced: Deribit's subscriptions, deribit.SubscribeLimit);
+// (protocol.Paced: Deribit's subscriptions, deribit.ClientSubscribeLimit);
 // WithRateLimit replaces them, and WithRateLimit() with no limit turns
 // them off. It panics if a limit's Rate or Burst is not positive.
 func WithRateLimit(limits ...RateLimit) Option {
