@@ -1,11 +1,11 @@
 package client
 
 import (
-	"go.uber.org/zap"
-
 	"context"
 	"errors"
 	"fmt"
+
+	"go.uber.org/zap"
 
 	"github.com/wsfan/wsfan/internal/format"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -25,12 +25,53 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 	if err != nil {
 		return nil, err
 	}
+	subs, errs, err := c.subscribeGroups(ctx, [][]string{names}, [][]*protocol.Topic{parsed}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return subs[0], errs[0]
+}
+
+// SubscribeEach subscribes every topic as a subscription of its own, all
+// in one round of requests (as few as the exchange's limits allow): what a
+// fan-out server needs, one subscription a topic that ends alone, without
+// a request a topic. subs[i] is topics[i]'s subscription, or nil with
+// errs[i] saying why (a *RefusedError for a topic the server refused);
+// err is for the whole call (no topic, an invalid one, no connection in
+// time, the client closed).
+func (c *Client) SubscribeEach(ctx context.Context, topics []string, opts ...SubscribeOption) (subs []*Subscription, errs []error, err error) {
+	if len(topics) == 0 {
+		return nil, nil, errors.New("wsfan: SubscribeEach needs at least one topic")
+	}
+	groups := make([][]string, len(topics))
+	parsed := make([][]*protocol.Topic, len(topics))
+	for i, name := range topics {
+		t, err := c.proto.NewTopic(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("failed to subscribe: %w", err)
+		}
+		groups[i], parsed[i] = []string{name}, []*protocol.Topic{t}
+	}
+	return c.subscribeGroups(ctx, groups, parsed, opts)
+}
+
+// subscribeGroups makes one subscription of each group of topics (names
+// distinct within a group), their new topics subscribed in one round.
+// A subscription with a refused or failed topic ends, and its error is
+// in errs; err is for the whole call.
+func (c *Client) subscribeGroups(ctx context.Context, groups [][]string, parsed [][]*protocol.Topic, opts []SubscribeOption) ([]*Subscription, []error, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	s := newSubscription(c, names, c.subscribeConfig(opts))
+	cfg := c.subscribeConfig(opts)
+	subs := make([]*Subscription, len(groups))
+	for i, names := range groups {
+		subs[i] = newSubscription(c, names, cfg)
+	}
+	errs := make([]error, len(groups))
+	all := allTopics(groups)
 	cn, err := c.activeConn(ctx)
-	if err != nil && c.cfg.retryFirst && c.queue(s, parsed) {
-		return s, nil
+	if err != nil && c.cfg.retryFirst && c.queue(subs, parsed) {
+		return subs, errs, nil
 	}
 	if err != nil {
 		// Reconnecting (or the first connection was handed out
@@ -39,38 +80,50 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 		cn, err = c.awaitConn(ctx)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(names), err)
+		return nil, nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(all), err)
 	}
-	// The request's credits, waited for like a call's (a Subscribe whose
+	// The request's credits, waited for like a call's (a round whose
 	// topics are all held already gives them back).
 	if err := c.cfg.pace.waitSubscribe(ctx, c.ctx); err != nil {
-		return nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(names), err)
+		return nil, nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(all), err)
 	}
 
 	c.mu.Lock()
 	if c.closed() {
 		c.mu.Unlock()
 		c.cfg.pace.refundSubscribe()
-		return nil, ErrClosed
+		return nil, nil, ErrClosed
 	}
 	var fresh, joined []*topicState
-	for i, name := range names {
-		ts := c.topics.get(name)
-		switch {
-		case ts == nil:
-			ts = newTopicState(parsed[i])
-			c.topics.add(ts)
-			if ts.key != "" {
-				c.routes.Store(ts.key, ts)
+	// outcome holds every topic of the call: nil for one held and
+	// confirmed already, else filled in below. Read after c.mu is let go,
+	// it stands for the subscriptions' states, which a closing client may
+	// clear meanwhile.
+	outcome := make(map[*topicState]error, len(all))
+	states := make([][]*topicState, len(groups))
+	for g, names := range groups {
+		s := subs[g]
+		for i, name := range names {
+			ts := c.topics.get(name)
+			_, seen := outcome[ts]
+			switch {
+			case ts == nil:
+				ts = newTopicState(parsed[g][i])
+				c.topics.add(ts)
+				if ts.key != "" {
+					c.routes.Store(ts.key, ts)
+				}
+				fresh = append(fresh, ts)
+			case !ts.confirmed && !seen:
+				joined = append(joined, ts)
 			}
-			fresh = append(fresh, ts)
-		case !ts.confirmed:
-			joined = append(joined, ts)
+			outcome[ts] = nil
+			ts.attach(s)
+			s.states = append(s.states, ts)
+			states[g] = append(states[g], ts)
 		}
-		ts.attach(s)
-		s.states = append(s.states, ts)
+		c.subs[s] = struct{}{}
 	}
-	c.subs[s] = struct{}{}
 	var ops []*subscribeOp
 	if len(fresh) > 0 {
 		ops, err = c.sendSubscribeLocked(cn, fresh, &opRound{prepaid: 1})
@@ -84,8 +137,10 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 			close(ts.ready)
 		}
 		c.mu.Unlock()
-		_ = c.unsubscribe(ctx, s, nil)
-		return nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(names), err)
+		for _, s := range subs {
+			_ = c.unsubscribe(ctx, s, nil)
+		}
+		return nil, nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(all), err)
 	}
 	c.mu.Unlock()
 
@@ -93,68 +148,93 @@ func (c *Client) Subscribe(ctx context.Context, topics []string, opts ...Subscri
 	ops = c.retryForNow(ctx, cn, ops)
 
 	c.mu.Lock()
-	refused, failed := c.settleLocked(cn, ops)
+	_, failed := c.settleLocked(cn, ops)
 	for _, ts := range fresh {
 		if ts.err == nil && !ts.confirmed {
 			ts.err = failed
 		}
+		outcome[ts] = ts.err
 		close(ts.ready)
 	}
 	c.mu.Unlock()
 
+	// Topics another call is subscribing: their outcome is that call's.
 	for _, ts := range joined {
 		select {
 		case <-ts.ready:
-			var re *RefusedError
-			switch {
-			case errors.As(ts.err, &re):
-				refused = append(refused, ts)
-			case ts.err != nil && failed == nil:
-				failed = ts.err
-			}
+			outcome[ts] = ts.err
 		case <-ctx.Done():
-			if failed == nil {
-				failed = ctxError(ctx, "subscribe")
-			}
+			outcome[ts] = ctxError(ctx, "subscribe")
 		}
 	}
-	switch {
-	case len(refused) > 0:
-		err = refusedError(refused)
-	case failed != nil:
-		err = fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(names), failed)
-	default:
-		return s, nil
+	// Each subscription stands or falls with its own topics.
+	for g, s := range subs {
+		var refused []*topicState
+		var other error
+		for _, ts := range states[g] {
+			terr := outcome[ts]
+			var re *RefusedError
+			switch {
+			case errors.As(terr, &re):
+				refused = append(refused, ts)
+			case terr != nil && other == nil:
+				other = terr
+			}
+		}
+		switch {
+		case len(refused) > 0:
+			errs[g] = refusedError(refused)
+		case other != nil:
+			errs[g] = fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(groups[g]), other)
+		default:
+			continue
+		}
+		_ = c.unsubscribe(context.WithoutCancel(ctx), s, nil)
+		subs[g] = nil
 	}
-	_ = c.unsubscribe(context.WithoutCancel(ctx), s, nil)
-	return nil, err
+	return subs, errs, nil
 }
 
-// queue registers s before the first connection (WithRetryOnFailedConnect):
-// its new topics are marked queued, and the first connection's restore
-// subscribes them on the server. It reports false once a connection was
-// handed out, when Subscribe must use it instead.
-func (c *Client) queue(s *Subscription, parsed []*protocol.Topic) bool {
+// allTopics lists the topics of groups, for an error.
+func allTopics(groups [][]string) []string {
+	if len(groups) == 1 {
+		return groups[0]
+	}
+	var all []string
+	for _, g := range groups {
+		all = append(all, g...)
+	}
+	return all
+}
+
+// queue registers subs before the first connection
+// (WithRetryOnFailedConnect): their new topics are marked queued, and the
+// first connection's restore subscribes them on the server. It reports
+// false once a connection was handed out, when the caller must use it
+// instead.
+func (c *Client) queue(subs []*Subscription, parsed [][]*protocol.Topic) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.up || c.closed() {
 		return false
 	}
-	for i, name := range s.topics {
-		ts := c.topics.get(name)
-		if ts == nil {
-			ts = newTopicState(parsed[i])
-			ts.queued = true
-			close(ts.ready)
-			c.topics.add(ts)
-			if ts.key != "" {
-				c.routes.Store(ts.key, ts)
+	for g, s := range subs {
+		for i, name := range s.topics {
+			ts := c.topics.get(name)
+			if ts == nil {
+				ts = newTopicState(parsed[g][i])
+				ts.queued = true
+				close(ts.ready)
+				c.topics.add(ts)
+				if ts.key != "" {
+					c.routes.Store(ts.key, ts)
+				}
 			}
+			ts.attach(s)
+			s.states = append(s.states, ts)
 		}
-		ts.attach(s)
-		s.states = append(s.states, ts)
+		c.subs[s] = struct{}{}
 	}
-	c.subs[s] = struct{}{}
 	return true
 }
 
