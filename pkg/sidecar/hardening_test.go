@@ -1,6 +1,7 @@
 package sidecar_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -232,4 +233,24 @@ func TestSlowSubscribeHoldsUpNothingElse(t *testing.T) {
 	assert.Contains(t, <-frames, `"id":2`, "the sidecar's own answer does not wait for the subscribe")
 	assert.Less(t, time.Since(start), 2*time.Second, "answered before the upstream answered the subscribe")
 	assert.Contains(t, <-frames, `"id":1,"result":["ticker.BTC-PERPETUAL.100ms"]`)
+}
+
+// The topics one local request asks for are subscribed upstream in one
+// request (as few as the exchange's limits allow), not one a topic: 25
+// programs subscribing 20 channels each make 25 upstream requests, not
+// 500, which Deribit's subscription limit (10 at once, then about 3 a
+// second) would spread over minutes.
+func TestOneLocalRequestOneUpstreamRequest(t *testing.T) {
+	r := newRig(t, deribit.Name, nil)
+	channels := make([]string, 20)
+	for i := range channels {
+		channels[i] = fmt.Sprintf("ticker.C%d-PERPETUAL.100ms", i)
+	}
+	list, _ := json.Marshal(channels)
+	ws := r.dial(t)
+	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":`+string(list)+`}}`)
+	var ack struct{ Result []string }
+	require.NoError(t, json.Unmarshal([]byte(testutil.Recv(t, ws)), &ack))
+	assert.ElementsMatch(t, channels, ack.Result)
+	assert.Equal(t, 1, r.up.CountReceived("public/subscribe"), "one upstream request for the 20 channels")
 }

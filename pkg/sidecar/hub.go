@@ -17,9 +17,9 @@ import (
 
 // hub reference-counts upstream subscriptions: the first local subscriber
 // of a topic opens it, and the last one leaving starts a grace timer whose
-// expiry closes it. Each topic has one goroutine, started by the hub: it
-// subscribes upstream, then runs the topic's pump until the upstream
-// subscription ends. The hub is built from the values it needs, so it is
+// expiry closes it. The topics one local request opens are subscribed
+// upstream together (open), then each has one goroutine, started by the
+// hub, running its pump until the upstream subscription ends. The hub is built from the values it needs, so it is
 // tested alone with any subscribe function.
 type hub struct {
 	// Set by newHub, read only after.
@@ -112,6 +112,7 @@ func (h *hub) reserve(names []string) ([]*topic, error) {
 		return nil, fmt.Errorf("the limit of %d upstream topics is reached", h.cfg.MaxTopics)
 	}
 	reserved := make([]*topic, 0, len(names))
+	var opened []*topic
 	for _, name := range names {
 		t := h.topics[name]
 		if t == nil {
@@ -120,12 +121,15 @@ func (h *hub) reserve(names []string) ([]*topic, error) {
 			if t.localID != "" {
 				h.byLocal[t.localID] = t
 			}
-			h.wg.Add(1)
-			go h.run(t)
+			h.wg.Add(1) // done when the topic's pump ends, or its subscribe fails
+			opened = append(opened, t)
 		}
 		t.refs++
 		h.stopGraceLocked(t)
 		reserved = append(reserved, t)
+	}
+	if len(opened) > 0 {
+		go h.open(opened)
 	}
 	return reserved, nil
 }
@@ -146,22 +150,44 @@ func (h *hub) wait(ctx context.Context, t *topic) error {
 	return nil
 }
 
-// run is a topic's goroutine: it subscribes upstream, then runs the pump
-// until the upstream subscription ends. Topics one request asks for open
-// concurrently.
-func (h *hub) run(t *topic) {
-	defer h.wg.Done()
-	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.RequestTimeout)
-	sub, err := h.subscribe(ctx, t.name)
-	cancel()
-	if err != nil {
-		h.mu.Lock()
-		h.removeLocked(t)
-		h.mu.Unlock()
-		t.fail(err)
-		h.log.Info("upstream subscribe failed", zap.String("topic", t.name), zap.Error(err))
-		return
+// open subscribes the topics one reserve opened upstream in one call
+// (one round of requests where the upstream allows), then starts each
+// subscribed topic's goroutine, which runs its pump until the upstream
+// subscription ends; a topic that failed is removed and its waiters
+// told.
+func (h *hub) open(topics []*topic) {
+	names := make([]string, len(topics))
+	for i, t := range topics {
+		names[i] = t.name
 	}
+	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.RequestTimeout)
+	feeds, errs, err := h.subscribe(ctx, names)
+	cancel()
+	for i, t := range topics {
+		terr := err
+		if terr == nil && errs[i] != nil {
+			terr = errs[i]
+		}
+		if terr == nil && feeds[i] == nil {
+			terr = errors.New("no subscription")
+		}
+		if terr != nil {
+			h.mu.Lock()
+			h.removeLocked(t)
+			h.mu.Unlock()
+			t.fail(terr)
+			h.log.Info("upstream subscribe failed", zap.String("topic", t.name), zap.Error(terr))
+			h.wg.Done()
+			continue
+		}
+		go h.run(t, feeds[i])
+	}
+}
+
+// run is a topic's goroutine: it runs the pump until the upstream
+// subscription ends.
+func (h *hub) run(t *topic, sub feed) {
+	defer h.wg.Done()
 	if err := t.pump(sub); err != nil {
 		h.lost(t, err)
 	}

@@ -137,10 +137,10 @@ func TestHubSubscribeFailure(t *testing.T) {
 	var st stats
 	var calls atomic.Int32
 	refused := errors.New("refused")
-	h := newTestHub(t, testConfig(t, nil), &st, func(context.Context, string) (feed, error) {
+	h := newTestHub(t, testConfig(t, nil), &st, oneByOne(func(context.Context, string) (feed, error) {
 		calls.Add(1)
 		return nil, refused
-	}, nil)
+	}), nil)
 	ctx := testutil.Context(t)
 
 	for i := range 2 {
@@ -157,10 +157,10 @@ func TestHubSubscribeFailure(t *testing.T) {
 func TestHubReserveLimits(t *testing.T) {
 	var st stats
 	h := newTestHub(t, testConfig(t, func(c *Config) { c.MaxTopics = 1 }), &st,
-		func(ctx context.Context, _ string) (feed, error) { // opens never finish before the end
+		oneByOne(func(ctx context.Context, _ string) (feed, error) { // opens never finish before the end
 			<-ctx.Done()
 			return nil, ctx.Err()
-		}, nil)
+		}), nil)
 
 	_, err := h.reserve([]string{"a.b"})
 	require.NoError(t, err)
@@ -182,9 +182,9 @@ func TestHubExpiresATopicStillOpening(t *testing.T) {
 	exch, u, stop := newTestUpstream(t, &st)
 	unblock := make(chan struct{})
 	h := newTestHub(t, testConfig(t, func(c *Config) { c.Grace = time.Millisecond }), &st,
-		func(ctx context.Context, topic string) (feed, error) {
+		func(ctx context.Context, topics []string) ([]feed, []error, error) {
 			<-unblock
-			return u.subscribe(ctx, topic)
+			return u.subscribe(ctx, topics)
 		}, stop)
 	ctx := testutil.Context(t)
 

@@ -27,9 +27,24 @@ type feed interface {
 	Unsubscribe(ctx context.Context) error
 }
 
-// subscribeFunc subscribes one topic upstream, waiting out an outage
-// within ctx. The hub opens every topic with one.
-type subscribeFunc func(ctx context.Context, topic string) (feed, error)
+// subscribeFunc subscribes topics upstream, a feed each, in as few
+// requests as the upstream allows, waiting out an outage within ctx:
+// feeds[i] is topics[i]'s, or nil with errs[i] saying why; err is for the
+// whole call. The hub opens the topics one local request asks for with
+// one call.
+type subscribeFunc func(ctx context.Context, topics []string) (feeds []feed, errs []error, err error)
+
+// oneByOne makes a subscribeFunc of a function subscribing one topic:
+// for a source that has no batched subscribe.
+func oneByOne(subscribe func(ctx context.Context, topic string) (feed, error)) subscribeFunc {
+	return func(ctx context.Context, topics []string) ([]feed, []error, error) {
+		feeds, errs := make([]feed, len(topics)), make([]error, len(topics))
+		for i, topic := range topics {
+			feeds[i], errs[i] = subscribe(ctx, topic)
+		}
+		return feeds, errs, nil
+	}
+}
 
 // callFunc makes an RPC call upstream and returns the raw result,
 // waiting for the upstream within ctx. Local clients' forwarded calls
@@ -196,24 +211,30 @@ func (u *upstream) connected(ctx context.Context) (*client.Client, error) {
 	}
 }
 
-// subscribe subscribes topic upstream, waiting for the upstream to be
+// subscribe subscribes topics upstream in one round of requests
+// (client.SubscribeEach), a feed each, waiting for the upstream to be
 // connected; an outage during the subscribe is waited out too.
-func (u *upstream) subscribe(ctx context.Context, topic string) (feed, error) {
+func (u *upstream) subscribe(ctx context.Context, topics []string) ([]feed, []error, error) {
 	for {
 		c, err := u.connected(ctx)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		sub, err := c.Subscribe(ctx, []string{topic})
+		subs, errs, err := c.SubscribeEach(ctx, topics)
 		if err == nil {
-			return sub, nil
+			feeds := make([]feed, len(subs))
+			for i, sub := range subs {
+				if sub != nil {
+					feeds[i] = sub
+				}
+			}
+			return feeds, errs, nil
 		}
 		if !errors.Is(err, client.ErrConnectionLost) || ctx.Err() != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 }
-
 // call makes a call upstream once the upstream is connected, and never
 // retries a call that may have been sent.
 func (u *upstream) call(ctx context.Context, method string, params json.RawMessage) ([]byte, error) {
