@@ -11,7 +11,9 @@ const (
 	// books from this snapshot).
 	FlagReconnected Flags = 1 << iota
 	// FlagGap marks a message whose change id does not follow the previous
-	// one (Deribit prev_change_id, Ethereal pt): updates were lost upstream.
+	// one (Deribit prev_change_id, Ethereal pt): updates were lost
+	// upstream; or the first message after a frame of the topic was
+	// dropped for its size (WithReadLimit).
 	FlagGap
 	// FlagSnapshot marks a message the exchange marks as a whole state,
 	// not a change to the one before: Thalex's top-level "snapshot":true,

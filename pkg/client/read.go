@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +42,7 @@ func (cn *conn) readLoop() {
 		switch {
 		case errors.Is(err, errOversized):
 			c.dropFrame(dropOversized, fmt.Errorf("%w (%d bytes)", err, c.cfg.readLimit), nil)
+			cn.markLost(data)
 			continue
 		case err != nil:
 			cn.fail(readError(err))
@@ -68,7 +70,7 @@ func (cn *conn) readFrame(r io.Reader) ([]byte, error) {
 				if err != nil {
 					return nil, err
 				}
-				return nil, errOversized
+				return buf[:min(n, lostHead)], errOversized // its head names its topic
 			}
 			grown := make([]byte, min(int64(2*len(buf)), limit+1))
 			copy(grown, buf[:n])
@@ -84,13 +86,44 @@ func (cn *conn) readFrame(r io.Reader) ([]byte, error) {
 		}
 	}
 	if int64(n) > limit {
-		return nil, errOversized
+		return buf[:min(n, lostHead)], errOversized
 	}
 	frame := buf[:n:n]
 	if &buf[0] == &cn.slab[0] {
 		cn.slab = cn.slab[n:]
 	}
 	return frame, nil
+}
+
+// lostHead is how much of a dropped oversized frame markLost searches
+// for the topic it belonged to.
+const lostHead = 4 << 10
+
+// markLost tells the subscribers of the topic a dropped oversized frame
+// belonged to that they missed a message: when exactly one subscribed
+// routing key stands quoted in the frame's head (Thalex's channel_name,
+// Deribit's params.channel and an Ethereum subscription id come before
+// the payload; Ethereal's events name no key, and are not found), the
+// topic's next message is flagged FlagGap and a Gap event raised. Runs
+// on the reader goroutine, on the rare path of a dropped frame.
+func (cn *conn) markLost(head []byte) {
+	c := cn.c
+	var lost *topicState
+	matches := 0
+	c.routes.Range(func(key string, ts *topicState) bool {
+		i := bytes.Index(head, []byte(key))
+		if i > 0 && i+len(key) < len(head) && head[i-1] == '"' && head[i+len(key)] == '"' {
+			lost = ts
+			matches++
+		}
+		return matches < 2
+	})
+	if matches != 1 {
+		return
+	}
+	lost.lost.Store(true)
+	c.stats.gaps.Add(1)
+	c.emit(Event{Kind: Gap, Topic: lost.name})
 }
 
 // handleFrame classifies one frame and acts on it. It runs on the reader
@@ -154,6 +187,10 @@ func (cn *conn) route(key, data []byte, snapshot bool, now time.Time) {
 	if ts.resumed.Load() {
 		ts.resumed.Store(false)
 		flags |= FlagReconnected
+	}
+	if ts.lost.Load() { // a frame of the topic was dropped (markLost)
+		ts.lost.Store(false)
+		flags |= FlagGap
 	}
 	if ts.topic.Sequenced {
 		flags |= cn.checkSequence(ts, data)

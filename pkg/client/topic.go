@@ -19,6 +19,10 @@ type topicState struct {
 	// resumed is set between connections; the reader clears it and flags
 	// the first message on the new connection.
 	resumed atomic.Bool
+	// lost is set when a dropped oversized frame belonged to the topic
+	// (conn.markLost); the reader clears it and flags the next message
+	// FlagGap.
+	lost atomic.Bool
 
 	// refreshing is set while a resubscribe for a fresh snapshot is in
 	// flight; refreshAgain asks for one more after it (Client.Resync).

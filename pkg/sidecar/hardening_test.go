@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
@@ -253,4 +254,21 @@ func TestOneLocalRequestOneUpstreamRequest(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(testutil.Recv(t, ws)), &ack))
 	assert.ElementsMatch(t, channels, ack.Result)
 	assert.Equal(t, 1, r.up.CountReceived("public/subscribe"), "one upstream request for the 20 channels")
+}
+
+// An upstream frame the sidecar's client drops for its size is not lost
+// silently: an SSE client gets the gap mark before the topic's next
+// message.
+func TestOversizedUpstreamFrameMarksAGap(t *testing.T) {
+	r := newRig(t, deribit.Name, func(c *sidecar.Config) {
+		c.UpstreamOptions = append(c.UpstreamOptions, client.WithReadLimit(1024))
+	})
+	topic := "ticker.BTC-PERPETUAL.100ms"
+	st := openSSE(t, r.url+"/v1/stream?topic="+topic, "")
+	st.next(t) // the stream's opening comment
+	require.NoError(t, r.up.WaitSubscribers(testutil.Context(t), topic, 1))
+	r.up.Publish(topic, []byte(`{"pad":"`+strings.Repeat("x", 4096)+`"}`))
+	r.up.Publish(topic, []byte(`{"n":2}`))
+	assert.Equal(t, `{"topic":"`+topic+`","gap":true}`, st.next(t).data)
+	assert.Contains(t, st.next(t).data, `{"n":2}`)
 }

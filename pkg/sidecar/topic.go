@@ -196,9 +196,12 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 	if t.cfg.cache && !t.stateful {
 		t.last, t.lastSeq, t.hasLast = m.Data, seq, true
 	}
+	frames := topicFrames{ws: ws, sse: sse, sseNamed: sseNamed}
+	if m.Gap() && t.nSSE > 0 { // messages were lost upstream: say so first, as a resume would
+		frames.gap, frames.gapNamed = t.sse.gap(false), t.sse.gap(true)
+	}
 	t.mu.Unlock()
 
-	frames := topicFrames{ws: ws, sse: sse, sseNamed: sseNamed}
 	if len(subs) >= parallelOffers && runtime.GOMAXPROCS(0) > 1 {
 		t.offerParallel(subs, frames, caughtUp)
 		return
@@ -206,8 +209,10 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 	t.offerAll(subs, frames, caughtUp)
 }
 
-// topicFrames are one message's frames, one a format.
-type topicFrames struct{ ws, sse, sseNamed []byte }
+// topicFrames are one message's frames, one a format, and the SSE gap
+// marks that go before it when messages were lost upstream (FlagGap: a
+// broken chain, a frame dropped for its size).
+type topicFrames struct{ ws, sse, sseNamed, gap, gapNamed []byte }
 
 // of is the frame s gets.
 func (f *topicFrames) of(s *session) []byte {
@@ -224,6 +229,13 @@ func (f *topicFrames) of(s *session) []byte {
 func (t *topic) offerAll(subs []*session, frames topicFrames, caughtUp bool) {
 	var delivered, dropped uint64
 	for _, s := range subs {
+		if frames.gap != nil && s.sse != nil {
+			gap := frames.gap
+			if s.sse.named {
+				gap = frames.gapNamed
+			}
+			s.offer(gap, false)
+		}
 		if s.offer(frames.of(s), caughtUp) {
 			delivered++
 		} else {

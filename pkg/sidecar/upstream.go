@@ -235,6 +235,7 @@ func (u *upstream) subscribe(ctx context.Context, topics []string) ([]feed, []er
 		}
 	}
 }
+
 // call makes a call upstream once the upstream is connected, and never
 // retries a call that may have been sent.
 func (u *upstream) call(ctx context.Context, method string, params json.RawMessage) ([]byte, error) {
