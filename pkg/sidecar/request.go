@@ -41,8 +41,10 @@ func (c *wsConn) handle(data []byte) {
 	if call != nil {
 		c.calls <- struct{}{} // blocks reading while too many calls are in flight
 		c.rpc.Add(1)
+		c.inflight.Add(1)
 		go func() {
 			defer c.rpc.Done()
+			defer c.inflight.Add(-1)
 			defer func() { <-c.calls }()
 			if resp := call(); resp != nil {
 				c.s.reply(textFrame(resp))

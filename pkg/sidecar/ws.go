@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -77,7 +78,8 @@ type wsConn struct {
 	readDone chan struct{}   // closed when the reader has ended
 	flush    func()          // writeLoop as a value: go flush() allocates nothing, go c.writeLoop() would
 	writers  sync.WaitGroup  // the writer goroutine, while it runs
-	rpc      sync.WaitGroup  // forwarded calls in flight
+	rpc      sync.WaitGroup  // forwarded calls in flight, waited for by the reader when it ends
+	inflight atomic.Int32    // the same calls, counted for a drain (waitCalls)
 	calls    chan struct{}   // semaphore of forwarded calls
 
 	// callMu protects the context of forwarded calls, made by the first
@@ -135,16 +137,18 @@ func (c *wsConn) wake() {
 // to set from any goroutine.
 func (c *wsConn) abort() { _ = c.nc.SetWriteDeadline(time.Now()) }
 
-// waitCalls waits for the forwarded calls in flight, or for ctx.
+// waitCalls waits for the forwarded calls in flight, or for ctx. It
+// polls the count of calls (rpc's Wait may not run beside the reader's
+// Add), on the rare path of a drain.
 func (c *wsConn) waitCalls(ctx context.Context) {
-	done := make(chan struct{})
-	go func() {
-		c.rpc.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-ctx.Done():
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for c.inflight.Load() > 0 {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
