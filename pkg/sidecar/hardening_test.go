@@ -265,7 +265,8 @@ func TestOversizedUpstreamFrameMarksAGap(t *testing.T) {
 	})
 	topic := "ticker.BTC-PERPETUAL.100ms"
 	st := openSSE(t, r.url+"/v1/stream?topic="+topic, "")
-	st.next(t) // the stream's opening comment
+	st.next(t)             // the stream's opening comment,
+	r.waitClients(t, 1, 1) // written before the stream is attached
 	require.NoError(t, r.up.WaitSubscribers(testutil.Context(t), topic, 1))
 	r.up.Publish(topic, []byte(`{"pad":"`+strings.Repeat("x", 4096)+`"}`))
 	r.up.Publish(topic, []byte(`{"n":2}`))
