@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/benchkit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 	"github.com/wsfan/wsfan/pkg/thalex"
@@ -214,26 +214,17 @@ func BenchmarkFanOutPeers(b *testing.B) {
 				msgs := max(100, 100_000/n)
 				pump(b, srv, r, n, 10) // warm: every client is live
 				b.ResetTimer()
-				start, cpu0 := time.Now(), processCPU()
+				start, cpu0 := time.Now(), benchkit.ProcessCPU()
 				for range b.N {
 					pump(b, srv, r, n, msgs)
 				}
-				elapsed, cpu := time.Since(start), processCPU()-cpu0
+				elapsed, cpu := time.Since(start), benchkit.ProcessCPU()-cpu0
 				deliveries := float64(n * msgs * b.N)
 				b.ReportMetric(deliveries/elapsed.Seconds(), "deliveries/s")
 				b.ReportMetric(float64(cpu.Nanoseconds())/deliveries, "cpu-ns/delivery")
 			})
 		}
 	}
-}
-
-// processCPU is the process's user and system CPU time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // waitFor waits up to 30 s for cond.

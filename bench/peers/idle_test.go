@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/benchkit"
 	"github.com/wsfan/wsfan/internal/rawws"
 )
 
@@ -121,10 +122,10 @@ func BenchmarkIdleClientPeers(b *testing.B) {
 			defer first.close()
 			var perClient, goroutines float64
 			for range b.N {
-				before, g0 := memInUse(), runtime.NumGoroutine()
+				before, g0 := benchkit.MemInUse(), runtime.NumGoroutine()
 				h := startHolder(b, srv, idleClients)
 				waitFor(b, func() bool { return srv.subscribers() == idleClients+1 })
-				after, g1 := memInUse(), runtime.NumGoroutine()
+				after, g1 := benchkit.MemInUse(), runtime.NumGoroutine()
 				perClient = float64(after-before) / idleClients
 				goroutines = float64(g1-g0) / idleClients
 				h.stop()
@@ -134,13 +135,4 @@ func BenchmarkIdleClientPeers(b *testing.B) {
 			b.ReportMetric(goroutines, "goroutines/client")
 		})
 	}
-}
-
-// memInUse is the process's heap and stack in use after two collections.
-func memInUse() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapInuse + m.StackInuse
 }

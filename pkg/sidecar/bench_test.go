@@ -20,6 +20,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/benchkit"
 	"github.com/wsfan/wsfan/internal/rawws"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
@@ -354,13 +355,13 @@ func BenchmarkIdleClientMemory(b *testing.B) {
 	b.ReportAllocs()
 	var perClient, goroutines float64
 	for range b.N {
-		before, g0 := memInUse(), runtime.NumGoroutine()
+		before, g0 := benchkit.MemInUse(), runtime.NumGoroutine()
 		conns := make([]net.Conn, 0, n)
 		for range n {
 			conns = append(conns, rawSubscribe(b, addr, subscribe))
 		}
 		waitFor2(b, func() bool { return countAttached(sc) == n+1 })
-		after, g1 := memInUse(), runtime.NumGoroutine()
+		after, g1 := benchkit.MemInUse(), runtime.NumGoroutine()
 		perClient = float64(after-before) / n
 		goroutines = float64(g1-g0) / n
 		for _, c := range conns {
@@ -370,16 +371,6 @@ func BenchmarkIdleClientMemory(b *testing.B) {
 	}
 	b.ReportMetric(perClient, "bytes/client")
 	b.ReportMetric(goroutines, "goroutines/client")
-}
-
-// memInUse returns the heap spans in use plus goroutine stacks, after
-// collections that also shrink idle goroutines' stacks.
-func memInUse() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapInuse + m.StackInuse
 }
 
 // rawSubscribe opens a WebSocket by hand and sends one subscribe frame;
@@ -409,10 +400,10 @@ func BenchmarkIdleTopicMemory(b *testing.B) {
 	subscribe := `{"id":1,"method":"public/subscribe","params":{"channels":` + string(channels) + `}}`
 	var perTopic float64
 	for range b.N {
-		before := memInUse()
+		before := benchkit.MemInUse()
 		rd := dialReaders(b, url, 1, subscribe, false)
 		waitFor2(b, func() bool { return len(sc.Status().Topics) == n })
-		perTopic = float64(memInUse()-before) / n
+		perTopic = float64(benchkit.MemInUse()-before) / n
 		rd.close()
 		waitFor2(b, func() bool { return len(sc.Status().Topics) == 0 })
 	}

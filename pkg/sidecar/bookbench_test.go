@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/benchkit"
 	"github.com/wsfan/wsfan/internal/sidecartest"
 	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
@@ -144,9 +145,9 @@ func BenchmarkBookStream1000(b *testing.B) {
 	var cpu time.Duration
 	var bytes int64
 	for range b.N {
-		before, from := processCPU(), received.Load()
+		before, from := benchkit.ProcessCPU(), received.Load()
 		time.Sleep(time.Second)
-		cpu += processCPU() - before
+		cpu += benchkit.ProcessCPU() - before
 		bytes += received.Load() - from
 	}
 	b.StopTimer()
@@ -154,13 +155,4 @@ func BenchmarkBookStream1000(b *testing.B) {
 	b.ReportMetric(float64(bytes)/float64(b.N), "bytes/s")
 	cancel()
 	wg.Wait()
-}
-
-// processCPU is the process's user and system CPU time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
