@@ -96,9 +96,10 @@ func (m *mapBook) top(n int) (bids, asks []book.Level) {
 	return sorted(m.bids, true), sorted(m.asks, false)
 }
 
-// BenchmarkTop10 reads the best 10 levels a side of a 50-level book:
-// Book against the plain map book, in the same run.
-func BenchmarkTop10(b *testing.B) {
+// sameBooks returns a Book and a map book holding the same 50-level
+// Deribit book, and the Book's copy.
+func sameBooks(b *testing.B) (*book.Book, *mapBook, book.State) {
+	b.Helper()
 	snap, _ := deribitChanges(0)
 	bk := book.New("book.BTC-PERPETUAL.100ms", deribit.BookRules("book.BTC-PERPETUAL.100ms"))
 	if err := bk.Apply(snap, false); err != nil {
@@ -112,6 +113,13 @@ func BenchmarkTop10(b *testing.B) {
 	for _, l := range s.Asks {
 		mb.set(false, l)
 	}
+	return bk, mb, s
+}
+
+// BenchmarkTop10 reads the best 10 levels a side of a 50-level book:
+// Book against the plain map book, in the same run.
+func BenchmarkTop10(b *testing.B) {
+	bk, mb, _ := sameBooks(b)
 	b.Run("impl=book", func(b *testing.B) {
 		b.ReportAllocs()
 		var bids, asks []book.Level
@@ -130,16 +138,7 @@ func BenchmarkTop10(b *testing.B) {
 // BenchmarkSetLevel changes one level of a 50-level side: Book against
 // the plain map book, in the same run.
 func BenchmarkSetLevel(b *testing.B) {
-	snap, _ := deribitChanges(0)
-	bk := book.New("book.BTC-PERPETUAL.100ms", deribit.BookRules("book.BTC-PERPETUAL.100ms"))
-	if err := bk.Apply(snap, false); err != nil {
-		b.Fatal(err)
-	}
-	s := bk.Copy()
-	mb := &mapBook{bids: map[book.Decimal]book.Decimal{}, asks: map[book.Decimal]book.Decimal{}}
-	for _, l := range s.Bids {
-		mb.set(true, l)
-	}
+	bk, mb, s := sameBooks(b)
 	b.Run("impl=book", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := range b.N {
