@@ -36,6 +36,9 @@ type Client struct {
 	// refused a larger one as too large (ops.go, learnBatchLimit); 0 until
 	// then.
 	batchLimit atomic.Int32
+	// quietLogged is set once requests were taken as accepted for their
+	// silence (ops.go, acceptUnanswered).
+	quietLogged atomic.Bool
 
 	// conn is the live connection, or nil between connections. The
 	// supervisor goroutine sets and clears it, and wakes connSet's

@@ -53,20 +53,37 @@ type RPCError struct {
 }
 
 func (e *RPCError) Error() string {
+	if e.Code == 0 && len(e.Data) == 0 { // a named code (Ethereal) or a malformed error object
+		return "rpc error: " + e.Message
+	}
 	if len(e.Data) > 0 {
 		return fmt.Sprintf("rpc error %d: %s (%s)", e.Code, e.Message, e.Data)
 	}
 	return fmt.Sprintf("rpc error %d: %s", e.Code, e.Message)
 }
 
-// parseRPCError decodes an error object; a malformed one still yields an
-// *RPCError carrying the raw text.
+// parseRPCError decodes an error object: JSON-RPC's {"code":int,
+// "message":…}, or a status refusal whose code is a name (Ethereal's
+// {"ok":false,"code":"SUBSCRIPTION_LIMIT_EXCEEDED"}), which becomes the
+// Message with Code 0. A malformed one still yields an *RPCError carrying
+// the raw text.
 func parseRPCError(raw []byte) *RPCError {
 	e := new(RPCError)
-	if err := decodeInPlace(copying, raw, e); err != nil || (e.Code == 0 && e.Message == "") {
-		return &RPCError{Code: 0, Message: "malformed error object: " + truncate(raw, 200)}
+	if err := decodeInPlace(copying, raw, e); err == nil && (e.Code != 0 || e.Message != "") {
+		return e
 	}
-	return e
+	var status struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	if err := decodeInPlace(copying, raw, &status); err == nil && status.Code != "" {
+		msg := status.Code
+		if status.Message != "" {
+			msg += ": " + status.Message
+		}
+		return &RPCError{Message: msg}
+	}
+	return &RPCError{Code: 0, Message: "malformed error object: " + truncate(raw, 200)}
 }
 
 // RefusedError names the topics the server refused.

@@ -18,7 +18,7 @@ type subscribeOp struct {
 	req       protocol.Request
 	states    []*topicState // parallel to req.Topics (subscribes only)
 	subscribe bool          // the ack carries routing keys
-	group     *opGroup      // nil when the dialect acknowledges nothing (req.ID is 0)
+	group     *opGroup      // the round's ops, counted as they are answered
 	call      pendingCall   // registered under req.ID; answers to this op
 	// peers are the ops whose requests share this one's batch array
 	// (itself included; nil when it went out alone), in pending: when the
@@ -28,8 +28,8 @@ type subscribeOp struct {
 	pending *pendingTable
 
 	// Set by whoever answers the op before it arrives at group: the
-	// reader, the connection's failure or the waiter giving up; or track,
-	// at once, for a request nobody acknowledges.
+	// reader, the connection's failure, the waiter giving up, or the
+	// waiter taking its silence for acceptance (acceptUnanswered).
 	keys []string // routing keys from the ack, "" for a refused topic; valid when err is nil
 	err  error    // the request failed, was refused as a whole, or its ack was unreadable
 }
@@ -110,9 +110,8 @@ func (r *opRound) encode(c *Client, states []*topicState, subscribe bool) {
 	}
 }
 
-// track makes one op per encoded request and registers those the server
-// acknowledges in cn's pending table, all at once. Requests acknowledged
-// by nobody (Ethereal) are settled at once from the dialect's own keys.
+// track makes one op per encoded request and registers them in cn's
+// pending table, all at once.
 func (r *opRound) track(c *Client, cn *conn, states []*topicState, subscribe bool) ([]*subscribeOp, error) {
 	reqs := r.batch.Requests
 	r.ops = grow(r.ops, len(reqs))
@@ -137,12 +136,6 @@ func (r *opRound) track(c *Client, cn *conn, states []*topicState, subscribe boo
 			op.states = find.states(req.Topics)
 		}
 		r.ptrs[i] = op
-		if req.ID == 0 {
-			if subscribe {
-				op.err = c.proto.Ack(&op.req, nil, op.keys)
-			}
-			continue
-		}
 		if group == nil {
 			group = &opGroup{done: make(chan struct{})}
 		}
@@ -171,7 +164,7 @@ func (r *opRound) linkBatches() {
 		for end < len(r.ptrs) && r.ptrs[end].req.Message == r.ptrs[start].req.Message {
 			end++
 		}
-		if peers := r.ptrs[start:end:end]; len(peers) > 1 && peers[0].group != nil {
+		if peers := r.ptrs[start:end:end]; len(peers) > 1 {
 			for _, op := range peers {
 				op.peers = peers
 			}
@@ -280,32 +273,63 @@ func (op *subscribeOp) failBatch() {
 
 // awaitOps waits until every op is answered, or ctx ends: then the ops
 // nobody has taken yet fail with ctx's error, and those the reader took
-// are waited for (their answer is on its way).
+// are waited for (their answer is on its way). With a dialect whose
+// servers may answer only refusals (protocol.QuietlyAccepting), the ops
+// still unanswered after its AcceptAfter are taken as accepted, unless
+// the connection has answered a success meanwhile.
 func (c *Client) awaitOps(ctx context.Context, cn *conn, ops []*subscribeOp) {
+	var quiet <-chan time.Time
+	if qa, ok := c.proto.(protocol.QuietlyAccepting); ok && !cn.answersSuccess.Load() {
+		t := time.NewTimer(qa.AcceptAfter())
+		defer t.Stop()
+		quiet = t.C
+	}
 	for _, op := range ops {
-		if op.group == nil {
-			continue
-		}
-		select {
-		case <-op.group.done:
-			continue
-		case <-ctx.Done():
-		}
-		for _, op := range ops {
-			if op.group != nil && cn.pending.remove(op.req.ID) {
-				what := "unsubscribe"
-				if op.subscribe {
-					what = "subscribe"
+	wait:
+		for {
+			select {
+			case <-op.group.done:
+				break wait
+			case <-quiet:
+				quiet = nil
+				if !cn.answersSuccess.Load() {
+					c.acceptUnanswered(cn, ops)
 				}
-				op.answer(nil, ctxError(ctx, what))
+				continue
+			case <-ctx.Done():
 			}
-		}
-		for _, op := range ops {
-			if op.group != nil {
+			for _, op := range ops {
+				if cn.pending.remove(op.req.ID) {
+					what := "unsubscribe"
+					if op.subscribe {
+						what = "subscribe"
+					}
+					op.answer(nil, ctxError(ctx, what))
+				}
+			}
+			for _, op := range ops {
 				<-op.group.done
 			}
+			return
 		}
-		return
+	}
+}
+
+// acceptUnanswered takes the ops nobody has answered as accepted: the
+// server answers only refusals (protocol.QuietlyAccepting). Logged once a
+// client.
+func (c *Client) acceptUnanswered(cn *conn, ops []*subscribeOp) {
+	accepted := protocol.Frame{Kind: protocol.KindResponse, Result: []byte("true")}
+	n := 0
+	for _, op := range ops {
+		if cn.pending.remove(op.req.ID) {
+			op.answer(&accepted, nil)
+			n++
+		}
+	}
+	if n > 0 && c.quietLogged.CompareAndSwap(false, true) {
+		c.log.Info("the server did not answer subscription requests; taken as accepted, as it answers only refusals (further ones are not logged)",
+			zap.Int("requests", n))
 	}
 }
 

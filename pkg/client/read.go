@@ -250,7 +250,7 @@ func (cn *conn) checkSequence(ts *topicState, data []byte) Flags {
 	return FlagGap
 }
 
-// resolve hands a response to the call waiting for it. An error without
+// resolve hands a response to the call waiting for it. An answer without
 // an id answers the oldest request still waiting (see attribute).
 func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
 	c := cn.c
@@ -261,8 +261,8 @@ func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
 			c.dropFrame(dropUnknownID, errNoCall, raw)
 			return
 		}
-	case f.Error != nil:
-		if p = cn.attribute(f, raw); p == nil {
+	case f.Error != nil || f.Result != nil:
+		if p = cn.attribute(f); p == nil {
 			c.dropFrame(dropUnknownID, errNoID, raw)
 			return
 		}
@@ -285,21 +285,28 @@ func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
 	p.done <- response{result: f.Result}
 }
 
-// attribute finds the request an error without an id answers: Deribit
+// attribute finds the request an answer without an id answers. Deribit
 // answers a request it cannot read as one (a frame over its size limit)
-// with an error that has no id. The rule: the servers wsfan speaks answer
-// a connection's requests in the order they arrive (Deribit, Thalex and
-// go-ethereum read a connection's frames one after the other), and ids
-// are handed out in the order requests are queued, so the error answers
-// the oldest request still waiting: the smallest pending id with a waiter.
-// That request fails at once with the server's message instead of timing
-// out. Counted (wsfan_client_rpc_errors_without_id_total) and logged
-// once a connection. It runs on the reader goroutine.
-func (cn *conn) attribute(f *protocol.Frame, raw []byte) *pendingCall {
+// with an error that has no id; Ethereal answers every event with a status
+// frame, {"ok":…}, that has none. The rule: the servers wsfan speaks
+// answer a connection's requests in the order they arrive (Deribit,
+// Thalex, go-ethereum and Ethereal read a connection's frames one after
+// the other), and ids are handed out in the order requests are queued, so
+// the answer is the oldest request's still waiting: the smallest pending
+// id with a waiter. An error fails that request at once with the server's
+// message instead of letting it time out; errors are counted
+// (wsfan_client_rpc_errors_without_id_total) and logged once a
+// connection. It runs on the reader goroutine.
+func (cn *conn) attribute(f *protocol.Frame) *pendingCall {
 	c := cn.c
 	id, p := cn.pending.takeOldest()
 	if p == nil {
 		return nil
+	}
+	f.ID, f.HasID = id, true
+	if f.Error == nil {
+		cn.answersSuccess.Store(true)
+		return p
 	}
 	c.stats.idlessErrors.Add(1)
 	if !cn.idlessLogged {
@@ -307,7 +314,6 @@ func (cn *conn) attribute(f *protocol.Frame, raw []byte) *pendingCall {
 		c.log.Warn("the server answered with an error without an id; failing the oldest request waiting (further ones are counted, not logged)",
 			zap.Uint64("id", id), zap.String("error", truncate(f.Error, 200)))
 	}
-	f.ID, f.HasID = id, true
 	return p
 }
 

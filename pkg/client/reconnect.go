@@ -160,7 +160,7 @@ func (c *Client) restore(ctx context.Context, cn *conn, r *opRound, queuedOnly b
 // restore's connection has failed and been waited for (conn.wait) before
 // another restore starts, so nothing touches that round any more. Later
 // rounds on the same connection take fresh memory, as the writer may
-// still hold the first round's frames (Ethereal acknowledges nothing).
+// still hold the first round's frames.
 func (c *Client) queueRestore(cn *conn, r *opRound, queuedOnly bool) ([]*topicState, []*subscribeOp, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

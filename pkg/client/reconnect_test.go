@@ -458,7 +458,7 @@ func TestBackoffResetsAfterHealthyConnection(t *testing.T) {
 // hold it with a *RefusedError naming it; the other subscriptions carry on
 // and the refused subscription's other topics are released upstream.
 func TestTopicRefusedOnRestoreEndsItsSubscription(t *testing.T) {
-	for _, d := range dialects[:3] { // Ethereal acknowledges nothing
+	for _, d := range dialects {
 		t.Run(d.name, func(t *testing.T) {
 			srv := newServer(t, d.server)
 			c := dial(t, srv, d.proto(), fastBackoff())

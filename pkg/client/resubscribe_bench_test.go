@@ -103,8 +103,7 @@ func BenchmarkResubscribeOnLoopback(b *testing.B) {
 			}
 			// Every restore writes perRestore subscribe frames; the server
 			// must have read them on the current connection before it is
-			// dropped (Ethereal acknowledges nothing, so client.Resubscribed
-			// comes before the server has seen them).
+			// dropped.
 			method, perRestore := "public/subscribe", 1
 			switch d.name {
 			case "ethereum":

@@ -61,7 +61,7 @@ func TestDialFailsWithoutRetry(t *testing.T) {
 // subscribed twice (for Ethereum a second server subscription would
 // deliver every notification twice).
 func TestRetryOnFailedConnectLateSubscribe(t *testing.T) {
-	for _, d := range dialects[:3] { // Ethereal acknowledges nothing: no wait to land in
+	for _, d := range dialects {
 		t.Run(d.name, func(t *testing.T) {
 			srv := newServer(t, d.server)
 			srv.Stop()
@@ -75,9 +75,9 @@ func TestRetryOnFailedConnectLateSubscribe(t *testing.T) {
 
 			srv.SetResponseDelay(100 * time.Millisecond)
 			require.NoError(t, srv.Start())
-			method := "public/subscribe"
-			if d.name == "ethereum" {
-				method = "eth_subscribe"
+			method := map[string]string{"ethereum": "eth_subscribe", "ethereal": "subscribe"}[d.name]
+			if method == "" {
+				method = "public/subscribe"
 			}
 			require.NoError(t, srv.WaitReceived(ctx, method, 1))
 			late, err := c.Subscribe(ctx, []string{d.topics[1]})

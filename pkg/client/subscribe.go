@@ -12,8 +12,8 @@ import (
 )
 
 // Subscribe subscribes to topics and returns once the server has
-// acknowledged every one of them (Ethereal acknowledges nothing: there it
-// returns once the frames are queued). New topics go out in one batched
+// acknowledged every one of them (Ethereal: answered, or taken as
+// accepted for its silence, see protocol.QuietlyAccepting). New topics go out in one batched
 // request; topics another subscription already holds are shared, and each
 // subscription gets every message. A refused topic fails the whole call
 // with a *RefusedError naming it. While the client reconnects, Subscribe

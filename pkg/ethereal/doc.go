@@ -6,23 +6,38 @@
 //	→ {"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}
 //	← {"e":"L2Book","t":1737043200123,"data":{...}}
 //
-// Ethereal acknowledges nothing and has no request ids. It holds the
-// client half (Protocol) and the server half (Server). Importing the
-// package registers the dialect as "ethereal" with protocol.ByName.
-// L2Book topics carry t and pt (the previous update's t), which the
-// client checks for gaps; the first names no previous update, a whole
-// book (the client's FlagSnapshot).
+// Ethereal has no request ids. Each subscribe and unsubscribe is answered
+// by a status frame, {"ok":true} or {"ok":false,"code":CODE}; the client
+// takes a status as the answer to the oldest event still waiting (a
+// connection's events are answered in order), so a refusal such as
+// SUBSCRIPTION_LIMIT_EXCEEDED fails the Subscribe that caused it with a
+// *client.RefusedError naming the topic and the code, and a restore the
+// service refuses in part ends only the refused topics' subscriptions.
+// The package holds the client half (Protocol) and the server half
+// (Server). Importing the package registers the dialect as "ethereal" with
+// protocol.ByName. L2Book topics carry t and pt (the previous update's t),
+// which the client checks for gaps; the first names no previous update, a
+// whole book (the client's FlagSnapshot).
 //
 // The account streams (OrderFill, OrderUpdate, PositionUpdate,
 // SubaccountLiquidation, TokenTransfer) route by the subaccount id their
-// events carry: data.sid, or the sid of data.d's items, as the public
-// SDK's schemas put it (data.subaccountId otherwise); the others by
-// data.s.
+// events carry: data.sid, or the sid of data.d's first item (data.subaccountId
+// otherwise); the others by data.s.
 //
-// What it assumes, not checked against the live documentation in this
-// session (the reference material held no copy of it or of the SDK's
-// schemas): the sid placement above, taken from the issue that asked for
-// it; nothing answers a successful subscribe; an {"ok":false} refusal
-// (SUBSCRIPTION_LIMIT_EXCEEDED) is not yet read; no batches, one frame a
-// topic.
+// Sources, and what they leave open. The stream's URL, event names,
+// subscribe frames and the L2Book, PositionUpdate, OrderFill,
+// SubaccountLiquidation and TokenTransfer schemas are Ethereal's
+// (docs.ethereal.trade, "WebSocket"; the message schemas its OpenAPI
+// tooling publishes, as the third-party Rust SDK 8ball030/ethereal_rust_sdk
+// carries them in ws_messages.json). The status frame's shape comes from a
+// third-party Go SDK only (qiwi1272/ethereal-go, pb/ethereal.pb.go,
+// WebsocketStatus); no source says whether a success is answered, so a
+// request nobody answered within AcceptAfter (2 s) is taken as accepted
+// until the connection answers a success (protocol.QuietlyAccepting).
+// Request limits: the points a /v1/stream request costs are published at
+// run time (GET /v1/rate-limit/config, Ws2FixedRateLimitEndpointDto), the
+// budget nowhere, so the client keeps no Ethereal pace by default
+// (client.WithRateLimit sets one); the per-connection subscription limit's
+// number is not published either. No batches: one frame a topic, written
+// in one flush.
 package ethereal

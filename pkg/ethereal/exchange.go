@@ -8,9 +8,11 @@ import (
 )
 
 // exchange is how Ethereal's servers behave beyond the wire format, for
-// test servers and the sidecar's demo: no requests, so no refusals, login
-// or methods; a feed of prices and books.
+// test servers and the sidecar's demo: no requests, so no login or
+// methods; a refusal past the per-connection subscription limit; a feed of
+// prices and books.
 var exchange = &protocol.Exchange{
+	TopicLimit: &protocol.RequestError{Code: -32000, Message: SubscriptionLimitExceeded},
 	Feed: func(seed uint64) protocol.Feed {
 		return &feed{m: protocol.NewMarket(seed), lastT: make(map[string]int64)}
 	},

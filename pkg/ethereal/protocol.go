@@ -3,6 +3,7 @@ package ethereal
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/wsfan/wsfan/internal/jsonscan"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -11,14 +12,22 @@ import (
 // dialect speaks Ethereal's subscription stream:
 //
 //	→ {"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}
+//	← {"ok":true}
 //	← {"e":"L2Book","t":1737043200123,"data":{"s":"BTCUSD","t":...,"pt":...,"a":[...],"b":[...]}}
 //
 // A topic is "TYPE:SYMBOL" or "TYPE:SUBACCOUNT_ID": a notification of a
-// subaccount stream is routed by data.subaccountId, any other by data.s
-// (data.symbol when there is no s). There are no request ids,
-// acknowledgements or batches: subscribes are individual frames written
-// in one flush, and a notification's Data is the whole frame, which is
-// therefore checked to be one complete JSON value.
+// subaccount stream is routed by the subaccount id it carries (see
+// streamIDs), any other by data.s (data.symbol when there is no s). The
+// service answers events with status frames, {"ok":bool,"code":CODE},
+// which carry no id: each subscribe and unsubscribe is one request, and a
+// status answers the oldest request still waiting (the client's rule for
+// answers without an id: a connection's events are answered in order).
+// Since the public material does not say whether a success is answered,
+// a request nobody answered within AcceptAfter is taken as accepted
+// until a connection shows it answers successes (see AcceptAfter). There
+// are no batches: subscribes are individual frames written in one flush,
+// and a notification's Data is the whole frame, which is therefore
+// checked to be one complete JSON value.
 type dialect struct{}
 
 // Protocol returns the client half of the Ethereal dialect. L2Book topics are checked for
@@ -58,21 +67,27 @@ func (dialect) AppendRequest([]byte, uint64, string, []byte) ([]byte, error) {
 	return nil, protocol.ErrUnsupported
 }
 
-// Subscribe shares every topic's cached frame; nothing is copied.
-func (dialect) Subscribe(b *protocol.Batch, topics []*protocol.Topic, _ func() uint64, _ int) {
-	for _, t := range topics {
+// Subscribe shares every topic's cached frame; nothing is copied. Each
+// frame is one request, answered by a status frame without an id; the
+// ids handed out order the requests (the client answers the oldest).
+func (dialect) Subscribe(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, _ int) {
+	for i, t := range topics {
+		b.Requests = append(b.Requests, protocol.Request{ID: nextID(), Topics: topics[i : i+1 : i+1], Message: len(b.Messages)})
 		b.Messages = append(b.Messages, t.Sub)
 	}
-	b.Requests = append(b.Requests, protocol.Request{Topics: topics})
 }
 
-func (dialect) Unsubscribe(b *protocol.Batch, topics []*protocol.Topic, _ []string, _ func() uint64, _ int) {
-	for _, t := range topics {
+// Unsubscribe is one request a topic too: its status answer must not be
+// taken for a subscribe's.
+func (dialect) Unsubscribe(b *protocol.Batch, topics []*protocol.Topic, _ []string, nextID func() uint64, _ int) {
+	for i, t := range topics {
+		b.Requests = append(b.Requests, protocol.Request{ID: nextID(), Topics: topics[i : i+1 : i+1], Message: len(b.Messages)})
 		b.Messages = append(b.Messages, t.Unsub)
 	}
 }
 
-// Ack is never needed: Ethereal acknowledges nothing.
+// Ack accepts the request's topic under its own name: an {"ok":true}
+// carries nothing else (a refusal never gets here, it is an error).
 func (dialect) Ack(req *protocol.Request, _ []byte, keys []string) error {
 	for i, t := range req.Topics {
 		keys[i] = t.Key
@@ -80,18 +95,34 @@ func (dialect) Ack(req *protocol.Request, _ []byte, keys []string) error {
 	return nil
 }
 
+// AcceptAfter is how long a subscribe or unsubscribe may go unanswered
+// before it is taken as accepted, while the connection has not answered
+// a success yet: the service's status frame, {"ok":…,"code":…}, is
+// known from a third-party SDK's schema (qiwi1272/ethereal-go,
+// pb/ethereal.pb.go, WebsocketStatus), not from Ethereal's documentation,
+// which does not say whether a success is answered. A connection that
+// answers one success is waited for from then on.
+func (dialect) AcceptAfter() time.Duration { return acceptAfter }
+
+// acceptAfter is AcceptAfter's value: long enough for a status frame to
+// cross a slow link, short enough that a Subscribe to a quiet private
+// stream of a service that answers only refusals does not stall.
+const acceptAfter = 2 * time.Second
+
 func (dialect) Classify(frame []byte, f *protocol.Frame) error {
 	f.Reset()
 	// One pass reads and checks the whole frame, which is the payload:
 	// a truncated book must not reach a consumer as a message. A repeated
 	// member counts as its last occurrence (as encoding/json decodes it).
-	var typ []byte
+	var typ, status []byte
 	var ids streamIDs
 	m := jsonscan.Object(frame, 0)
 	for key, start, ok := m.Next(); ok; key, start, ok = m.Next() {
 		switch string(key) {
 		case "e":
 			typ = frame[start:m.Skip()]
+		case "ok":
+			status = frame[start:m.Skip()]
 		case "data":
 			ids = streamIDs{}
 			if frame[start] != '{' {
@@ -110,6 +141,9 @@ func (dialect) Classify(frame []byte, f *protocol.Frame) error {
 	if m.Err() != nil || !jsonscan.AtEnd(frame, m.End()) {
 		return protocol.ScanError(frame)
 	}
+	if typ == nil && status != nil {
+		return classifyStatus(frame, status, f)
+	}
 	key, ok := jsonscan.AppendString(f.KeyScratch(), typ)
 	if !ok || !ids.object {
 		return protocol.ErrUnrecognized
@@ -124,6 +158,24 @@ func (dialect) Classify(frame []byte, f *protocol.Frame) error {
 	f.KeepKey(key)
 	f.Data = frame
 	f.Kind = protocol.KindNotification
+	return nil
+}
+
+// classifyStatus reads a status frame, the service's answer to an event:
+// {"ok":true}, or {"ok":false,"code":"SUBSCRIPTION_LIMIT_EXCEEDED"}. It
+// carries no id: the client takes it as the answer to the oldest request
+// waiting. A refusal's Error is the whole frame, whose code the client
+// reports.
+func classifyStatus(frame, ok []byte, f *protocol.Frame) error {
+	f.Kind = protocol.KindResponse
+	switch string(ok) {
+	case "true":
+		f.Result = ok
+	case "false":
+		f.Error = frame
+	default:
+		return protocol.ErrUnrecognized
+	}
 	return nil
 }
 

@@ -10,8 +10,9 @@ import (
 )
 
 // server is Ethereal's stream half: subscribe and unsubscribe
-// events without ids or acknowledgements, and notifications
-// {"e":TYPE,"t":MS,"data":DATA}. It answers nothing.
+// events without ids, each answered by a status frame without an id,
+// {"ok":true} or {"ok":false,"code":CODE}, and notifications
+// {"e":TYPE,"t":MS,"data":DATA}.
 type server struct{}
 
 // Server returns the server half of the Ethereal dialect.
@@ -62,12 +63,64 @@ func (server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Inco
 	return append(dst, req), false, nil
 }
 
-func (server) AppendResult(dst, _, _ []byte) []byte                        { return dst }
-func (server) AppendError(dst, _ []byte, _ int, _ string, _ []byte) []byte { return dst }
-func (server) AppendSubscribed(dst []byte, _ []string) []byte              { return dst }
-func (server) AppendUnsubscribed(dst []byte, _ []string) []byte            { return dst }
-func (server) AppendHeartbeat(dst []byte) []byte                           { return dst }
-func (server) AppendReconnectNotice(dst []byte) []byte                     { return dst }
+// AppendResult appends the status frame of an accepted event,
+// {"ok":true}: it carries neither id nor result.
+func (server) AppendResult(dst, _, _ []byte) []byte { return append(dst, `{"ok":true}`...) }
+
+// AppendError appends the status frame of a refused event,
+// {"ok":false,"code":CODE}, with the message beside it when it says more
+// than the code. A message that is a code already (upper case, digits and
+// underscores: "SUBSCRIPTION_LIMIT_EXCEEDED") is the code; any other is
+// coded by its JSON-RPC code (see statusCode).
+func (server) AppendError(dst, _ []byte, code int, message string, _ []byte) []byte {
+	dst = append(dst, `{"ok":false,"code":`...)
+	if isStatusCode(message) {
+		dst = protocol.AppendJSONString(dst, message)
+		return append(dst, '}')
+	}
+	dst = protocol.AppendJSONString(dst, statusCode(code))
+	dst = append(dst, `,"message":`...)
+	dst = protocol.AppendJSONString(dst, message)
+	return append(dst, '}')
+}
+
+func (server) AppendSubscribed(dst []byte, _ []string) []byte   { return dst }
+func (server) AppendUnsubscribed(dst []byte, _ []string) []byte { return dst }
+func (server) AppendHeartbeat(dst []byte) []byte                { return dst }
+func (server) AppendReconnectNotice(dst []byte) []byte          { return dst }
+
+// Status codes of the refusals Ethereal's servers send. Only
+// SubscriptionLimitExceeded is named by the public material (the
+// per-connection subscription limit); the others are this package's own
+// names for the refusals of a test server or the sidecar.
+const (
+	SubscriptionLimitExceeded = "SUBSCRIPTION_LIMIT_EXCEEDED"
+	codeInvalidRequest        = "INVALID_REQUEST"
+	codeRefused               = "SUBSCRIPTION_REFUSED"
+)
+
+// statusCode names a JSON-RPC error code as a status code.
+func statusCode(code int) string {
+	switch code {
+	case protocol.CodeParseError, protocol.CodeInvalidParams, protocol.CodeInvalidRequest:
+		return codeInvalidRequest
+	}
+	return codeRefused
+}
+
+// isStatusCode reports whether s reads as a status code: upper case
+// letters, digits and underscores.
+func isStatusCode(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '_' {
+			return false
+		}
+	}
+	return true
+}
 
 // AppendNotification appends the event of topic's type carrying data,
 // stamped with the current time.

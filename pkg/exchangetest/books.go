@@ -87,7 +87,7 @@ func (s *Server) join(c *conn, topic, id string) []byte {
 	return s.wire.AppendSnapshotNotification(nil, topic, id, s.lv.feed.Snapshot(ft))
 }
 
-// joinNow is join for a dialect that acknowledges nothing (Ethereal): the
+// joinNow is join for a dialect whose answer carries no ids (Ethereal): the
 // snapshot is queued at once, under the lock, so no change of the book
 // can come before it. It runs on c's reader goroutine.
 func (s *Server) joinNow(c *conn, topic string) {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
 func TestEtherealSubscribePublish(t *testing.T) {
@@ -23,15 +24,44 @@ func TestEtherealSubscribePublish(t *testing.T) {
 	require.EqualValues(t, 1, srv.Subscribers("L2Book:BTCUSD"))
 	require.EqualValues(t, 0, srv.Subscribers("L2Book:ETHUSD"))
 
+	// Each event is answered in order by a status frame without an id.
+	require.Equal(t, `{"ok":true}`, testutil.Recv(t, ws))
+	require.Equal(t, `{"ok":false,"code":"SUBSCRIPTION_REFUSED","message":"subscription L2Book:ETHUSD refused"}`, testutil.Recv(t, ws))
+	require.Equal(t, `{"ok":true}`, testutil.Recv(t, ws))
+
 	require.EqualValues(t, 1, srv.Publish("L2Book:BTCUSD", []byte(`{"s":"BTCUSD"}`)))
-	got := testutil.Recv(t, ws) // no ack came before it
+	got := testutil.Recv(t, ws)
 	if !regexp.MustCompile(`^\{"e":"L2Book","t":\d{13},"data":\{"s":"BTCUSD"\}\}$`).MatchString(got) {
 		t.Fatalf("notification %s", got)
 	}
 
 	testutil.Send(t, ws, `{"event":"unsubscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}`)
 	require.NoError(t, srv.WaitSubscribers(testutil.Context(t), "L2Book:BTCUSD", 0))
-	testutil.Send(t, ws, `{"event":"ping"}`)
+	require.Equal(t, `{"ok":true}`, testutil.Recv(t, ws))
+	testutil.Send(t, ws, `{"event":"ping"}`) // not a subscription event: no answer
 	require.NoError(t, srv.WaitReceived(testutil.Context(t), "ping", 1))
 	noMessage(t, ws, 50*time.Millisecond)
+}
+
+// Past the per-connection subscription limit the service refuses with
+// SUBSCRIPTION_LIMIT_EXCEEDED; a repeated subscribe is no new topic.
+func TestEtherealSubscriptionLimit(t *testing.T) {
+	srv := newServer(t, ethereal.Name, exchangetest.WithTopicCap(1))
+	ws := dial(t, srv)
+	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}`)
+	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}`)
+	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"ETHUSD"}}`)
+	require.Equal(t, `{"ok":true}`, testutil.Recv(t, ws))
+	require.Equal(t, `{"ok":true}`, testutil.Recv(t, ws))
+	require.Equal(t, `{"ok":false,"code":"SUBSCRIPTION_LIMIT_EXCEEDED"}`, testutil.Recv(t, ws))
+	require.EqualValues(t, 0, srv.Subscribers("L2Book:ETHUSD"))
+}
+
+// WithQuietAccepts answers only refusals.
+func TestEtherealQuietAccepts(t *testing.T) {
+	srv := newServer(t, ethereal.Name, exchangetest.WithQuietAccepts(), exchangetest.WithTopicCap(1))
+	ws := dial(t, srv)
+	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}`)
+	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"ETHUSD"}}`)
+	require.Equal(t, `{"ok":false,"code":"SUBSCRIPTION_LIMIT_EXCEEDED"}`, testutil.Recv(t, ws))
 }

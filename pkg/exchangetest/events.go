@@ -2,23 +2,60 @@ package exchangetest
 
 import "github.com/wsfan/wsfan/pkg/protocol"
 
-// serveEvents (un)subscribes the Ethereal topics of reqs at once; refused
-// topics, invalid requests and other events are ignored, as Ethereal
-// acknowledges nothing. It runs on c's reader goroutine.
-func serveEvents(c *conn, reqs []protocol.Incoming) {
+// serveEvents (un)subscribes the Ethereal topics of reqs at once and
+// answers each event with a status frame, in order, as the service does
+// (its status schema, {"ok":bool,"code":CODE}, as a third-party SDK
+// records it: qiwi1272/ethereal-go, pb/ethereal.pb.go): {"ok":true} for an
+// accepted event (nothing under WithQuietAccepts), {"ok":false,"code":…}
+// for a refused one: the exchange's TopicLimit refusal past WithTopicCap's
+// per-connection limit (SUBSCRIPTION_LIMIT_EXCEEDED), a code of the server half's own for a topic the
+// server does not take or a malformed event. Events other than
+// (un)subscribes are ignored. It runs on c's reader goroutine.
+func serveEvents(c *conn, reqs []protocol.Incoming, ferr *protocol.RequestError) {
+	if ferr != nil {
+		c.reply(c.s.wire.AppendError(nil, nil, ferr.Code, ferr.Message, nil))
+		return
+	}
 	for _, req := range reqs {
-		if req.Err != nil {
+		if req.Op != protocol.OpSubscribe && req.Op != protocol.OpUnsubscribe {
 			continue
 		}
-		for _, topic := range req.Topics {
-			switch req.Op {
-			case protocol.OpSubscribe:
-				if c.s.accepts(topic) {
-					c.s.joinNow(c, topic)
-				}
-			case protocol.OpUnsubscribe:
-				c.s.removeSub(c, topic)
-			}
+		if req.Err != nil {
+			c.reply(c.s.wire.AppendError(nil, nil, req.Err.Code, req.Err.Message, nil))
+			continue
+		}
+		join, rerr := serveEvent(c, &req)
+		if rerr != nil {
+			c.reply(c.s.wire.AppendError(nil, nil, rerr.Code, rerr.Message, nil))
+			continue
+		}
+		if !c.s.cfg.quietAccepts {
+			c.reply(c.s.wire.AppendResult(nil, nil, nil))
+		}
+		for _, topic := range join { // the status first, then the topic's data
+			c.s.joinNow(c, topic)
 		}
 	}
+}
+
+// serveEvent runs one unsubscribe event, or checks one subscribe event
+// and returns the topics to join, or tells why it is refused.
+func serveEvent(c *conn, req *protocol.Incoming) (join []string, rerr *RPCError) {
+	for _, topic := range req.Topics {
+		if req.Op == protocol.OpUnsubscribe {
+			c.s.removeSub(c, topic)
+			continue
+		}
+		if !c.s.accepts(topic) {
+			return nil, &RPCError{Code: -32000, Message: "subscription " + topic + " refused"}
+		}
+		if limit := c.s.cfg.topicCap; limit > 0 && !c.s.subscribed(c, topic) && c.s.topicsOf(c) >= limit {
+			if e := c.s.ex.TopicLimit; e != nil {
+				return nil, &RPCError{Code: e.Code, Message: e.Message}
+			}
+			return nil, &RPCError{Code: -32000, Message: "too many subscriptions"}
+		}
+		join = append(join, topic)
+	}
+	return join, nil
 }

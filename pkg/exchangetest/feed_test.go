@@ -134,6 +134,7 @@ func TestFeedEthereal(t *testing.T) {
 	srv.StartFeed(exchangetest.FeedOptions{Interval: 5 * time.Millisecond})
 	ws := dial(t, srv)
 	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"ETHUSD"}}`)
+	require.Equal(t, `{"ok":true}`, testutil.Recv(t, ws))
 	var lastT int64
 	for i := range 10 {
 		var n struct {

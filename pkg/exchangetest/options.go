@@ -14,7 +14,9 @@ type config struct {
 	topics   map[string]struct{} // nil: every topic is valid
 	batchCap int
 	topicCap int // topics one connection may hold; 0: no cap
-	logger   *zap.Logger
+
+	quietAccepts bool // Ethereal: answer only refusals
+	logger       *zap.Logger
 
 	// Logins and limits: login.go, ratelimit.go, bearer.go.
 	now    func() time.Time
@@ -29,7 +31,7 @@ func defaultConfig() config {
 
 // WithTopics sets the topics the server knows; a subscription to any other
 // topic is refused (omitted from a Thalex/Deribit acknowledgement, an error
-// for Ethereum, ignored by Ethereal). The default accepts every topic.
+// for Ethereum and Ethereal). The default accepts every topic.
 // Calling it more than once adds to the set.
 func WithTopics(topics ...string) Option {
 	return func(c *config) {
@@ -52,9 +54,18 @@ func WithBatchCap(n int) Option {
 // WithTopicCap caps the topics one channel-dialect connection may hold at
 // n, as exchanges cap subscriptions per connection: the channels of a
 // subscribe request past the cap are refused (omitted from the
-// acknowledgement). The default, 0, is unlimited.
+// acknowledgement; Ethereal: {"ok":false,"code":"SUBSCRIPTION_LIMIT_EXCEEDED"}).
+// The default, 0, is unlimited.
 func WithTopicCap(n int) Option {
 	return func(c *config) { c.topicCap = n }
+}
+
+// WithQuietAccepts makes an Ethereal server answer only the events it
+// refuses, as the service may (its public material does not say whether
+// it answers a success): the client then takes a request nobody answered
+// as accepted after its AcceptAfter. The default answers every event.
+func WithQuietAccepts() Option {
+	return func(c *config) { c.quietAccepts = true }
 }
 
 // WithLogger sets the logger for connection events and errors (never per

@@ -59,7 +59,7 @@ func (s *Server) handler(method string) Handler {
 func serve(c *conn, reqs []protocol.Incoming, batch bool, ferr *protocol.RequestError, received time.Time) {
 	switch {
 	case !c.s.wire.RPC():
-		serveEvents(c, reqs)
+		serveEvents(c, reqs, ferr)
 	case ferr != nil:
 		c.reply(c.s.appendError(nil, nil, &RPCError{Code: ferr.Code, Message: ferr.Message}))
 	case !batch:

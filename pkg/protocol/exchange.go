@@ -16,6 +16,11 @@ type Exchange struct {
 	// Throttled is the refusal of a request over the rate limit. Default:
 	// -32005 "limit exceeded".
 	Throttled *RequestError
+	// TopicLimit is the refusal of a subscribe past the topics one
+	// connection may hold, where the servers refuse it with an error
+	// (Ethereal's SUBSCRIPTION_LIMIT_EXCEEDED). Default: the topics past
+	// the limit are left out of the acknowledgement.
+	TopicLimit *RequestError
 	// AppendResult appends the response to request id carrying result
 	// (raw JSON), for a request received at received. Default: the
 	// server half's AppendResult.

@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/wsfan/wsfan/internal/jsonscan"
 )
@@ -149,8 +150,9 @@ type Topic struct {
 
 // Request is one acknowledged request inside a Batch.
 type Request struct {
-	// ID is the request id the response will carry; 0 when the dialect
-	// acknowledges nothing (Ethereal).
+	// ID is the request id the response will carry (for Ethereal, whose
+	// answers carry none, the id orders the requests: see the client's
+	// rule for answers without an id).
 	ID uint64
 	// Topics are the topics this request covers.
 	Topics []*Topic
@@ -257,6 +259,15 @@ type Checker interface {
 // batches.
 type BatchLimited interface {
 	BatchTooLarge(code int, message string) bool
+}
+
+// QuietlyAccepting is a Protocol whose servers may answer a subscribe or
+// unsubscribe only when they refuse it (Ethereal, as far as its public
+// material tells): a request nobody answered within AcceptAfter is taken
+// as accepted, until the connection answers a success without an id;
+// from then on its requests are waited for like any others.
+type QuietlyAccepting interface {
+	AcceptAfter() time.Duration
 }
 
 // Throttling is a Protocol whose servers refuse requests over their rate

@@ -105,8 +105,16 @@ func TestServerResponseRoundTrip(t *testing.T) {
 			result := s.AppendResult(nil, []byte("7"), []byte(`["a","b"]`))
 			failure := s.AppendError(nil, []byte("8"), -32602, "bad \"x\"\n", []byte(`{"reason":"r"}`))
 			if !s.RPC() {
-				assert.Empty(t, result)
-				assert.Empty(t, failure)
+				// Ethereal's status frames: no id, a refusal names a code.
+				var f protocol.Frame
+				require.NoError(t, h.client.Classify(result, &f))
+				assert.Equal(t, protocol.KindResponse, f.Kind)
+				assert.False(t, f.HasID)
+				assert.NotNil(t, f.Result)
+				require.NoError(t, h.client.Classify(failure, &f))
+				assert.Equal(t, protocol.KindResponse, f.Kind)
+				assert.False(t, f.HasID)
+				assert.JSONEq(t, `{"ok":false,"code":"INVALID_REQUEST","message":"bad \"x\"\n"}`, string(f.Error))
 				return
 			}
 			var f protocol.Frame

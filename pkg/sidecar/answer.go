@@ -24,7 +24,7 @@ const (
 // subscribe answers a subscribe request with the routing keys of what it
 // subscribed: the accepted channels (Thalex, Deribit), or the topic's
 // local subscription id (Ethereum: the same for every local client,
-// stable across upstream reconnects). Ethereal answers nothing.
+// stable across upstream reconnects). Ethereal's answer is a status frame.
 func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic, func() []byte) {
 	w := c.cfg.wire
 	if len(req.Topics) == 0 {
@@ -39,6 +39,14 @@ func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic, func() []b
 	}
 	accepted = append(accepted, notices...)
 	if !c.cfg.subIDs {
+		if len(accepted) == 0 && !w.RPC() {
+			// An Ethereal event names one topic, and its answer is a
+			// status: a refusal is an error with its reason.
+			if err == nil {
+				err = errors.New("subscription refused")
+			}
+			return errorResponse(w, req.ID, err), nil, nil
+		}
 		if len(accepted) == 0 && err != nil && !errors.Is(err, errTooManyTopics) {
 			// Nothing subscribed, and a reason: say it, in the dialect's
 			// error shape, rather than an empty list.

@@ -29,7 +29,7 @@ func TestUpstreamRestartIsInvisible(t *testing.T) {
 			a, b := r.dial(t), r.dial(t)
 			localID := subscribeAll(t, dc, a, b)
 			r.waitClients(t, 2, 1)
-			require.NoError(t, r.up.WaitSubscribers(testutil.Context(t), dc.topic, 1)) // Ethereal acknowledges nothing
+			require.NoError(t, r.up.WaitSubscribers(testutil.Context(t), dc.topic, 1))
 			r.up.Publish(dc.topic, []byte(payload(0)))
 			for _, ws := range []*websocket.Conn{a, b} {
 				expectFrame(t, dc, ws, localID, 0)

@@ -67,10 +67,11 @@ func subscriptionOp(req *protocol.Incoming) bool {
 	return false
 }
 
-// answer queues resp (none for a notification) and attaches the topics
-// with it, as one step for the topics' pumps.
+// answer queues resp (none for a JSON-RPC notification; Ethereal's
+// events have no id and are answered with a status frame) and attaches
+// the topics with it, as one step for the topics' pumps.
 func (c *wsConn) answer(req *protocol.Incoming, resp []byte, attach []*topic) {
-	if len(resp) == 0 || len(req.ID) == 0 {
+	if len(resp) == 0 || (len(req.ID) == 0 && c.cfg.wire.RPC()) {
 		c.s.attach(nil, attach)
 		return
 	}
@@ -110,8 +111,8 @@ func (c *wsConn) handleBatch(reqs []protocol.Incoming) {
 // route answers one request: at once (resp, and the topics to attach
 // with it), or through call, which forwards it upstream and returns the
 // response. Subscriptions and Deribit's heartbeats are the sidecar's own;
-// any other method is forwarded, unless blocked. Ethereal answers nothing
-// and forwards nothing.
+// any other method is forwarded, unless blocked. Ethereal forwards
+// nothing.
 func (c *wsConn) route(req *protocol.Incoming) (resp []byte, attach []*topic, call func() []byte) {
 	w := c.cfg.wire
 	if req.Err != nil {
