@@ -18,7 +18,8 @@ import (
 // hub reference-counts upstream subscriptions: the first local subscriber
 // of a topic opens it, and the last one leaving starts a grace timer whose
 // expiry closes it. The topics one local request opens are subscribed
-// upstream together (open), then each has one goroutine, started by the
+// upstream together, with those of any other request that came while
+// the last round was under way (openLoop), then each has one goroutine, started by the
 // hub, running its pump until the upstream subscription ends. The hub is built from the values it needs, so it is
 // tested alone with any subscribe function.
 type hub struct {
@@ -36,8 +37,16 @@ type hub struct {
 	byLocal map[string]*topic // Ethereum local subscription id → topic
 	closed  bool
 
-	// wg counts the topics' goroutines and pending grace expiries.
+	// wg counts the topics' goroutines, the opener and pending grace
+	// expiries.
 	wg sync.WaitGroup
+
+	// opening holds the topics reserved while a round of upstream
+	// subscribes is under way, and opener is set while the opener
+	// goroutine runs (openLoop): concurrent local subscribes share the
+	// next round instead of each making one. Both under mu.
+	opening []*topic
+	opener  bool
 
 	refusals refusals // the last refused local subscribes (refusals.go)
 }
@@ -129,9 +138,37 @@ func (h *hub) reserve(names []string) ([]*topic, error) {
 		reserved = append(reserved, t)
 	}
 	if len(opened) > 0 {
-		go h.open(opened)
+		h.opening = append(h.opening, opened...)
+		if !h.opener {
+			h.opener = true
+			h.wg.Add(1) // done when the opener ends
+			go h.openLoop()
+		}
 	}
 	return reserved, nil
+}
+
+// openLoop is the opener goroutine: it subscribes upstream, one round at a
+// time, every topic reserved since the last round began, so local
+// subscribes that come while a round is under way (twenty programs
+// starting at once) go upstream together in the next one, where the
+// exchange's request limits (Deribit's subscribe pace) would otherwise
+// queue one request each. A lone subscribe goes at once, as before. It
+// ends when no topic waits.
+func (h *hub) openLoop() {
+	defer h.wg.Done()
+	for {
+		h.mu.Lock()
+		batch := h.opening
+		h.opening = nil
+		if len(batch) == 0 {
+			h.opener = false
+			h.mu.Unlock()
+			return
+		}
+		h.mu.Unlock()
+		h.open(batch)
+	}
 }
 
 // wait waits for a reserved topic's upstream subscribe. On failure the
@@ -150,7 +187,7 @@ func (h *hub) wait(ctx context.Context, t *topic) error {
 	return nil
 }
 
-// open subscribes the topics one reserve opened upstream in one call
+// open subscribes the topics of one round (see openLoop) upstream in one call
 // (one round of requests where the upstream allows), then starts each
 // subscribed topic's goroutine, which runs its pump until the upstream
 // subscription ends; a topic that failed is removed and its waiters

@@ -1,0 +1,55 @@
+package sidecar_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/internal/testutil"
+)
+
+// Twenty programs subscribing at once, each to a topic of its own, while
+// the upstream is slow to answer: the first request goes up alone, the
+// ones that come while it is under way share the next round, so the
+// upstream reads a few subscribe requests, not twenty, and every program
+// gets its topic.
+func TestConcurrentSubscribesShareARound(t *testing.T) {
+	const programs = 20
+	dc := dialects[0] // Thalex: no subscribe pace of its own to hide the rounds
+	r := newRig(t, dc.d, nil)
+	r.up.SetResponseDelay(300 * time.Millisecond)
+	conns := make([]*websocket.Conn, programs)
+	for i := range conns {
+		conns[i] = r.dial(t)
+	}
+	topic := func(i int) string { return fmt.Sprintf("ticker.T%d-PERPETUAL.raw", i) }
+
+	var wg sync.WaitGroup
+	acks := make([]map[string]any, programs)
+	for i, ws := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = ws.WriteMessage(websocket.TextMessage, []byte(dc.subscribe(i+1, topic(i))))
+			_ = ws.ReadJSON(&acks[i])
+		}()
+	}
+	wg.Wait()
+	for i, ack := range acks {
+		require.EqualValues(t, i+1, ack["id"], "program %d's answer", i)
+		assert.Equal(t, fmt.Sprint([]any{topic(i)}), fmt.Sprint(ack["result"]), "program %d subscribed", i)
+	}
+	rounds := r.up.CountReceived(dc.subMethod)
+	assert.LessOrEqual(t, rounds, programs/4, "subscribe requests upstream for %d programs", programs)
+	for i := range programs {
+		require.EqualValues(t, 1, r.up.CountSubscribes(topic(i)))
+	}
+	r.up.SetResponseDelay(0)
+	r.up.Publish(topic(7), []byte(`{"n":1}`))
+	require.JSONEq(t, dc.frame(topic(7), "", `{"n":1}`), testutil.Recv(t, conns[7]))
+}
