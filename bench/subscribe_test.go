@@ -96,14 +96,16 @@ func BenchmarkSubscriptionJSON(b *testing.B) {
 	p := ethereal.Protocol()
 	topics := newTopics(b, p, []string{"MarketPrice:BTCUSD"})
 	var batch protocol.Batch
-	p.Subscribe(&batch, topics, nil, 0)
+	var id uint64
+	nextID := func() uint64 { id++; return id }
+	p.Subscribe(&batch, topics, nextID, 0)
 	cached := batch.Messages[0]
 	b.Run("impl=cached", func(b *testing.B) {
 		var batch protocol.Batch
 		b.ReportAllocs()
 		for b.Loop() {
 			batch.Reset()
-			p.Subscribe(&batch, topics, nil, 0)
+			p.Subscribe(&batch, topics, nextID, 0)
 		}
 		if !bytes.Equal(batch.Messages[0], cached) {
 			b.Fatal("frame changed")
