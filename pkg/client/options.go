@@ -155,7 +155,7 @@ func WithBackoff(f func() backoff.BackOff) Option { return func(c *config) { c.b
 // backoff starts again from its first interval. Default: 30s.
 func WithHealthyAfter(d time.Duration) Option { return func(c *config) { c.healthyAfter = d } }
 
-// WithBufferSize sets the default channel capacity of a subscription
+// WithBufferSize sets how many messages a subscription buffers by default
 // (Buffer overrides it per subscription). Default: 1024.
 func WithBufferSize(n int) Option { return func(c *config) { c.bufferSize = n } }
 

@@ -18,54 +18,66 @@ import (
 // under every non-blocking policy the other still gets every message in
 // order, and the stalled one accounts for every frame it was sent.
 func TestStalledConsumerDoesNotDelayOthers(t *testing.T) {
-	const sent, buffer = 300, 8
-	for _, policy := range []client.OverflowPolicy{client.DropOldest, client.DropNewest, client.CloseSubscription} {
-		t.Run(policy.String(), func(t *testing.T) {
-			srv := newServer(t, thalex.Name)
-			c := dial(t, srv, dialects[0].proto(), client.WithBufferSize(buffer), client.WithOverflow(policy))
-			ctx := testutil.Context(t)
-			stalled, err := c.Subscribe(ctx, []string{"ticker.STALLED.raw"})
-			require.NoError(t, err)
-			live, err := c.Subscribe(ctx, []string{"ticker.LIVE.raw"})
-			require.NoError(t, err)
+	const sent = 300
+	// 8 fits the channel; 200 is held mostly beside it (see C).
+	for _, buffer := range []int{8, 200} {
+		for _, policy := range []client.OverflowPolicy{client.DropOldest, client.DropNewest, client.CloseSubscription} {
+			t.Run(fmt.Sprintf("buffer=%d/%v", buffer, policy), func(t *testing.T) {
+				stalledConsumer(t, sent, buffer, policy)
+			})
+		}
+	}
+}
 
-			// Interleave the two topics, reading the live one in lockstep:
-			// each of its messages must arrive while the stalled
-			// subscription's buffer is full.
-			for i := 1; i <= sent; i++ {
-				srv.Publish("ticker.STALLED.raw", fmt.Appendf(nil, `{"n":%d}`, i))
-				srv.Publish("ticker.LIVE.raw", fmt.Appendf(nil, `{"n":%d}`, i))
-				m := receive(t, live)
-				require.Equal(t, uint64(i), m.Seq, "live subscription lost or reordered a message")
-			}
-			assert.Zero(t, live.Dropped())
+func stalledConsumer(t *testing.T, sent, buffer int, policy client.OverflowPolicy) {
+	srv := newServer(t, thalex.Name)
+	c := dial(t, srv, dialects[0].proto(), client.WithBufferSize(buffer), client.WithOverflow(policy))
+	ctx := testutil.Context(t)
+	stalled, err := c.Subscribe(ctx, []string{"ticker.STALLED.raw"})
+	require.NoError(t, err)
+	live, err := c.Subscribe(ctx, []string{"ticker.LIVE.raw"})
+	require.NoError(t, err)
 
-			// The stalled subscription: what it holds plus what it dropped
-			// is what it was sent.
-			switch policy {
-			case client.CloseSubscription:
-				assert.ErrorIs(t, <-stalled.Err(), client.ErrSlowConsumer)
-				n := 0
-				for range stalled.C() {
-					n++
-				}
-				assert.Equal(t, buffer, n, "the buffered messages stay readable")
-				require.NoError(t, srv.WaitSubscribers(ctx, "ticker.STALLED.raw", 0), "ended topic is unsubscribed upstream")
-			default:
-				require.Eventually(t, func() bool { return stalled.Dropped() == sent-buffer }, 5*time.Second, time.Millisecond)
-				var held []uint64
-				for len(held) < buffer {
-					held = append(held, receive(t, stalled).Seq)
-				}
-				first := uint64(1)
-				if policy == client.DropOldest {
-					first = sent - buffer + 1 // the freshest survive
-				}
-				for i, s := range held {
-					assert.Equal(t, first+uint64(i), s)
-				}
-			}
-		})
+	// Interleave the two topics, reading the live one in lockstep:
+	// each of its messages must arrive while the stalled
+	// subscription's buffer is full.
+	for i := 1; i <= sent; i++ {
+		srv.Publish("ticker.STALLED.raw", fmt.Appendf(nil, `{"n":%d}`, i))
+		srv.Publish("ticker.LIVE.raw", fmt.Appendf(nil, `{"n":%d}`, i))
+		m := receive(t, live)
+		require.Equal(t, uint64(i), m.Seq, "live subscription lost or reordered a message")
+	}
+	assert.Zero(t, live.Dropped())
+
+	// The stalled subscription: what it holds plus what it dropped
+	// is what it was sent.
+	switch policy {
+	case client.CloseSubscription:
+		assert.ErrorIs(t, <-stalled.Err(), client.ErrSlowConsumer)
+		var seqs []uint64
+		for m := range stalled.C() {
+			seqs = append(seqs, m.Seq)
+		}
+		assert.Len(t, seqs, cap(stalled.C()), "what the channel holds stays readable")
+		for i, s := range seqs {
+			assert.Equal(t, uint64(i+1), s)
+		}
+		require.NoError(t, srv.WaitSubscribers(ctx, "ticker.STALLED.raw", 0), "ended topic is unsubscribed upstream")
+	default:
+		require.Eventually(t, func() bool { return stalled.Dropped() == uint64(sent-buffer) }, 5*time.Second, time.Millisecond,
+			"dropped %d", stalled.Dropped())
+		var held []uint64
+		for len(held) < buffer {
+			held = append(held, receive(t, stalled).Seq)
+		}
+		first := uint64(1)
+		if policy == client.DropOldest {
+			first = uint64(sent - buffer + 1) // the freshest survive
+		}
+		for i, s := range held {
+			assert.Equal(t, first+uint64(i), s)
+		}
+		assert.Empty(t, stalled.C(), "nothing more than the buffer was kept")
 	}
 }
 
@@ -237,4 +249,71 @@ func TestPendingBytesLimit(t *testing.T) {
 	srv.Publish("ticker.A.raw", big)
 	assert.Equal(t, big, receive(t, sub).Data)
 	assert.Equal(t, uint64(sent-limit/size), sub.Dropped())
+}
+
+// TestBufferBeyondChannel: a subscription's channel has at most 64 slots;
+// the rest of its buffer (1,024 by default) is held beside it while the
+// consumer is behind and handed over in order, losing nothing, under every
+// policy that waits or keeps the oldest.
+func TestBufferBeyondChannel(t *testing.T) {
+	const sent = 1000
+	for _, policy := range []client.OverflowPolicy{client.DropNewest, client.Block} {
+		t.Run(policy.String(), func(t *testing.T) {
+			srv := newServer(t, thalex.Name)
+			c := dial(t, srv, dialects[0].proto(), client.WithOverflow(policy))
+			ctx := testutil.Context(t)
+			sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"})
+			require.NoError(t, err)
+			assert.Equal(t, 64, cap(sub.C()))
+			for i := 1; i <= sent; i++ {
+				srv.Publish("ticker.A.raw", fmt.Appendf(nil, `{"n":%d}`, i))
+			}
+			for i := 1; i <= sent; i++ {
+				require.Equal(t, uint64(i), receive(t, sub).Seq)
+			}
+			assert.Zero(t, sub.Dropped())
+
+			// Caught up: the next message goes straight into the channel.
+			srv.Publish("ticker.A.raw", []byte(`{"n":0}`))
+			require.Equal(t, uint64(sent+1), receive(t, sub).Seq)
+		})
+	}
+}
+
+// TestBlockBeyondChannelWithSlowConsumer: Block with a buffer beyond the
+// channel and a consumer that pauses now and then delivers every message
+// in order; Unsubscribe meanwhile ends the mover and frees the reader.
+func TestBlockBeyondChannelWithSlowConsumer(t *testing.T) {
+	const sent = 3000
+	srv := newServer(t, thalex.Name)
+	c := dial(t, srv, dialects[0].proto(), client.WithBufferSize(200), client.WithOverflow(client.Block))
+	ctx := testutil.Context(t)
+	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"})
+	require.NoError(t, err)
+	go func() {
+		for i := 1; i <= sent; i++ {
+			srv.Publish("ticker.A.raw", fmt.Appendf(nil, `{"n":%d}`, i))
+		}
+	}()
+	for i := 1; i <= sent; i++ {
+		require.Equal(t, uint64(i), receive(t, sub).Seq)
+		if i%500 == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	assert.Zero(t, sub.Dropped())
+
+	for range 500 { // more than the buffer: the reader blocks, the mover waits
+		srv.Publish("ticker.A.raw", []byte(`{}`))
+	}
+	require.Eventually(t, func() bool { return len(sub.C()) == 64 }, 5*time.Second, time.Millisecond)
+	require.NoError(t, sub.Unsubscribe(ctx))
+	n := 0
+	for range sub.C() {
+		n++
+	}
+	assert.Equal(t, 64, n, "what the channel held stays readable")
+	other, err := c.Subscribe(ctx, []string{"ticker.B.raw"})
+	require.NoError(t, err, "the reader is free again")
+	require.NoError(t, other.Unsubscribe(ctx))
 }

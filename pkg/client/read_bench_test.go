@@ -55,8 +55,41 @@ func BenchmarkRouteTicker(b *testing.B) {
 }
 
 // drainEvery is how many frames BenchmarkRouteTicker routes between
-// drains; below the default buffer size, so nothing is dropped.
-const drainEvery = 512
+// drains: the channel's slots, so every frame goes straight into the
+// channel (BenchmarkRouteTickerBehind measures the buffer beside it).
+const drainEvery = 64
+
+// BenchmarkRouteTickerBehind routes 512 frames between drains to one of
+// 100 topics: past the channel's 64 slots, the rest of the buffer (grown
+// while the consumer is behind, let go once it caught up) and the mover
+// goroutine handing it into the channel are part of the cost.
+func BenchmarkRouteTickerBehind(b *testing.B) {
+	const behind = 512
+	c := client.NewBenchClient(thalex.Protocol(thalex.WithNotices(false)))
+	cn := client.NewBenchConn(c)
+	for i := 1; i < 100; i++ {
+		c.SubscribeLocal(fmt.Sprintf("ticker.I%d-PERPETUAL.raw", i))
+	}
+	sub := c.SubscribeLocal("ticker.BTC-PERPETUAL.raw")
+	now := time.Now()
+	b.SetBytes(int64(len(thalexTicker)))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		cn.HandleFrame(thalexTicker, now)
+		if i++; i == behind {
+			b.StopTimer()
+			for range i {
+				<-sub.C()
+			}
+			i = 0
+			b.StartTimer()
+		}
+	}
+	if sub.Dropped() != 0 {
+		b.Fatalf("dropped %d", sub.Dropped())
+	}
+}
 
 // BenchmarkRouteTickerConsumed is BenchmarkRouteTicker with 100 topics and
 // the consumer's receive inside the timed loop.

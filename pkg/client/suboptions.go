@@ -12,9 +12,12 @@ type subConfig struct {
 	pendingBytes int
 }
 
-// Buffer sets the subscription's channel capacity: how many messages may
-// wait for the consumer. The channel is allocated up front, about 80
-// bytes per message. Default: WithBufferSize's, 1024.
+// Buffer sets how many messages may wait for the subscription's consumer.
+// The first 64 wait in the channel (C), allocated up front, about 90
+// bytes a message; the rest beside it, allocated only while the consumer
+// is behind and let go once it caught up, then handed into the channel in
+// order by a goroutine that runs only meanwhile. Default:
+// WithBufferSize's, 1024.
 func Buffer(n int) SubscribeOption { return func(s *subConfig) { s.buffer = n } }
 
 // Overflow sets what happens when the subscription's buffer is full, or

@@ -28,9 +28,19 @@ type Subscription struct {
 	ended bool
 	err   error // why it ended; written before ch and errc close
 	// Owned by the reader goroutine, under mu.
-	slow    bool          // in a slow-consumer episode: a drop since the consumer last caught up
-	waited  time.Duration // grace spent waiting for room since the consumer last caught up; see graceBudget
-	pending pendingBytes  // bytes of data in ch; limit 0 when unbounded
+	slow   bool          // in a slow-consumer episode: a drop since the consumer last caught up
+	waited time.Duration // grace spent waiting for room since the consumer last caught up; see graceBudget
+
+	// The buffer holds capacity messages: ch's slots (at most
+	// channelSlots), then overflow, which grows only while the consumer
+	// is behind, and which the mover goroutine (moveLoop) feeds into ch
+	// in order. Under mu, but for hand.
+	capacity      int
+	pending       pendingBytes // bytes of data in ch (and in the mover's hand); limit 0 when unbounded
+	overflow      msgQueue     // messages beyond ch's slots, oldest first
+	overflowBytes uint64
+	moving        bool        // the mover runs; it closes ch if the subscription ends meanwhile
+	hand          atomic.Bool // the mover holds a message taken from overflow, on its way into ch
 
 	quit    chan struct{} // closed first when ending: releases a Block-policy send
 	endOnce sync.Once
@@ -46,20 +56,32 @@ type Subscription struct {
 	parts []*Subscription
 }
 
+// channelSlots is the most slots a subscription's channel has; the rest
+// of its buffer (Buffer, WithBufferSize) is allocated only while its
+// consumer is behind.
+const channelSlots = 64
+
 func newSubscription(c *Client, topics []string, sc subConfig) *Subscription {
+	slots := min(sc.buffer, channelSlots)
 	return &Subscription{
-		c:       c,
-		topics:  topics,
-		ch:      make(chan Message, sc.buffer),
-		errc:    make(chan error, 1),
-		policy:  sc.overflow,
-		pending: newPendingBytes(sc.buffer, sc.pendingBytes),
+		c:        c,
+		topics:   topics,
+		ch:       make(chan Message, slots),
+		errc:     make(chan error, 1),
+		policy:   sc.overflow,
+		capacity: sc.buffer,
+		// The ring covers ch's slots and the mover's hand.
+		pending: newPendingBytes(slots+1, sc.pendingBytes),
 		quit:    make(chan struct{}),
 	}
 }
 
 // C returns the channel messages arrive on, in the order the server sent
-// them. It is closed when the subscription ends.
+// them. It is closed when the subscription ends, and then still holds
+// what it held. Its capacity is at most 64: the rest of the
+// subscription's buffer is held beside it, and allocated, only while the
+// consumer is behind; when the subscription ends, what waits there and
+// does not fit in C is dropped (counted in Dropped).
 func (s *Subscription) C() <-chan Message { return s.ch }
 
 // Err returns a channel that yields why the subscription ended (a refused
@@ -167,8 +189,9 @@ func (s *Subscription) deliver(m Message) bool {
 		s.detachAsync()
 		return false
 	default: // DropOldest
-		// Drop the oldest until m fits; an empty channel always has room
-		// (the reader is its only sender).
+		// Drop the oldest until m fits: the channel's head (or the
+		// message the mover is handing it), else the oldest beside it;
+		// an empty buffer always has room.
 		for {
 			if s.offer(m, false) {
 				return true
@@ -176,28 +199,57 @@ func (s *Subscription) deliver(m Message) bool {
 			select {
 			case old := <-s.ch:
 				s.drop(old.Topic)
+				// A mover waiting for that room hands its message in at
+				// once: wait for it, so it is not counted twice.
+				for s.hand.Load() {
+					runtime.Gosched()
+				}
+				continue
 			default:
 			}
+			if old, ok := s.overflow.front(); ok && !s.hand.Load() {
+				s.overflow.pop()
+				s.overflowBytes -= uint64(len(old.Data))
+				s.drop(old.Topic)
+				continue
+			}
+			runtime.Gosched() // the mover is handing its message over
 		}
 	}
 }
 
-// offer sends m if the buffer has room for it, without waiting. When the
+// offer queues m if the buffer has room for it, without waiting. When the
 // room is the consumer's doing (fair) and the buffer was at most half
 // full, the consumer has caught up: its slow-consumer episode ends and it
 // earns the grace wait again.
 func (s *Subscription) offer(m Message, fair bool) bool {
-	n := len(s.ch)
-	if !s.pending.fits(n, len(m.Data)) {
+	if s.overflow.len() == 0 && !s.hand.Load() && len(s.ch) < cap(s.ch) {
+		// Nothing waits beside the channel and it has room: the common
+		// case, kept as short as it was before the buffer grew beside it.
+		n := len(s.ch)
+		if !s.pending.fits(n, len(m.Data)) {
+			return false
+		}
+		caughtUp := fair && (s.slow || s.waited > 0) && n <= s.capacity/2 && s.pending.atMostHalf(n)
+		select {
+		case s.ch <- m: // only the reader sends now: it cannot block
+			s.pending.push(len(m.Data))
+		default:
+			return false
+		}
+		if caughtUp {
+			s.slow = false
+			s.waited = 0
+		}
+		return true
+	}
+	n, size := s.queued()
+	if !s.fits(n, size, len(m.Data)) {
 		return false
 	}
-	caughtUp := fair && (s.slow || s.waited > 0) && n <= cap(s.ch)/2 && s.pending.atMostHalf(n)
-	select {
-	case s.ch <- m:
-		s.pending.push(len(m.Data))
-	default:
-		return false
-	}
+	caughtUp := fair && (s.slow || s.waited > 0) && n <= s.capacity/2 &&
+		(s.pending.limit == 0 || size <= uint64(s.pending.limit)/2)
+	s.push(m)
 	if caughtUp {
 		s.slow = false
 		s.waited = 0
@@ -205,11 +257,117 @@ func (s *Subscription) offer(m Message, fair bool) bool {
 	return true
 }
 
-// await sends m once the consumer has made room for it, and reports
+// queued returns the messages in the buffer and the bytes of their data.
+// While the mover hands a message over, the two may be off by it for a
+// moment: never by more.
+func (s *Subscription) queued() (n int, size uint64) {
+	inCh := len(s.ch)
+	if s.hand.Load() {
+		inCh = min(inCh+1, cap(s.ch)+1)
+	}
+	n = inCh + s.overflow.len()
+	if s.pending.limit > 0 {
+		size = s.pending.bytes(inCh) + s.overflowBytes
+	}
+	return n, size
+}
+
+// fits reports whether a message of size bytes may join the n messages
+// (of queuedBytes) in the buffer: always when it is empty, so an oversized
+// message still goes through.
+func (s *Subscription) fits(n int, queuedBytes uint64, size int) bool {
+	if n == 0 {
+		return true
+	}
+	if n >= s.capacity {
+		return false
+	}
+	return s.pending.limit == 0 || queuedBytes+uint64(size) <= uint64(s.pending.limit)
+}
+
+// push queues m, which fits: into ch while nothing waits beside it,
+// else beside it, for the mover to hand over in order.
+func (s *Subscription) push(m Message) {
+	s.moveSome()
+	if s.overflow.len() == 0 && !s.hand.Load() {
+		select {
+		case s.ch <- m:
+			s.pending.push(len(m.Data))
+			return
+		default:
+		}
+	}
+	s.overflow.push(m)
+	s.overflowBytes += uint64(len(m.Data))
+	if !s.moving {
+		s.moving = true
+		go s.moveLoop()
+	}
+}
+
+// moveSome hands the oldest messages beside ch into it while it has room
+// and the mover holds none (which would go first). Under mu.
+func (s *Subscription) moveSome() {
+	for s.overflow.len() > 0 && !s.hand.Load() {
+		m, _ := s.overflow.front()
+		select {
+		case s.ch <- m:
+		default:
+			return
+		}
+		s.overflow.pop()
+		s.overflowBytes -= uint64(len(m.Data))
+		s.pending.push(len(m.Data))
+	}
+}
+
+// moveLoop is the subscription's mover goroutine: while messages wait
+// beside ch it hands them into ch, in order, waiting for the consumer to
+// make room. It runs only while the consumer is behind, and ends when
+// nothing waits; when the subscription ends meanwhile it closes ch, as
+// the last sender.
+func (s *Subscription) moveLoop() {
+	for {
+		s.mu.Lock()
+		m, ok := s.overflow.front()
+		if !ok || s.ended {
+			s.moving = false
+			if s.ended {
+				close(s.ch)
+			}
+			s.mu.Unlock()
+			return
+		}
+		s.overflow.pop()
+		s.overflowBytes -= uint64(len(m.Data))
+		s.pending.push(len(m.Data)) // counted in ch from now on
+		s.hand.Store(true)
+		s.mu.Unlock()
+		select {
+		case s.ch <- m:
+		case <-s.quit: // ended: ch still takes m if it has room (only the mover closes it)
+			select {
+			case s.ch <- m:
+			default:
+				s.dropped.Add(1)
+				s.c.stats.dropped[dropOverflow].Add(1)
+			}
+		}
+		s.hand.Store(false)
+	}
+}
+
+// await queues m once the consumer has made room for it, and reports
 // false if the subscription ended or deadline fired first (nil: never).
-// Room in bytes has no signal, so it is polled.
+// Room has no signal here (the mover may be the one to make it), so it is
+// polled.
 func (s *Subscription) await(m Message, deadline <-chan time.Time) bool {
-	for !s.pending.fits(len(s.ch), len(m.Data)) {
+	for {
+		s.moveSome()
+		if n, size := s.queued(); s.fits(n, size, len(m.Data)) {
+			s.push(m)
+			return true
+		}
 		select {
 		case <-s.quit:
 			return false
@@ -217,15 +375,6 @@ func (s *Subscription) await(m Message, deadline <-chan time.Time) bool {
 			return false
 		case <-time.After(50 * time.Microsecond):
 		}
-	}
-	select {
-	case s.ch <- m:
-		s.pending.push(len(m.Data))
-		return true
-	case <-s.quit:
-		return false
-	case <-deadline:
-		return false
 	}
 }
 
@@ -261,5 +410,19 @@ func (s *Subscription) endLocked(err error) {
 		s.errc <- err
 	}
 	close(s.errc)
-	close(s.ch)
+	// ch keeps what it holds for the consumer, and takes what waits
+	// beside it while it has room; the rest is dropped, counted. The
+	// mover, while it runs, closes ch itself.
+	s.moveSome()
+	if left := s.overflow.len(); left > 0 {
+		for s.overflow.len() > 0 {
+			s.overflow.pop()
+		}
+		s.overflowBytes = 0
+		s.dropped.Add(uint64(left))
+		s.c.stats.dropped[dropOverflow].Add(uint64(left))
+	}
+	if !s.moving {
+		close(s.ch)
+	}
 }

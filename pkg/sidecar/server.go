@@ -132,9 +132,11 @@ func New(cfg Config) (*Server, error) {
 		client.WithLogger(cfg.Logger),
 		client.WithMetrics(s.reg, "upstream"),
 		// A topic's pump offers each message to its subscribers without
-		// waiting, so its upstream buffer only absorbs bursts: 1,024
-		// messages (about 90 KiB a topic, where 8,192 cost 716 KiB) and at
-		// most 4 MiB of their data.
+		// waiting, so its upstream buffer only absorbs bursts: at most
+		// 1,024 messages and 4 MiB of their data, of which an idle topic
+		// holds only the channel's 64 slots (the rest is allocated while
+		// the pump is behind: BenchmarkIdleTopicMemory, 12 KB a topic
+		// where the whole 1,024 cost 99 KB).
 		client.WithBufferSize(upstreamBuffer),
 		client.WithPendingBytes(upstreamPendingBytes),
 		client.WithRequestTimeout(cfg.RequestTimeout),
