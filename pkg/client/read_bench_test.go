@@ -86,6 +86,9 @@ func BenchmarkRouteTickerBehind(b *testing.B) {
 			b.StartTimer()
 		}
 	}
+	for range i { // the mover ends once nothing waits
+		<-sub.C()
+	}
 	if sub.Dropped() != 0 {
 		b.Fatalf("dropped %d", sub.Dropped())
 	}
