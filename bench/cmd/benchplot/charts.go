@@ -15,7 +15,7 @@ type chart struct {
 // (and per file).
 type panel struct {
 	title string // default: the benchmark
-	bench string // without the impl part: "CallEcho/callers=1"
+	bench string // without the impl part: "CallEcho/server=inproc/callers=1"
 	unit  string // as the benchmark writes it: "req/s"
 	axis  string // the vertical axis's label; default: the unit
 }
@@ -60,8 +60,8 @@ var charts = []chart{
 		note:  higher,
 		panels: []panel{
 			{bench: "Notify", unit: "msg/s"},
-			{bench: "CallEcho/callers=1", unit: "req/s"},
-			{bench: "CallEcho/callers=100", unit: "req/s"},
+			{bench: "CallEcho/server=inproc/callers=1", unit: "req/s"},
+			{bench: "CallEcho/server=inproc/callers=100", unit: "req/s"},
 			{bench: "CallConcurrent/callers=100", unit: "req/s"},
 		},
 	},
@@ -79,9 +79,9 @@ var charts = []chart{
 	},
 	{
 		file:   "peers-latency.svg",
-		title:  "Sequential call latency on the echo server (CallEcho/callers=1)",
+		title:  "Sequential call latency on the echo server (CallEcho/server=inproc/callers=1)",
 		note:   lower,
-		panels: percentiles("CallEcho/callers=1", "p50", "p90", "p99", "p99.9"),
+		panels: percentiles("CallEcho/server=inproc/callers=1", "p50", "p90", "p99", "p99.9"),
 	},
 	{
 		file:   "peers-getlogs.svg",
@@ -93,6 +93,6 @@ var charts = []chart{
 		file:   "peers-allocs.svg",
 		title:  "Allocations per message or call, the in-process server's included",
 		note:   lower,
-		panels: sameUnit("allocs/op", "Notify", "CallEcho/callers=1", "CallEcho/callers=100", "Call/size=small"),
+		panels: sameUnit("allocs/op", "Notify", "CallEcho/server=inproc/callers=1", "CallEcho/server=inproc/callers=100", "Call/size=small"),
 	},
 }
