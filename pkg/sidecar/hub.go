@@ -18,8 +18,8 @@ import (
 // hub reference-counts upstream subscriptions: the first local subscriber
 // of a topic opens it, and the last one leaving starts a grace timer whose
 // expiry closes it. The topics one local request opens are subscribed
-// upstream together, with those of any other request that came while
-// the last round was under way (openLoop), then each has one goroutine, started by the
+// upstream together, with those of any other request that came within
+// a few milliseconds (queueOpenLocked), then each has one goroutine, started by the
 // hub, running its pump until the upstream subscription ends. The hub is built from the values it needs, so it is
 // tested alone with any subscribe function.
 type hub struct {
@@ -37,16 +37,16 @@ type hub struct {
 	byLocal map[string]*topic // Ethereum local subscription id → topic
 	closed  bool
 
-	// wg counts the topics' goroutines, the opener and pending grace
-	// expiries.
+	// wg counts the topics' goroutines, the gathered round's timer and
+	// pending grace expiries.
 	wg sync.WaitGroup
 
-	// opening holds the topics reserved while a round of upstream
-	// subscribes is under way, and opener is set while the opener
-	// goroutine runs (openLoop): concurrent local subscribes share the
-	// next round instead of each making one. Both under mu.
-	opening []*topic
-	opener  bool
+	// gathering holds the topics reserved within gatherWindow of the
+	// last round's start, for the round a timer starts when the window
+	// ends (see queueOpen); lastRound is when the last round started.
+	// Both under mu.
+	gathering []*topic
+	lastRound time.Time
 
 	refusals refusals // the last refused local subscribes (refusals.go)
 }
@@ -138,37 +138,45 @@ func (h *hub) reserve(names []string) ([]*topic, error) {
 		reserved = append(reserved, t)
 	}
 	if len(opened) > 0 {
-		h.opening = append(h.opening, opened...)
-		if !h.opener {
-			h.opener = true
-			h.wg.Add(1) // done when the opener ends
-			go h.openLoop()
-		}
+		h.queueOpenLocked(opened)
 	}
 	return reserved, nil
 }
 
-// openLoop is the opener goroutine: it subscribes upstream, one round at a
-// time, every topic reserved since the last round began, so local
-// subscribes that come while a round is under way (twenty programs
-// starting at once) go upstream together in the next one, where the
-// exchange's request limits (Deribit's subscribe pace) would otherwise
-// queue one request each. A lone subscribe goes at once, as before. It
-// ends when no topic waits.
-func (h *hub) openLoop() {
-	defer h.wg.Done()
-	for {
+// gatherWindow is how long after a round of upstream subscribes starts
+// the topics reserved meanwhile are gathered for the next round: local
+// subscribes that come together (twenty programs starting at once) go
+// upstream in a few requests, where the exchange's request limits
+// (Deribit's subscribe pace) would otherwise queue one request each.
+const gatherWindow = 10 * time.Millisecond
+
+// queueOpenLocked starts the round that subscribes topics upstream: at
+// once when no round started within gatherWindow (a lone subscribe waits
+// for nothing), else with the others gathered until the window ends.
+// Rounds run side by side: a slow one holds up no other. Called with
+// h.mu held.
+func (h *hub) queueOpenLocked(topics []*topic) {
+	if len(h.gathering) > 0 { // a gathered round is about to start
+		h.gathering = append(h.gathering, topics...)
+		return
+	}
+	since := time.Since(h.lastRound)
+	if since >= gatherWindow {
+		h.lastRound = time.Now()
+		go h.open(topics)
+		return
+	}
+	h.gathering = topics
+	h.wg.Add(1) // done when the gathered round has started
+	time.AfterFunc(gatherWindow-since, func() {
+		defer h.wg.Done()
 		h.mu.Lock()
-		batch := h.opening
-		h.opening = nil
-		if len(batch) == 0 {
-			h.opener = false
-			h.mu.Unlock()
-			return
-		}
+		batch := h.gathering
+		h.gathering = nil
+		h.lastRound = time.Now()
 		h.mu.Unlock()
 		h.open(batch)
-	}
+	})
 }
 
 // wait waits for a reserved topic's upstream subscribe. On failure the
@@ -187,7 +195,7 @@ func (h *hub) wait(ctx context.Context, t *topic) error {
 	return nil
 }
 
-// open subscribes the topics of one round (see openLoop) upstream in one call
+// open subscribes the topics of one round (see queueOpenLocked) upstream in one call
 // (one round of requests where the upstream allows), then starts each
 // subscribed topic's goroutine, which runs its pump until the upstream
 // subscription ends; a topic that failed is removed and its waiters
