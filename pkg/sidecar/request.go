@@ -17,9 +17,14 @@ func (c *wsConn) handle(data []byte) {
 	w := c.cfg.wire
 	reqs, batch, ferr := w.ParseFrame(nil, data)
 	if ferr != nil {
+		refusal := textFrame(w.AppendError(nil, nil, ferr.Code, ferr.Message, nil))
 		if w.RPC() {
-			c.s.reply(textFrame(w.AppendError(nil, nil, ferr.Code, ferr.Message, nil)))
+			c.s.reply(refusal)
+			return
 		}
+		// Ethereal's answers carry no id: a client matches them by their
+		// order, so this one waits behind the events before it.
+		c.queueOp(func() { c.s.reply(refusal) })
 		return
 	}
 	if batch {
@@ -30,7 +35,7 @@ func (c *wsConn) handle(data []byte) {
 		return
 	}
 	req := &reqs[0]
-	if subscriptionOp(req) {
+	if subscriptionOp(req) || (!w.RPC() && req.Err != nil) { // Ethereal: answered in order, see above
 		c.queueOp(func() {
 			resp, attach, _ := c.route(req)
 			c.answer(req, resp, attach)
