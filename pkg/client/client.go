@@ -36,9 +36,12 @@ type Client struct {
 	// refused a larger one as too large (ops.go, learnBatchLimit); 0 until
 	// then.
 	batchLimit atomic.Int32
-	// quietLogged is set once requests were taken as accepted for their
-	// silence (ops.go, acceptUnanswered).
-	quietLogged atomic.Bool
+	// answers is what the server was seen to answer, for a dialect whose
+	// answers carry no id (protocol.QuietlyAccepting): answersUnknown
+	// until its first success (answersAll) or its first silence taken for
+	// acceptance (answersRefusalsOnly). Kept across connections: the
+	// server does not change.
+	answers atomic.Int32
 
 	// conn is the live connection, or nil between connections. The
 	// supervisor goroutine sets and clears it, and wakes connSet's

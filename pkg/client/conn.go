@@ -42,12 +42,6 @@ type conn struct {
 
 	lastRead atomic.Int64 // unix nanoseconds of the last frame, for the idle watchdog
 
-	// answersSuccess is set by the reader once the server answered a
-	// request with a success without an id (an Ethereal {"ok":true}):
-	// requests are then waited for, never taken as accepted for their
-	// silence (awaitOps, protocol.QuietlyAccepting).
-	answersSuccess atomic.Bool
-
 	// Owned by the reader goroutine.
 	frame        protocol.Frame
 	elem         protocol.Frame // a batch element

@@ -279,7 +279,8 @@ func (op *subscribeOp) failBatch() {
 // the connection has answered a success meanwhile.
 func (c *Client) awaitOps(ctx context.Context, cn *conn, ops []*subscribeOp) {
 	var quiet <-chan time.Time
-	if qa, ok := c.proto.(protocol.QuietlyAccepting); ok && !cn.answersSuccess.Load() {
+	qa, ordered := c.proto.(protocol.QuietlyAccepting)
+	if ordered && c.answers.Load() != answersAll {
 		t := time.NewTimer(qa.AcceptAfter())
 		defer t.Stop()
 		quiet = t.C
@@ -292,14 +293,18 @@ func (c *Client) awaitOps(ctx context.Context, cn *conn, ops []*subscribeOp) {
 				break wait
 			case <-quiet:
 				quiet = nil
-				if !cn.answersSuccess.Load() {
+				if c.answers.Load() != answersAll {
 					c.acceptUnanswered(cn, ops)
 				}
 				continue
 			case <-ctx.Done():
 			}
+			// Giving up on a request of a server that answers without ids,
+			// in order, leaves its place to its late answer, unless the
+			// server was seen to answer only refusals.
+			owed := ordered && c.answers.Load() != answersRefusalsOnly
 			for _, op := range ops {
-				if cn.pending.remove(op.req.ID) {
+				if (owed && cn.pending.abandon(op.req.ID)) || (!owed && cn.pending.remove(op.req.ID)) {
 					what := "unsubscribe"
 					if op.subscribe {
 						what = "subscribe"
@@ -316,8 +321,8 @@ func (c *Client) awaitOps(ctx context.Context, cn *conn, ops []*subscribeOp) {
 }
 
 // acceptUnanswered takes the ops nobody has answered as accepted: the
-// server answers only refusals (protocol.QuietlyAccepting). Logged once a
-// client.
+// server answers only refusals (protocol.QuietlyAccepting), which the
+// client remembers (Client.answers). Logged once a client.
 func (c *Client) acceptUnanswered(cn *conn, ops []*subscribeOp) {
 	accepted := protocol.Frame{Kind: protocol.KindResponse, Result: []byte("true")}
 	n := 0
@@ -327,8 +332,9 @@ func (c *Client) acceptUnanswered(cn *conn, ops []*subscribeOp) {
 			n++
 		}
 	}
-	if n > 0 && c.quietLogged.CompareAndSwap(false, true) {
-		c.log.Info("the server did not answer subscription requests; taken as accepted, as it answers only refusals (further ones are not logged)",
+	if n > 0 && c.answers.CompareAndSwap(answersUnknown, answersRefusalsOnly) {
+		cn.pending.dropOwed() // their answers will not come
+		c.log.Info("the server did not answer subscription requests; taken as accepted, as it answers only refusals (logged once)",
 			zap.Int("requests", n))
 	}
 }

@@ -29,7 +29,10 @@ const (
 	// subscription and the RPC responses of the connection. Use it only
 	// when every message matters more than latency.
 	Block
-	// CloseSubscription ends the subscription with ErrSlowConsumer.
+	// CloseSubscription ends the subscription with ErrSlowConsumer. As
+	// for any end, C then still holds what it held (at most 64
+	// messages); what waited beside it is dropped and counted in
+	// Dropped.
 	CloseSubscription
 )
 

@@ -21,6 +21,12 @@ type pendingCall struct {
 	to   answerer      // a request answered in place (subscribe, unsubscribe)
 	// With neither, nobody waits (a heartbeat reply): the response is
 	// dropped.
+
+	// owed marks a request given up on whose answer is still due from a
+	// server that answers without ids, in order (see pendingTable.abandon):
+	// the answer takes this place and is dropped, instead of being taken
+	// for the next request's.
+	owed bool
 }
 
 // answerer takes the answer to a request that is not a call: the
@@ -106,17 +112,17 @@ func (t *pendingTable) take(id uint64) *pendingCall {
 	return p
 }
 
-// takeOldest removes and returns the waiting call with the smallest id,
-// skipping entries nobody waits for (heartbeat replies); nil when there
-// is none. It scans the table: it serves only the rare error without an
-// id.
+// takeOldest removes and returns the waiting or owed call with the
+// smallest id, skipping entries nobody waits for (heartbeat replies); nil
+// when there is none. It scans the table: it serves answers without an
+// id, which a connection has few of at once.
 func (t *pendingTable) takeOldest() (uint64, *pendingCall) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var oldest uint64
 	var found *pendingCall
 	for id, p := range t.calls {
-		if (p.to != nil || p.done != nil) && (found == nil || id < oldest) {
+		if (p.to != nil || p.done != nil || p.owed) && (found == nil || id < oldest) {
 			oldest, found = id, p
 		}
 	}
@@ -124,6 +130,55 @@ func (t *pendingTable) takeOldest() (uint64, *pendingCall) {
 		delete(t.calls, oldest)
 	}
 	return oldest, found
+}
+
+// takeWaitingIfMany removes and returns every call with a waiter when
+// there are two or more, and nothing otherwise.
+func (t *pendingTable) takeWaitingIfMany() []*pendingCall {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, p := range t.calls {
+		if p.to != nil || p.done != nil {
+			n++
+		}
+	}
+	if n < 2 {
+		return nil
+	}
+	taken := make([]*pendingCall, 0, n)
+	for id, p := range t.calls {
+		if p.to != nil || p.done != nil {
+			taken = append(taken, p)
+			delete(t.calls, id)
+		}
+	}
+	return taken
+}
+
+// dropOwed lets go of the places kept for owed answers (abandon): the
+// server turned out to answer only refusals.
+func (t *pendingTable) dropOwed() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for id, p := range t.calls {
+		if p.owed {
+			delete(t.calls, id)
+		}
+	}
+}
+
+// abandon gives up on id while keeping its place: its answer, still
+// owed, will take the place and be dropped. It reports whether id was
+// registered (false: the reader took it, its answer is on the way).
+func (t *pendingTable) abandon(id uint64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.calls[id]; !ok {
+		return false
+	}
+	t.calls[id] = &pendingCall{owed: true}
+	return true
 }
 
 // remove drops id if it is still registered; false means the reader (or a

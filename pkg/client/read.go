@@ -261,6 +261,8 @@ func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
 			c.dropFrame(dropUnknownID, errNoCall, raw)
 			return
 		}
+	case f.Error != nil && c.answers.Load() == answersRefusalsOnly && cn.refuseAmbiguous(f):
+		return
 	case f.Error != nil || f.Result != nil:
 		if p = cn.attribute(f); p == nil {
 			c.dropFrame(dropUnknownID, errNoID, raw)
@@ -268,6 +270,10 @@ func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
 		}
 	default:
 		c.dropFrame(dropUnknownID, errNoID, raw)
+		return
+	}
+	if p.owed { // the late answer to a request given up on, as a late answer with an id
+		c.dropFrame(dropUnknownID, errNoCall, raw)
 		return
 	}
 	if p.to != nil {
@@ -305,7 +311,7 @@ func (cn *conn) attribute(f *protocol.Frame) *pendingCall {
 	}
 	f.ID, f.HasID = id, true
 	if f.Error == nil {
-		cn.answersSuccess.Store(true)
+		c.answers.Store(answersAll)
 		return p
 	}
 	c.stats.idlessErrors.Add(1)
@@ -315,6 +321,37 @@ func (cn *conn) attribute(f *protocol.Frame) *pendingCall {
 			zap.Uint64("id", id), zap.String("error", truncate(f.Error, 200)))
 	}
 	return p
+}
+
+// What a server whose answers carry no id was seen to answer
+// (Client.answers).
+const (
+	answersUnknown      int32 = iota // nothing yet: answers are taken in order
+	answersAll                       // it answered a success: every request is answered, in order
+	answersRefusalsOnly              // a request went unanswered: only refusals are
+)
+
+// refuseAmbiguous handles a refusal without an id from a server that
+// answers only refusals, while two or more requests wait: nothing says
+// which one it refuses, so each is taken as refused, with the server's
+// reason and a note saying so, rather than one picked by order and
+// perhaps wrongly. It reports false, doing nothing, when at most one
+// request waits. It runs on the reader goroutine.
+func (cn *conn) refuseAmbiguous(f *protocol.Frame) bool {
+	waiting := cn.pending.takeWaitingIfMany()
+	if waiting == nil {
+		return false
+	}
+	c := cn.c
+	c.stats.idlessErrors.Add(1)
+	e := parseRPCError(f.Error)
+	e.Message = fmt.Sprintf("%s (the server named no request and %d were waiting: each is taken as refused)", e.Message, len(waiting))
+	c.log.Warn("the server refused one of several requests without saying which; failing them all",
+		zap.Int("requests", len(waiting)), zap.String("error", truncate(f.Error, 200)))
+	for _, p := range waiting {
+		p.fail(e)
+	}
+	return true
 }
 
 // answerHeartbeat replies to a server's test request at once; the reply's

@@ -207,7 +207,9 @@ func (s *Subscription) deliver(m Message) bool {
 				continue
 			default:
 			}
-			if old, ok := s.overflow.front(); ok && !s.hand.Load() {
+			// The oldest is beside the channel only once the mover's
+			// message, if any, has left the channel too.
+			if old, ok := s.overflow.front(); ok && !s.hand.Load() && len(s.ch) == 0 {
 				s.overflow.pop()
 				s.overflowBytes -= uint64(len(old.Data))
 				s.drop(old.Topic)

@@ -117,3 +117,48 @@ func TestRestoreRefusedInPart(t *testing.T) {
 	}
 	assert.Equal(t, 1, disconnects, "one lost connection, one restore")
 }
+
+// A subscribe given up on (its context ended before the answer came)
+// keeps its place: its late answer is not taken for the next request's,
+// so a topic the service refuses after it is still refused.
+func TestLateAnswerKeepsItsPlace(t *testing.T) {
+	srv := exchangetest.NewServer(ethereal.Name)
+	t.Cleanup(srv.Close)
+	c := dialEthereal(t, srv)
+	srv.SetRefused("MarketPrice:ETHUSD")
+	srv.SetResponseDelay(300 * time.Millisecond)
+	short, cancel := context.WithTimeout(testutil.Context(t), 100*time.Millisecond)
+	defer cancel()
+	_, err := c.Subscribe(short, []string{"MarketPrice:BTCUSD"})
+	require.ErrorIs(t, err, client.ErrTimeout)
+
+	_, err = c.Subscribe(testutil.Context(t), []string{"MarketPrice:ETHUSD"})
+	require.ErrorIs(t, err, client.ErrRefused, "the late answer to BTCUSD is not ETHUSD's")
+}
+
+// A service that answers only refusals, once the client knows it: a
+// refusal while two subscribes wait cannot be matched to either, so both
+// fail, saying so, rather than one picked wrongly; the subscription held
+// before goes on.
+func TestAmbiguousRefusalFailsEveryWaitingRequest(t *testing.T) {
+	srv := exchangetest.NewServer(ethereal.Name, exchangetest.WithTopicCap(2), exchangetest.WithQuietAccepts())
+	t.Cleanup(srv.Close)
+	c := dialEthereal(t, srv)
+	ctx := testutil.Context(t)
+	held, err := c.Subscribe(ctx, []string{"MarketPrice:BTCUSD"}) // accepted for its silence: the client learns the service
+	require.NoError(t, err)
+
+	_, err = c.Subscribe(ctx, []string{"MarketPrice:ETHUSD", "MarketPrice:SOLUSD"})
+	var refused *client.RefusedError
+	require.ErrorAs(t, err, &refused)
+	assert.ElementsMatch(t, []string{"MarketPrice:ETHUSD", "MarketPrice:SOLUSD"}, refused.Topics)
+	assert.Contains(t, err.Error(), "each is taken as refused")
+
+	srv.PublishRaw([]byte(`{"e":"MarketPrice","t":1,"data":{"s":"BTCUSD","markPrice":"1"}}`))
+	select {
+	case m := <-held.C():
+		assert.Equal(t, "MarketPrice:BTCUSD", m.Topic)
+	case <-ctx.Done():
+		t.Fatal("the held subscription got nothing")
+	}
+}
