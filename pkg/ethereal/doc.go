@@ -31,9 +31,13 @@
 // tooling publishes, as the third-party Rust SDK 8ball030/ethereal_rust_sdk
 // carries them in ws_messages.json). The status frame's shape comes from a
 // third-party Go SDK only (qiwi1272/ethereal-go, pb/ethereal.pb.go,
-// WebsocketStatus); no source says whether a success is answered, so a
-// request nobody answered within AcceptAfter (2 s) is taken as accepted
-// until the connection answers a success (protocol.QuietlyAccepting).
+// WebsocketStatus); no source says whether a success is answered. The
+// client assumes it is (a status answers the oldest event waiting, and an
+// event given up on keeps its place for its late answer) until a request
+// goes unanswered for AcceptAfter (2 s): then it is taken as accepted,
+// and the client knows the service answers only refusals, so a refusal
+// while several events wait fails them all, saying it cannot tell which
+// (protocol.QuietlyAccepting).
 // Request limits: the points a /v1/stream request costs are published at
 // run time (GET /v1/rate-limit/config, Ws2FixedRateLimitEndpointDto), the
 // budget nowhere, so the client keeps no Ethereal pace by default
