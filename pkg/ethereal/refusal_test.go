@@ -25,6 +25,19 @@ func dialEthereal(t *testing.T, srv *exchangetest.Server, opts ...client.Option)
 	return c
 }
 
+// stillDelivers publishes a MarketPrice of BTCUSD and checks sub, which
+// holds that topic, gets it.
+func stillDelivers(t *testing.T, srv *exchangetest.Server, sub *client.Subscription) {
+	t.Helper()
+	srv.PublishRaw([]byte(`{"e":"MarketPrice","t":1,"data":{"s":"BTCUSD","markPrice":"1"}}`))
+	select {
+	case m := <-sub.C():
+		assert.Equal(t, "MarketPrice:BTCUSD", m.Topic)
+	case <-testutil.Context(t).Done():
+		t.Fatal("the subscription holding MarketPrice:BTCUSD got nothing")
+	}
+}
+
 // A subscribe past the per-connection limit fails with the service's
 // code, {"ok":false,"code":"SUBSCRIPTION_LIMIT_EXCEEDED"}, naming the
 // topic; the subscriptions already held go on.
@@ -43,13 +56,7 @@ func TestRefusalFailsSubscribeWithItsCode(t *testing.T) {
 	assert.Equal(t, []string{"MarketPrice:ETHUSD"}, refused.Topics)
 	assert.Equal(t, `wsfan: server refused "MarketPrice:ETHUSD": rpc error: SUBSCRIPTION_LIMIT_EXCEEDED`, err.Error())
 
-	srv.PublishRaw([]byte(`{"e":"MarketPrice","t":1,"data":{"s":"BTCUSD","markPrice":"1"}}`))
-	select {
-	case m := <-held.C():
-		assert.Equal(t, "MarketPrice:BTCUSD", m.Topic)
-	case <-ctx.Done():
-		t.Fatal("the held subscription got nothing")
-	}
+	stillDelivers(t, srv, held)
 }
 
 // A service that answers only refusals: an unanswered subscribe is taken
@@ -96,13 +103,7 @@ func TestRestoreRefusedInPart(t *testing.T) {
 	assert.Equal(t, []string{"MarketPrice:ETHUSD"}, refused.Topics)
 
 	require.NoError(t, srv.WaitSubscribers(ctx, "MarketPrice:BTCUSD", 1))
-	srv.PublishRaw([]byte(`{"e":"MarketPrice","t":1,"data":{"s":"BTCUSD","markPrice":"1"}}`))
-	select {
-	case m := <-kept.C():
-		assert.Equal(t, "MarketPrice:BTCUSD", m.Topic)
-	case <-ctx.Done():
-		t.Fatal("the kept subscription got nothing")
-	}
+	stillDelivers(t, srv, kept)
 	// One restore, no loop: the connection that restored is the one
 	// still open a while later.
 	quiet, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
@@ -154,11 +155,5 @@ func TestAmbiguousRefusalFailsEveryWaitingRequest(t *testing.T) {
 	assert.ElementsMatch(t, []string{"MarketPrice:ETHUSD", "MarketPrice:SOLUSD"}, refused.Topics)
 	assert.Contains(t, err.Error(), "each is taken as refused")
 
-	srv.PublishRaw([]byte(`{"e":"MarketPrice","t":1,"data":{"s":"BTCUSD","markPrice":"1"}}`))
-	select {
-	case m := <-held.C():
-		assert.Equal(t, "MarketPrice:BTCUSD", m.Topic)
-	case <-ctx.Done():
-		t.Fatal("the held subscription got nothing")
-	}
+	stillDelivers(t, srv, held)
 }
