@@ -50,7 +50,7 @@ func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic, func() []b
 		if len(accepted) == 0 && err != nil && !errors.Is(err, errTooManyTopics) {
 			// Nothing subscribed, and a reason: say it, in the dialect's
 			// error shape, rather than an empty list.
-			return errorResponse(w, req.ID, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(topics), err)), nil, nil
+			return errorResponse(w, req.ID, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(shownTopics(topics)), err)), nil, nil
 		}
 		// What was accepted, as the exchange answers: its list omits
 		// the refused channels.
@@ -108,8 +108,11 @@ func (c *wsConn) withoutNotices(topics []string) (rest, notices []string) {
 // object, keeping the server's code, message and data when it sent one.
 func errorResponse(w protocol.Server, id []byte, err error) []byte {
 	var re *client.RPCError
-	if errors.As(err, &re) {
+	switch {
+	case errors.As(err, &re):
 		return w.AppendError(nil, id, re.Code, re.Message, re.Data)
+	case errors.Is(err, errUnknownTopic): // the client's mistake, not the upstream's
+		return w.AppendError(nil, id, protocol.CodeInvalidParams, err.Error(), nil)
 	}
 	return w.AppendError(nil, id, codeUpstream, err.Error(), nil)
 }

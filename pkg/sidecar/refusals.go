@@ -1,7 +1,9 @@
 package sidecar
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,9 +51,36 @@ func (rs *refusals) list() []Refusal {
 }
 
 // refused logs and records that s was refused topics for err: one WARN
-// a refused request, naming the client, the topics and the reason.
+// a refused request, naming the client, the topics (as shownTopics
+// shortens them) and the reason.
 func (h *hub) refused(s *session, topics []string, err error) {
+	shown := shownTopics(topics)
 	h.log.Warn("subscribe refused", zap.Uint64("client", s.id), zap.String("remote", s.remote),
-		zap.Stringer("kind", s.kind), zap.Strings("topics", topics), zap.Error(err))
-	h.refusals.add(Refusal{Time: time.Now(), Client: s.id, Remote: s.remote, Kind: s.kind.String(), Topics: topics, Reason: err.Error()})
+		zap.Stringer("kind", s.kind), zap.Strings("topics", shown), zap.Error(err))
+	h.refusals.add(Refusal{Time: time.Now(), Client: s.id, Remote: s.remote, Kind: s.kind.String(), Topics: shown, Reason: err.Error()})
+}
+
+// Bounds on how topics a client sent are repeated in answers, logs and
+// the status: a refused request may carry a frame's worth of names.
+const (
+	shownTopicBytes = 120 // of one name
+	shownTopicCount = 12  // names, then how many more
+)
+
+// shownTopics returns topics as answers, logs and the status repeat them:
+// at most shownTopicCount names, each cut to shownTopicBytes (with its
+// size), and a last entry saying how many more there were.
+func shownTopics(topics []string) []string {
+	n := min(len(topics), shownTopicCount)
+	shown := make([]string, 0, n+1)
+	for _, t := range topics[:n] {
+		if len(t) > shownTopicBytes {
+			t = fmt.Sprintf("%s… (%d bytes)", strings.ToValidUTF8(t[:shownTopicBytes], ""), len(t))
+		}
+		shown = append(shown, t)
+	}
+	if more := len(topics) - n; more > 0 {
+		shown = append(shown, fmt.Sprintf("… and %d more", more))
+	}
+	return shown
 }
