@@ -24,13 +24,18 @@ import (
 // hardenTopic is the bystanders' topic.
 const hardenTopic = "ticker.BTC-PERPETUAL.100ms"
 
-// newUpstream starts a test exchange of dialect, closed at the end of the
-// test (after the program).
-func newUpstream(t *testing.T, dialect exchangetest.Dialect) *exchangetest.Server {
+// probeProgram starts a test exchange of dialect, the program against it
+// (with args) and a bystander on hardenTopic (its URL's query is query,
+// "" for none) that has already been sent 25 messages: each probe runs
+// beside it, and ends checking it lost none.
+func probeProgram(t *testing.T, dialect exchangetest.Dialect, query string, args ...string) (*exchangetest.Server, *program, *bystander) {
 	t.Helper()
 	up := exchangetest.NewServer(dialect)
-	t.Cleanup(up.Close)
-	return up
+	t.Cleanup(up.Close) // after the program's, which was registered later
+	p := startProgram(t, up, args...)
+	b := newBystander(t, up, "ws://"+p.addr+"/ws"+query, hardenTopic)
+	b.publish(25)
+	return up, p, b
 }
 
 // dial opens a local WebSocket connection to the program, closed at the
@@ -83,10 +88,7 @@ func (p *program) get(t *testing.T, path string, header map[string]string) (int,
 // answers it, sends no unsubscribe upstream (even past a 1ms grace) and
 // the bystander keeps getting the topic.
 func TestProgramThalexUnsubscribeStaysLocal(t *testing.T) {
-	up := newUpstream(t, thalex.Name)
-	p := startProgram(t, up, "-grace", "1ms")
-	b := newBystander(t, up, "ws://"+p.addr+"/ws", hardenTopic)
-	b.publish(25)
+	up, p, b := probeProgram(t, thalex.Name, "", "-grace", "1ms")
 
 	ws := p.dial(t)
 	assert.Contains(t, roundTrip(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["`+hardenTopic+`"]}}`), `"result":["`+hardenTopic+`"]`)
@@ -105,10 +107,7 @@ func TestProgramThalexUnsubscribeStaysLocal(t *testing.T) {
 // local program shares, is answered by the sidecar with an error saying
 // it is not forwarded and never reaches the upstream.
 func TestProgramDeribitLogoutNotForwarded(t *testing.T) {
-	up := newUpstream(t, deribit.Name)
-	p := startProgram(t, up)
-	b := newBystander(t, up, "ws://"+p.addr+"/ws", hardenTopic)
-	b.publish(25)
+	up, p, b := probeProgram(t, deribit.Name, "")
 
 	answer := roundTrip(t, p.dial(t), `{"jsonrpc":"2.0","id":9,"method":"private/logout","params":{}}`)
 	assert.Contains(t, answer, `"id":9`)
@@ -124,10 +123,7 @@ func TestProgramDeribitLogoutNotForwarded(t *testing.T) {
 // <img>: Sec-Fetch-Site: cross-site, no Origin) is refused and subscribes
 // nothing upstream; the refusal is counted.
 func TestProgramCrossSiteStreamRefused(t *testing.T) {
-	up := newUpstream(t, deribit.Name)
-	p := startProgram(t, up)
-	b := newBystander(t, up, "ws://"+p.addr+"/ws", hardenTopic)
-	b.publish(25)
+	up, p, b := probeProgram(t, deribit.Name, "")
 
 	const probe = "ticker.ETH-PERPETUAL.100ms"
 	code, body := p.get(t, "/v1/stream?topic="+probe, map[string]string{"Sec-Fetch-Site": "cross-site"})
@@ -147,10 +143,7 @@ func TestProgramCrossSiteStreamRefused(t *testing.T) {
 // for the address, not 50 times.
 func TestProgramWrongTokensRefused(t *testing.T) {
 	const token = "s3cret-token"
-	up := newUpstream(t, thalex.Name)
-	p := startProgram(t, up, "-token", token)
-	b := newBystander(t, up, "ws://"+p.addr+"/ws?token="+token, hardenTopic)
-	b.publish(25)
+	_, p, b := probeProgram(t, thalex.Name, "?token="+token, "-token", token)
 
 	for i := range 50 {
 		path, header := "/v1/status?token=wrong", map[string]string(nil)
@@ -177,10 +170,7 @@ func TestProgramWrongTokensRefused(t *testing.T) {
 // rebinding) is refused with 403 naming the host and the setting, and
 // counted.
 func TestProgramForeignHostRefused(t *testing.T) {
-	up := newUpstream(t, deribit.Name)
-	p := startProgram(t, up)
-	b := newBystander(t, up, "ws://"+p.addr+"/ws", hardenTopic)
-	b.publish(25)
+	_, p, b := probeProgram(t, deribit.Name, "")
 
 	code, body := p.get(t, "/v1/status", map[string]string{"Host": "evil.example:80"})
 	assert.Equal(t, http.StatusForbidden, code, body)

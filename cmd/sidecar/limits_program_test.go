@@ -33,10 +33,7 @@ import (
 // the timeout, not an empty success. The bystander, whose notifications
 // are not held back, gets every message meanwhile.
 func TestProgramUnansweredSubscribeTimesOut(t *testing.T) {
-	up := newUpstream(t, deribit.Name)
-	p := startProgram(t, up, "-request-timeout", "1s")
-	b := newBystander(t, up, "ws://"+p.addr+"/ws", hardenTopic)
-	b.publish(25)
+	up, p, b := probeProgram(t, deribit.Name, "", "-request-timeout", "1s")
 	b.gotAll(t)
 
 	const probe = "ticker.ETH-PERPETUAL.100ms"
@@ -109,10 +106,7 @@ func TestProgramUnansweredSubscribeTimesOut(t *testing.T) {
 // text with U+FFFD in their place, the connections stay open, the next
 // messages flow, and it is counted in /metrics.
 func TestProgramInvalidUTF8FromUpstreamMended(t *testing.T) {
-	up := newUpstream(t, thalex.Name)
-	p := startProgram(t, up)
-	b := newBystander(t, up, "ws://"+p.addr+"/ws", hardenTopic)
-	b.publish(25)
+	up, p, b := probeProgram(t, thalex.Name, "")
 
 	ws := p.dial(t)
 	require.Contains(t, roundTrip(t, ws, `{"id":1,"method":"public/subscribe","params":{"channels":["`+hardenTopic+`"]}}`),
@@ -157,10 +151,7 @@ func TestProgramInvalidUTF8FromUpstreamMended(t *testing.T) {
 // upstream: no subscribe for it, no upstream request beyond the
 // bystander's.
 func TestProgramOversizedTopicRefused(t *testing.T) {
-	up := newUpstream(t, deribit.Name)
-	p := startProgram(t, up)
-	b := newBystander(t, up, "ws://"+p.addr+"/ws", hardenTopic)
-	b.publish(25)
+	up, p, b := probeProgram(t, deribit.Name, "")
 	subscribes := up.CountReceived("public/subscribe")
 
 	probe := "ticker." + strings.Repeat("X", 200<<10) + ".100ms"
@@ -197,10 +188,7 @@ func TestProgramOversizedTopicRefused(t *testing.T) {
 // finishes, and a connection that never sends anything, are both closed
 // by the program (a read returns EOF) about 10s later, not before.
 func TestProgramStalledHTTPConnectionClosed(t *testing.T) {
-	up := newUpstream(t, deribit.Name)
-	p := startProgram(t, up)
-	b := newBystander(t, up, "ws://"+p.addr+"/ws", hardenTopic)
-	b.publish(25)
+	_, p, b := probeProgram(t, deribit.Name, "")
 
 	const headerTimeout = 10 * time.Second
 	silent := rawConn(t, p.addr)
