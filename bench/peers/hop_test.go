@@ -84,12 +84,18 @@ func (h *hopClients) read(ws *websocket.Conn) {
 		h.lat = append(h.lat, lat...)
 		h.mu.Unlock()
 	}()
+	var buf bytes.Buffer // kept, as in dialReaders: no garbage a frame
 	for {
-		_, frame, err := ws.ReadMessage()
+		_, rd, err := ws.NextReader()
 		if err != nil {
 			return
 		}
+		buf.Reset()
+		if _, err := buf.ReadFrom(rd); err != nil {
+			return
+		}
 		now := time.Now().UnixNano()
+		frame := buf.Bytes()
 		for {
 			i := bytes.Index(frame, stampKey)
 			if i < 0 {
