@@ -129,8 +129,9 @@ func centrifugeServer(b *testing.B) *server {
 // readers are n WebSocket clients of srv, subscribed, counting what they
 // receive.
 type readers struct {
-	conns []*websocket.Conn
-	got   atomic.Int64
+	conns  []*websocket.Conn
+	got    atomic.Int64
+	frames atomic.Int64 // WebSocket frames read: centrifuge merges pushes into one
 	wg    sync.WaitGroup
 }
 
@@ -166,6 +167,7 @@ func dialReaders(b *testing.B, srv *server, n int) *readers {
 				if _, err := frame.ReadFrom(rd); err != nil {
 					return
 				}
+				r.frames.Add(1)
 				r.got.Add(int64(srv.count(frame.Bytes())))
 			}
 		}()
@@ -222,7 +224,7 @@ func BenchmarkFanOutPeers(b *testing.B) {
 				msgs := max(100, 100_000/n)
 				pump(b, srv, r, n, 10) // warm: every client is live
 				b.ResetTimer()
-				start, cpu0 := time.Now(), benchkit.ProcessCPU()
+				start, cpu0, frames0 := time.Now(), benchkit.ProcessCPU(), r.frames.Load()
 				for range b.N {
 					pump(b, srv, r, n, msgs)
 				}
@@ -230,6 +232,7 @@ func BenchmarkFanOutPeers(b *testing.B) {
 				deliveries := float64(n * msgs * b.N)
 				b.ReportMetric(deliveries/elapsed.Seconds(), "deliveries/s")
 				b.ReportMetric(float64(cpu.Nanoseconds())/deliveries, "cpu-ns/delivery")
+				b.ReportMetric(float64(r.frames.Load()-frames0)/deliveries, "frames/delivery")
 			})
 		}
 	}
