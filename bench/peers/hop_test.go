@@ -19,6 +19,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/benchkit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
@@ -160,6 +161,7 @@ func runHopClients() error {
 		return err
 	}
 	fmt.Println("ready")
+	var cpu0 time.Duration // this process's CPU time when the measured span began
 	lines := bufio.NewScanner(os.Stdin)
 	for lines.Scan() {
 		cmd, arg, _ := strings.Cut(lines.Text(), " ")
@@ -168,14 +170,16 @@ func runHopClients() error {
 			from, _ := strconv.ParseInt(arg, 10, 64)
 			via.from.Store(from)
 			direct.from.Store(from)
+			cpu0 = benchkit.ProcessCPU()
 			fmt.Println("ok")
 		case "got":
 			fmt.Printf("got %d %d\n", via.got.Load(), direct.got.Load())
 		case "result":
+			cpu := benchkit.ProcessCPU() - cpu0
 			via.close()
 			direct.close()
 			v, d := via.percentiles(), direct.percentiles()
-			fmt.Printf("result %g %g %g %g %g %g\n", v[0], v[1], v[2], d[0], d[1], d[2])
+			fmt.Printf("result %g %g %g %g %g %g %d\n", v[0], v[1], v[2], d[0], d[1], d[2], cpu.Nanoseconds())
 		}
 	}
 	via.close()
@@ -293,13 +297,21 @@ func benchHop(b *testing.B, impl string, rate int) {
 	paced(rate / 5) // warm up
 	require.Equal(b, "ok", child.ask(b, "from "+strconv.FormatInt(time.Now().UnixNano(), 10)))
 	b.ResetTimer()
+	cpu0, sent0 := benchkit.ProcessCPU(), sent
 	for range b.N {
 		paced(rate / 2)
 	}
 	b.StopTimer()
+	cpu, msgs := benchkit.ProcessCPU()-cpu0, float64(sent-sent0)
 	var r [6]float64
-	_, err := fmt.Sscanf(child.ask(b, "result"), "result %g %g %g %g %g %g", &r[0], &r[1], &r[2], &r[3], &r[4], &r[5])
+	var clientsCPU int64
+	_, err := fmt.Sscanf(child.ask(b, "result"), "result %g %g %g %g %g %g %d", &r[0], &r[1], &r[2], &r[3], &r[4], &r[5], &clientsCPU)
 	require.NoError(b, err)
+	// Where a message's time goes: the server's process (the test
+	// exchange and the baseline's share included) and the clients'
+	// process, which reads 101 frames a message on the same two cores.
+	b.ReportMetric(float64(cpu.Microseconds())/msgs, "server-cpu-µs/msg")
+	b.ReportMetric(float64(clientsCPU)/1e3/msgs, "clients-cpu-µs/msg")
 	b.ReportMetric(r[0]-r[3], "added-p50-µs")
 	b.ReportMetric(r[1]-r[4], "added-p99-µs")
 	b.ReportMetric(r[2]-r[5], "added-p99.9-µs")
