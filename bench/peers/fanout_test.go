@@ -132,7 +132,7 @@ type readers struct {
 	conns  []*websocket.Conn
 	got    atomic.Int64
 	frames atomic.Int64 // WebSocket frames read: centrifuge merges pushes into one
-	wg    sync.WaitGroup
+	wg     sync.WaitGroup
 }
 
 func dialReaders(b *testing.B, srv *server, n int) *readers {
