@@ -36,8 +36,7 @@ const batch = 256
 // subscribe with the same headers, the floor.
 func BenchmarkFanout(b *testing.B) {
 	for _, n := range []int{1, 10, 100} {
-		b.Run(fmt.Sprintf("consumers=%d/impl=wsfan", n), func(b *testing.B) { benchWsfan(b, n, false) })
-		b.Run(fmt.Sprintf("consumers=%d/impl=wsfan-func", n), func(b *testing.B) { benchWsfan(b, n, true) })
+		b.Run(fmt.Sprintf("consumers=%d/impl=wsfan", n), func(b *testing.B) { benchWsfan(b, n) })
 		b.Run(fmt.Sprintf("consumers=%d/impl=nats", n), func(b *testing.B) { benchNATS(b, n) })
 	}
 }
@@ -46,8 +45,7 @@ func BenchmarkFanout(b *testing.B) {
 // with nothing else in flight: p50 and p99 of the hop NATS adds
 // (impl=nats) and of the whole bridge path (impl=wsfan).
 func BenchmarkLatency(b *testing.B) {
-	b.Run("impl=wsfan", func(b *testing.B) { benchWsfan(b, 0, false) })
-	b.Run("impl=wsfan-func", func(b *testing.B) { benchWsfan(b, 0, true) })
+	b.Run("impl=wsfan", func(b *testing.B) { benchWsfan(b, 0) })
 	b.Run("impl=nats", func(b *testing.B) { benchNATS(b, 0) })
 }
 
@@ -149,9 +147,7 @@ func benchNATS(b *testing.B, consumers int) {
 	f.run(b, consumers, &recv)
 }
 
-// benchWsfan runs the group path; byFunc consumes with SubscribeFunc
-// instead of a subscription's channel.
-func benchWsfan(b *testing.B, consumers int, byFunc bool) {
+func benchWsfan(b *testing.B, consumers int) {
 	ns := startNATS(b)
 	per, n := batch, consumers
 	if consumers == 0 {
@@ -171,16 +167,6 @@ func benchWsfan(b *testing.B, consumers int, byFunc bool) {
 	ctx := context.Background()
 	for i := range n {
 		m := join(b, connect(b, ns.url()), "bench", fmt.Sprintf("c%d", i), nil, quiet)
-		if byFunc {
-			var count int64
-			_, err := m.SubscribeFunc(ctx, func(msg client.Message) {
-				count++
-				recv.Add(1)
-				f.onReceive(i == 0, count, msg.Data, per)
-			}, "book.BTC-PERPETUAL.100ms")
-			require.NoError(b, err)
-			continue
-		}
 		sub, err := m.Subscribe(ctx, "book.BTC-PERPETUAL.100ms")
 		require.NoError(b, err)
 		wg.Add(1)

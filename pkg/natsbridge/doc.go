@@ -11,9 +11,6 @@
 //	sub, err := m.Subscribe(ctx, "book.BTC-PERPETUAL.100ms")
 //	for msg := range sub.C() { /* a client.Message: Topic, Data, Seq, Flags */ }
 //
-// SubscribeFunc hands each message to a function on nats.go's goroutine
-// instead, the way nats.go's own subscriptions deliver.
-//
 // A member given no upstream (a program using the SDK, say) never leads:
 // it only subscribes and calls.
 //
@@ -39,8 +36,7 @@
 // bucket; one per followed topic (the only reader of that topic's
 // upstream feed and the only publisher of its subject); a last-value
 // writer; and one per forwarded call. Each topic of a Subscription is
-// read by the goroutine nats.go runs for its NATS subscription, which
-// also runs a SubscribeFunc handler.
+// read by the goroutine nats.go runs for its NATS subscription.
 //
 // # Invariants
 //

@@ -8,7 +8,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/wsfan/wsfan/internal/format"
-	"github.com/wsfan/wsfan/pkg/client"
 	"go.uber.org/zap"
 )
 
@@ -22,30 +21,6 @@ import (
 // upstream refuses ends the subscription with a *client.RefusedError
 // naming it.
 func (m *Member) Subscribe(ctx context.Context, topics ...string) (*Subscription, error) {
-	return m.subscribeTo(ctx, topics, nil)
-}
-
-// SubscribeFunc is Subscribe with each message handed to handle instead
-// of sent on a channel, the way nats.go's own subscriptions deliver: a
-// message then crosses no goroutine of ours. handle runs on the
-// goroutine nats.go runs for a topic's NATS subscription (for the last
-// value and what arrived with it, on the goroutine calling SubscribeFunc,
-// before it returns); its calls never overlap and come in Seq's order.
-// It must return quickly: while it runs, the topic's messages wait in
-// nats.go's pending buffer (nats.DefaultSubPendingMsgsLimit), and what
-// overflows it is lost and shows as a gap (FlagGap, Seq jumping). The
-// overflow policy does not apply. handle may call Unsubscribe; no call
-// starts after the subscription ended. The subscription's C carries
-// nothing and is closed when it ends; Err says why.
-func (m *Member) SubscribeFunc(ctx context.Context, handle func(client.Message), topics ...string) (*Subscription, error) {
-	if handle == nil {
-		return nil, errors.New("natsbridge: SubscribeFunc with a nil handler")
-	}
-	return m.subscribeTo(ctx, topics, handle)
-}
-
-// subscribeTo is Subscribe and SubscribeFunc (handle nil for the former).
-func (m *Member) subscribeTo(ctx context.Context, topics []string, handle func(client.Message)) (*Subscription, error) {
 	names, err := uniqueTopics(topics)
 	if err != nil {
 		return nil, err
@@ -53,7 +28,7 @@ func (m *Member) subscribeTo(ctx context.Context, topics []string, handle func(c
 	ctx, cancel := m.withTimeout(ctx)
 	defer cancel()
 
-	s := newSubscription(m, names, handle)
+	s := newSubscription(m, names)
 	for _, t := range names {
 		r := newTopicReader(s, m.subj.topic(t))
 		s.readers = append(s.readers, r)

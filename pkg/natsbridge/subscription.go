@@ -23,12 +23,6 @@ type Subscription struct {
 	errc    chan error // capacity 1; closed when the subscription ends
 	policy  client.OverflowPolicy
 
-	// handle, when set (SubscribeFunc), receives the messages instead of
-	// ch; handling serializes its calls across the subscription's topics
-	// and is taken before mu, so handle may end the subscription.
-	handle   func(client.Message)
-	handling sync.Mutex
-
 	dropped atomic.Uint64
 	wanted  atomic.Bool // the topics were added to the member's wants
 
@@ -44,28 +38,19 @@ type Subscription struct {
 	cleanOnce sync.Once // the NATS subscriptions and the wants are released once
 }
 
-// newSubscription makes the subscription of topics: messages go to
-// handle, or, when it is nil, to a channel of the member's buffer size.
-func newSubscription(m *Member, topics []string, handle func(client.Message)) *Subscription {
-	s := &Subscription{
+func newSubscription(m *Member, topics []string) *Subscription {
+	return &Subscription{
 		m:      m,
 		topics: topics,
+		ch:     make(chan client.Message, m.cfg.bufferSize),
 		errc:   make(chan error, 1),
 		policy: m.cfg.overflow,
 		quit:   make(chan struct{}),
-		handle: handle,
 	}
-	if handle == nil {
-		s.ch = make(chan client.Message, m.cfg.bufferSize)
-	} else {
-		s.ch = make(chan client.Message) // never sent on: closed at the end
-	}
-	return s
 }
 
 // C returns the channel messages arrive on, in order per topic. It is
-// closed when the subscription ends. A subscription made with
-// SubscribeFunc sends nothing on it.
+// closed when the subscription ends.
 func (s *Subscription) C() <-chan client.Message { return s.ch }
 
 // Err returns a channel that yields why the subscription ended (a topic
@@ -94,10 +79,6 @@ func (s *Subscription) Unsubscribe(context.Context) error {
 // message. Called by a topic's NATS handler goroutine; it reports
 // whether the subscription must now be released (CloseSubscription).
 func (s *Subscription) deliver(m client.Message, step uint64) (release bool) {
-	if s.handle != nil {
-		s.call(m, step)
-		return false
-	}
 	st := &s.m.stats
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -139,24 +120,6 @@ func (s *Subscription) deliver(m client.Message, step uint64) (release bool) {
 		}
 	}
 	return false
-}
-
-// call hands m to the subscription's handle, step past the previous
-// message, unless the subscription has ended. Called by a topic's NATS
-// handler goroutine (or Subscribe's, for what it queued).
-func (s *Subscription) call(m client.Message, step uint64) {
-	s.handling.Lock()
-	defer s.handling.Unlock()
-	s.mu.Lock()
-	if s.ended {
-		s.mu.Unlock()
-		return
-	}
-	s.seq += step
-	m.Seq = s.seq
-	s.mu.Unlock()
-	s.m.stats.delivered.Add(1)
-	s.handle(m)
 }
 
 func (s *Subscription) drop() {
