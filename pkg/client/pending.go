@@ -57,8 +57,12 @@ func putPendingCall(p *pendingCall) { pendingPool.Put(p) }
 
 // pendingTable maps request ids to their calls, for one connection.
 type pendingTable struct {
-	mu    sync.Mutex // protects calls and failed
+	mu    sync.Mutex // protects calls, order and failed
 	calls map[uint64]*pendingCall
+	// order finds the oldest call for answers without an id (takeOldest).
+	// It is built by the first such answer, so a dialect whose answers
+	// all carry ids never pays for it.
+	order *idHeap
 	// failed is set when the connection died: registering fails at once.
 	failed error
 }
@@ -75,7 +79,22 @@ func (t *pendingTable) add(id uint64, p *pendingCall) error {
 		return t.failed
 	}
 	t.calls[id] = p
+	t.track(id)
 	return nil
+}
+
+// track adds id to order, when order is kept. Called with mu held.
+func (t *pendingTable) track(id uint64) {
+	if t.order == nil {
+		return
+	}
+	t.order.push(id)
+	// Ids answered by id stay in order until they reach its top: drop
+	// them once they outnumber the registered ones, so order stays
+	// proportional to the table (amortized O(1) an add).
+	if n := len(t.order.ids); n > 64 && n > 2*len(t.calls) {
+		t.order.keep(func(id uint64) bool { _, ok := t.calls[id]; return ok })
+	}
 }
 
 // addAll registers calls[i] under ids[i], all under one lock, or none of
@@ -88,6 +107,7 @@ func (t *pendingTable) addAll(ids []uint64, calls []*pendingCall) error {
 	}
 	for i, id := range ids {
 		t.calls[id] = calls[i]
+		t.track(id)
 	}
 	return nil
 }
@@ -114,22 +134,28 @@ func (t *pendingTable) take(id uint64) *pendingCall {
 
 // takeOldest removes and returns the waiting or owed call with the
 // smallest id, skipping entries nobody waits for (heartbeat replies); nil
-// when there is none. It scans the table: it serves answers without an
-// id, which a connection has few of at once.
+// when there is none. O(log n): a restore of n topics on a dialect that
+// answers in order without ids (Ethereal) is n of these.
 func (t *pendingTable) takeOldest() (uint64, *pendingCall) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	var oldest uint64
-	var found *pendingCall
-	for id, p := range t.calls {
-		if (p.to != nil || p.done != nil || p.owed) && (found == nil || id < oldest) {
-			oldest, found = id, p
+	if t.order == nil {
+		t.order = &idHeap{ids: make([]uint64, 0, len(t.calls))}
+		for id := range t.calls {
+			t.order.push(id)
 		}
 	}
-	if found != nil {
-		delete(t.calls, oldest)
+	for len(t.order.ids) > 0 {
+		id := t.order.pop()
+		p, ok := t.calls[id]
+		if ok && (p.to != nil || p.done != nil || p.owed) {
+			delete(t.calls, id)
+			return id, p
+		}
+		// Taken by id meanwhile, or nobody waits for its answer (it
+		// stays registered, so that answer is dropped as expected).
 	}
-	return oldest, found
+	return 0, nil
 }
 
 // takeWaitingIfMany removes and returns every call with a waiter when
@@ -174,10 +200,14 @@ func (t *pendingTable) dropOwed() {
 func (t *pendingTable) abandon(id uint64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.calls[id]; !ok {
+	p, ok := t.calls[id]
+	if !ok {
 		return false
 	}
 	t.calls[id] = &pendingCall{owed: true}
+	if p.to == nil && p.done == nil && !p.owed { // takeOldest may have passed it by
+		t.track(id)
+	}
 	return true
 }
 
@@ -203,11 +233,70 @@ func (t *pendingTable) failAll(err error) {
 	t.mu.Lock()
 	calls := t.calls
 	t.calls = make(map[uint64]*pendingCall)
+	t.order = nil
 	if t.failed == nil {
 		t.failed = err
 	}
 	t.mu.Unlock()
 	for _, p := range calls {
 		p.fail(err)
+	}
+}
+
+// idHeap is a min-heap of request ids. Ids mostly arrive in increasing
+// order, so a push rarely moves anything.
+type idHeap struct{ ids []uint64 }
+
+func (h *idHeap) push(id uint64) {
+	h.ids = append(h.ids, id)
+	for i := len(h.ids) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if h.ids[parent] <= h.ids[i] {
+			break
+		}
+		h.ids[parent], h.ids[i] = h.ids[i], h.ids[parent]
+		i = parent
+	}
+}
+
+// pop removes and returns the smallest id; the heap must not be empty.
+func (h *idHeap) pop() uint64 {
+	top := h.ids[0]
+	last := len(h.ids) - 1
+	h.ids[0] = h.ids[last]
+	h.ids = h.ids[:last]
+	h.down(0)
+	return top
+}
+
+func (h *idHeap) down(i int) {
+	n := len(h.ids)
+	for {
+		small := i
+		if l := 2*i + 1; l < n && h.ids[l] < h.ids[small] {
+			small = l
+		}
+		if r := 2*i + 2; r < n && h.ids[r] < h.ids[small] {
+			small = r
+		}
+		if small == i {
+			return
+		}
+		h.ids[i], h.ids[small] = h.ids[small], h.ids[i]
+		i = small
+	}
+}
+
+// keep drops the ids keep rejects and restores the heap order.
+func (h *idHeap) keep(keep func(uint64) bool) {
+	kept := h.ids[:0]
+	for _, id := range h.ids {
+		if keep(id) {
+			kept = append(kept, id)
+		}
+	}
+	h.ids = kept
+	for i := len(h.ids)/2 - 1; i >= 0; i-- {
+		h.down(i)
 	}
 }
