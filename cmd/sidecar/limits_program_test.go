@@ -88,6 +88,7 @@ func TestProgramUnansweredSubscribeTimesOut(t *testing.T) {
 		assert.Contains(t, f, `"error"`, "an error, not an empty success: %s", f)
 		assert.NotContains(t, f, `"result"`)
 		assert.Contains(t, f, `\"`+probe+`\"`, "the error names the topic")
+		assert.Equal(t, 1, strings.Count(f, probe), "the error names the topic once: %s", f)
 		// Two timers of 1s race: the sidecar's wait ("no answer from the
 		// upstream within 1s") and its upstream client's ("request timed
 		// out"); either says why.

@@ -2,10 +2,8 @@ package sidecar
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 
-	"github.com/wsfan/wsfan/internal/format"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -50,7 +48,7 @@ func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic, func() []b
 		if len(accepted) == 0 && err != nil && !errors.Is(err, errTooManyTopics) {
 			// Nothing subscribed, and a reason: say it, in the dialect's
 			// error shape, rather than an empty list.
-			return errorResponse(w, req.ID, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(shownTopics(topics)), err)), nil, nil
+			return errorResponse(w, req.ID, subscribeError(topics, err)), nil, nil
 		}
 		// What was accepted, as the exchange answers: its list omits
 		// the refused channels.

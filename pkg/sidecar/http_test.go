@@ -239,13 +239,17 @@ func TestSSERefusedTopic(t *testing.T) {
 	r.up.SetRefused("c.d")
 	code, body := httpGet(t, r.url+"/v1/stream?topic=a.b&topic=c.d")
 	require.Equal(t, http.StatusBadGateway, code, "the upstream refused")
-	assert.Contains(t, refusalText(t, body), "failed to subscribe c.d: ")
+	text := refusalText(t, body)
+	assert.Contains(t, text, `server refused "c.d"`)
+	assert.Equal(t, 1, strings.Count(text, "c.d"), "the topic is named once: %s", text)
 	// a.b was subscribed, and is let go after its grace period.
 	require.NoError(t, r.up.WaitReceived(testutil.Context(t), "unsubscribe", 1))
 
 	code, body = httpGet(t, r.url+"/v1/stream?topic=bad%20name")
 	require.Equal(t, http.StatusNotFound, code, "not a topic of the dialect")
-	assert.Contains(t, refusalText(t, body), "failed to subscribe bad name: unknown topic: protocol: invalid topic")
+	text = refusalText(t, body)
+	assert.Contains(t, text, `unknown topic: protocol: invalid topic: thalex channel "bad name"`)
+	assert.Equal(t, 1, strings.Count(text, "bad name"), "the topic is named once: %s", text)
 	assert.Empty(t, r.sc.Status().Clients)
 }
 

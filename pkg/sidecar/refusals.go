@@ -3,11 +3,14 @@ package sidecar
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/internal/format"
 )
 
 // keptRefusals is how many refused subscribes /v1/status shows.
@@ -83,4 +86,23 @@ func shownTopics(topics []string) []string {
 		shown = append(shown, fmt.Sprintf("… and %d more", more))
 	}
 	return shown
+}
+
+// subscribeError is why a local subscribe of topics failed, as the
+// client is answered: the topics (shortened) then err, unless err names
+// every one of them already (the upstream client's errors do), so that
+// no topic is named twice.
+func subscribeError(topics []string, err error) error {
+	msg := err.Error()
+	named := len(topics) <= shownTopicCount
+	for _, t := range topics {
+		if !named || len(t) > shownTopicBytes || !strings.Contains(msg, strconv.Quote(t)) {
+			named = false
+			break
+		}
+	}
+	if named {
+		return err
+	}
+	return fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(shownTopics(topics)), err)
 }

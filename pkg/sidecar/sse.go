@@ -68,8 +68,8 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		}
 		failed := slices.DeleteFunc(topics, func(n string) bool { return slices.Contains(accepted, n) })
 		// session.subscribe logged and recorded the refusal.
-		httpRefusal(w, subscribeStatus(err), fmt.Sprintf("failed to subscribe %s: %v", strings.Join(failed, ", "), err),
-			map[string]any{"topics": failed})
+		httpRefusal(w, subscribeStatus(err), subscribeError(failed, err).Error(),
+			map[string]any{"topics": shownTopics(failed)})
 		return
 	}
 
