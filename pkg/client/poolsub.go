@@ -9,8 +9,11 @@ import (
 // that spans connections. Its forwarder drains it into the Subscription,
 // and a full part holds its connection's reader (the part's policy is
 // Block), so messages are dropped, if at all, by the Subscription's own
-// policy, in one place.
-const partBuffer = 256
+// policy, in one place. It is no larger than a channel, so a part holds
+// nothing beside its channel: when a part ends, its forwarder still
+// drains every message it held, where a larger buffer would drop what
+// waited beside the channel (see Subscription.C).
+const partBuffer = channelSlots
 
 // subscribeSpanning subscribes each placement's topics on its connection
 // as one part, and returns a Subscription fed from every part. Called
