@@ -32,6 +32,10 @@ var payload = []byte(`{"best_bid_price":64999.5,"best_bid_amount":1.251,"best_as
 	`"mark_price":65000,"mark_timestamp":1795331967.39783,"index":64987,"funding_rate":-0.0000752493,` +
 	`"volume_24h":65000002,"open_interest":32500000,"last_price":65000.5,"high_24h":65500,"low_24h":64200}`)
 
+// thalexSubscribe subscribes a Thalex client (of the sidecar, or of the
+// test exchange itself) to the topic.
+var thalexSubscribe = `{"id":1,"method":"public/subscribe","params":{"channels":["` + topic + `"]}}`
+
 // server is one fan-out server under test: where its clients connect,
 // what they send to subscribe (each frame answered by one reply frame),
 // how to count the deliveries in a frame they read, and how to publish
@@ -67,7 +71,7 @@ func sidecarOn(b *testing.B, ex *exchangetest.Server) *server {
 	waitFor(b, sc.Ready)
 	return &server{
 		url:       "ws" + strings.TrimPrefix(hs.URL, "http") + "/ws",
-		subscribe: []string{`{"id":1,"method":"public/subscribe","params":{"channels":["` + topic + `"]}}`},
+		subscribe: []string{thalexSubscribe},
 		count:     func([]byte) int { return 1 },
 		publish:   func() { ex.Publish(topic, payload) },
 		subscribers: func() int {
