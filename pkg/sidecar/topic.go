@@ -202,7 +202,7 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 	}
 	t.mu.Unlock()
 
-	if len(subs) >= parallelOffers && runtime.GOMAXPROCS(0) > 1 {
+	if (len(subs) >= parallelOffers || (caughtUp && len(subs) >= parallelDirectOffers)) && runtime.GOMAXPROCS(0) > 1 {
 		t.offerParallel(subs, frames, caughtUp)
 		return
 	}
@@ -251,6 +251,13 @@ func (t *topic) offerAll(subs []*session, frames topicFrames, caughtUp bool) {
 // write(2) (several µs on loopback), so to 10,000 clients one goroutine
 // would take tens of milliseconds to reach the last one.
 const parallelOffers = 1024
+
+// parallelDirectOffers is the same count while the pump is caught up:
+// its offers to idle clients are then writes made from here, several µs
+// each, so from a few dozen clients splitting them brings the last one
+// its message sooner (BenchmarkHopPeers at 1,000 msg/s to 100 clients:
+// p50 -16 %, p99 -28 %, the server's CPU unchanged).
+const parallelDirectOffers = 32
 
 // offerParallel is offerAll over one goroutine a processor, each taking
 // a contiguous share of subs, the pump's own among them; it returns when
