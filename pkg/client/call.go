@@ -83,7 +83,7 @@ func (cn *conn) call(ctx context.Context, method string, params []byte) ([]byte,
 		return nil, fmt.Errorf("call %s: %w", method, err)
 	}
 	start := time.Now()
-	if err := cn.sendCall(frame, buf); err != nil {
+	if err := cn.send(frame, buf); err != nil {
 		cn.pending.remove(id)
 		putBuffer(buf)
 		putPendingCall(p)

@@ -20,8 +20,7 @@ import (
 
 // conn is one WebSocket connection and its two goroutines: the reader,
 // which owns every read and the frame-routing state, and the writer, which
-// writes what is queued (gorilla allows one writer at a time: the writing
-// flag hands the write side to the writer or to a lone caller, sendCall). A conn is never
+// owns every write (gorilla allows one writer at a time). A conn is never
 // reused: when it fails, the supervisor makes a new one.
 type conn struct {
 	c       *Client
@@ -29,14 +28,12 @@ type conn struct {
 	fc      *batchconn.Conn // gathers the writer's batches into one write(2)
 	pending *pendingTable
 
-	// wmu protects queue, closed and writing. Any goroutine may queue
-	// frames; the writer takes the whole queue at once and writes it in
-	// one flush. A lone call writes its own request instead (sendCall).
-	wmu     sync.Mutex
-	queue   []outFrame
-	closed  bool
-	writing bool          // the writer or a caller is writing: nobody else may start
-	wake    chan struct{} // capacity 1: "the queue is not empty"
+	// wmu protects queue and closed. Any goroutine may queue frames; the
+	// writer takes the whole queue at once and writes it in one flush.
+	wmu    sync.Mutex
+	queue  []outFrame
+	closed bool
+	wake   chan struct{} // capacity 1: "the queue is not empty"
 
 	failOnce sync.Once
 	cause    error         // why the connection ended; set before done closes
@@ -180,45 +177,6 @@ func (cn *conn) send(data []byte, pooled *[]byte) error {
 	return nil
 }
 
-// sendCall sends a call's request. When nothing is queued or being
-// written and no other call is waiting for an answer, the calling
-// goroutine writes it at once: a sequential caller then does not wake the
-// writer goroutine, one goroutine hand-over fewer a call (the client's
-// CPU a call, BenchmarkCallEcho). Otherwise the request is queued, so
-// concurrent callers keep sharing the writer's batches. A failed direct
-// write fails the connection, which answers the pending call.
-func (cn *conn) sendCall(data []byte, pooled *[]byte) error {
-	alone := cn.pending.len() <= 1
-	cn.wmu.Lock()
-	if !alone || cn.closed || cn.writing || len(cn.queue) > 0 {
-		cn.wmu.Unlock()
-		return cn.send(data, pooled)
-	}
-	cn.writing = true
-	cn.wmu.Unlock()
-	frames := [1]outFrame{{data: data, pooled: pooled}}
-	err := cn.writeBatch(frames[:])
-	putBuffer(pooled)
-	if err != nil {
-		cn.fail(fmt.Errorf("write: %w", err))
-	}
-	cn.doneWriting()
-	return nil
-}
-
-// doneWriting lets the next writer start, and wakes the writer goroutine
-// when frames were queued meanwhile (it skipped them while writing was
-// set).
-func (cn *conn) doneWriting() {
-	cn.wmu.Lock()
-	cn.writing = false
-	queued := len(cn.queue) > 0
-	cn.wmu.Unlock()
-	if queued {
-		cn.signal()
-	}
-}
-
 // sendAll queues frames to go out together, in order, in one flush.
 func (cn *conn) sendAll(frames [][]byte) error {
 	cn.wmu.Lock()
@@ -275,12 +233,7 @@ func (cn *conn) writeLoop() {
 				runtime.Gosched()
 			}
 			cn.wmu.Lock()
-			if cn.writing || len(cn.queue) == 0 { // a caller writing directly signals when it is done
-				cn.wmu.Unlock()
-				continue
-			}
 			batch, cn.queue = cn.queue, batch[:0]
-			cn.writing = true
 			cn.wmu.Unlock()
 			err := cn.writeBatch(batch)
 			for i := range batch {
@@ -293,7 +246,6 @@ func (cn *conn) writeLoop() {
 				cn.fail(fmt.Errorf("write: %w", err))
 				return
 			}
-			cn.doneWriting()
 		case <-ping:
 			if err := cn.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(cfg.writeTimeout)); err != nil {
 				cn.fail(fmt.Errorf("ping: %w", err))

@@ -108,16 +108,3 @@ func (c *Client) QueueRestore(b BenchConn) (topics, frames int, err error) {
 	c.restoreRound.release()
 	return len(states), frames, err
 }
-
-// HoldWrites takes the connection's write side as a lone caller writing
-// its own request does (conn.sendCall), without writing; calling the
-// returned function gives it back as sendCall does. Queued reports
-// whether frames wait for the writer and whether its wake-up is still
-// unconsumed.
-func HoldWrites(c *Client) (release func(), queued func() (frames int, wakePending bool)) {
-	cn := c.conn.Load()
-	cn.wmu.Lock()
-	cn.writing = true
-	cn.wmu.Unlock()
-	return cn.doneWriting, func() (int, bool) { return cn.queueLen(), len(cn.wake) > 0 }
-}
