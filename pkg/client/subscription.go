@@ -114,14 +114,8 @@ func (s *Subscription) All() iter.Seq2[Message, error] {
 
 // Dropped returns how many messages were dropped: by the overflow
 // policy, and, when the subscription ended, those that waited beside C
-// (see C). A Pool's subscription across connections counts its parts'.
-func (s *Subscription) Dropped() uint64 {
-	n := s.dropped.Load()
-	for _, part := range s.parts { // a Pool's subscription across connections
-		n += part.Dropped()
-	}
-	return n
-}
+// (see C).
+func (s *Subscription) Dropped() uint64 { return s.dropped.Load() }
 
 // Topics returns the subscription's topics.
 func (s *Subscription) Topics() []string { return append([]string(nil), s.topics...) }
