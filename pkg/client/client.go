@@ -30,6 +30,12 @@ type Client struct {
 
 	stats   stats
 	metrics *collector // nil without WithMetrics
+	// lag is the last ping round trip in nanoseconds (liveness.go),
+	// written by the reader, 0 while disconnected.
+	lag atomic.Int64
+	// stalled is set by the reader when a consumer held it up (Block,
+	// or the grace wait), so it re-arms the read deadline after.
+	stalled atomic.Bool
 	ids     atomic.Uint64
 	state   atomic.Int32
 	// batchLimit is the batch size the server was found to take, once it

@@ -47,6 +47,7 @@ type conn struct {
 	elem         protocol.Frame // a batch element
 	slab         []byte         // free tail of the current read slab
 	idlessLogged bool           // an error without an id was logged (read.go, attribute)
+	lagging      bool           // a Lagging event was raised and the lag has not eased since (liveness.go)
 }
 
 // outFrame is a queued message; pooled buffers return to bufPool once
@@ -123,14 +124,9 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
-	cn.lastRead.Store(time.Now().UnixNano())
-	if iv := c.cfg.pingInterval; iv > 0 {
-		window := iv + c.cfg.pongTimeout
-		_ = ws.SetReadDeadline(time.Now().Add(window))
-		ws.SetPongHandler(func(string) error {
-			return ws.SetReadDeadline(time.Now().Add(window))
-		})
-	}
+	now := time.Now()
+	cn.lastRead.Store(now.UnixNano())
+	cn.startLiveness(now)
 	cn.wg.Add(2)
 	go cn.readLoop()
 	go cn.writeLoop()
@@ -246,8 +242,8 @@ func (cn *conn) writeLoop() {
 				cn.fail(fmt.Errorf("write: %w", err))
 				return
 			}
-		case <-ping:
-			if err := cn.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(cfg.writeTimeout)); err != nil {
+		case now := <-ping:
+			if err := cn.sendPing(now); err != nil {
 				cn.fail(fmt.Errorf("ping: %w", err))
 				return
 			}

@@ -59,6 +59,11 @@ const (
 	// after the consumer caught up (a message was delivered into a buffer
 	// at most half full).
 	SlowConsumer
+	// Lagging: a ping's round trip, Lag, exceeded half the pong timeout:
+	// the link is slow or has a backlog. At the pong timeout the
+	// connection is dropped as dead. Raised once per episode: the next
+	// only after a round trip under a quarter of the timeout.
+	Lagging
 )
 
 func (k EventKind) String() string {
@@ -77,6 +82,8 @@ func (k EventKind) String() string {
 		return "server-notice"
 	case SlowConsumer:
 		return "slow-consumer"
+	case Lagging:
+		return "lagging"
 	}
 	return fmt.Sprintf("EventKind(%d)", k)
 }
@@ -91,6 +98,7 @@ type Event struct {
 	Topic   string        // Gap, SlowConsumer
 	Topics  int           // Resubscribed
 	Dropped uint64        // SlowConsumer: the subscription's drops so far
+	Lag     time.Duration // Lagging: the ping's round trip
 	// Connection is the index of the Pool connection the event came
 	// from (0 for a Client's).
 	Connection int
@@ -111,6 +119,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("gap on %s", e.Topic)
 	case SlowConsumer:
 		return fmt.Sprintf("slow consumer on %s: %d dropped", e.Topic, e.Dropped)
+	case Lagging:
+		return fmt.Sprintf("lagging: ping round trip %v", e.Lag.Round(time.Millisecond))
 	}
 	return e.Kind.String()
 }

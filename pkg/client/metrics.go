@@ -45,7 +45,7 @@ type collector struct {
 
 	frames, bytes, delivered, dropped, reconnects, rpcErrors, gaps *prometheus.Desc
 	idlessErrors                                                   *prometheus.Desc
-	pending, subscriptions, topics, state                          *prometheus.Desc
+	pending, subscriptions, topics, state, lag                     *prometheus.Desc
 }
 
 func newCollector(c *Client, name string) *collector {
@@ -73,6 +73,7 @@ func newCollector(c *Client, name string) *collector {
 		subscriptions: desc("subscriptions", "Open subscriptions."),
 		topics:        desc("topics", "Distinct topics subscribed upstream."),
 		state:         desc("state", "Connection state: 0 connecting, 1 connected, 2 reconnecting, 3 closed."),
+		lag:           desc("lag_seconds", "Round trip of the last ping answered: how far behind the server's data arrives (0 while disconnected)."),
 	}
 }
 
@@ -103,6 +104,7 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(m.subscriptions, float64(subs))
 	gauge(m.topics, float64(topics))
 	gauge(m.state, float64(m.c.State()))
+	gauge(m.lag, m.c.Lag().Seconds())
 	m.latency.Collect(ch)
 }
 

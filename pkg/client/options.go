@@ -95,31 +95,43 @@ func defaultConfig() config {
 	return config{
 		logger:         zap.NewNop(),
 		metricsName:    "default",
-		backoff:        defaultBackoff,
-		healthyAfter:   30 * time.Second,
+		backoff:        reconnectWait(defaultFirstWait, defaultMaxWait),
+		healthyAfter:   time.Second,
 		bufferSize:     1024,
 		overflow:       DropOldest,
 		pendingBytes:   64 << 20,
 		readLimit:      32 << 20,
-		pingInterval:   15 * time.Second,
-		pongTimeout:    10 * time.Second,
+		pingInterval:   time.Second,
+		pongTimeout:    3 * time.Second,
 		requestTimeout: 30 * time.Second,
-		dialTimeout:    10 * time.Second,
+		dialTimeout:    5 * time.Second,
 		writeTimeout:   10 * time.Second,
 		eventBuffer:    256,
 	}
 }
 
-// defaultBackoff: 100ms doubling to 30s, ±50% jitter, retrying forever.
-func defaultBackoff() backoff.BackOff {
-	b := backoff.NewExponentialBackOff()
-	b.InitialInterval = 100 * time.Millisecond
-	b.RandomizationFactor = 0.5
-	b.Multiplier = 2
-	b.MaxInterval = 30 * time.Second
-	b.MaxElapsedTime = 0
-	b.Reset()
-	return b
+// The default reconnect waits: the first about 100ms, doubling to at
+// most 2s, jitter included.
+const (
+	defaultFirstWait = 100 * time.Millisecond
+	defaultMaxWait   = 2 * time.Second
+)
+
+// reconnectWait makes backoffs growing from about first to at most most,
+// doubling, each wait drawn within ±50% of its step: the steps stop at
+// most/1.5, so even the longest draw is within most.
+func reconnectWait(first, most time.Duration) func() backoff.BackOff {
+	return func() backoff.BackOff {
+		b := backoff.NewExponentialBackOff()
+		b.InitialInterval = first
+		b.RandomizationFactor = 0.5
+		b.Multiplier = 2
+		b.MaxInterval = time.Duration(float64(most) / (1 + b.RandomizationFactor))
+		b.InitialInterval = min(b.InitialInterval, b.MaxInterval)
+		b.MaxElapsedTime = 0
+		b.Reset()
+		return b
+	}
 }
 
 // WithProtocol sets the wire dialect: an exchange package's client half,
@@ -150,12 +162,30 @@ func WithMetrics(r prometheus.Registerer, name string) Option {
 
 // WithBackoff sets the reconnect backoff; a fresh one is made per outage,
 // and backoff.Stop ends reconnecting (the client then closes with
-// ErrConnectionLost). Default: exponential from 100ms to 30s with ±50%
-// jitter, forever.
+// ErrConnectionLost). Default: WithReconnectWait(100ms, 2s).
 func WithBackoff(f func() backoff.BackOff) Option { return func(c *config) { c.backoff = f } }
 
-// WithHealthyAfter sets how long a connection must stay up before the
-// backoff starts again from its first interval. Default: 30s.
+// WithReconnectWait sets the waits between reconnect attempts: about
+// first, doubling on each failed attempt, each drawn within ±50% of its
+// step and never over most, jitter included; most <= 0 keeps the default.
+// After a network heals the client is back within most plus one dial (a
+// dial already under way on the dead network runs out its dial timeout
+// first). Default: 100ms to 2s.
+func WithReconnectWait(first, most time.Duration) Option {
+	return func(c *config) {
+		if most <= 0 {
+			most = defaultMaxWait
+		}
+		c.backoff = reconnectWait(max(first, time.Millisecond), most)
+	}
+}
+
+// WithHealthyAfter sets how long a connection must stay up, once it has
+// restored every subscription, before the next outage starts again from
+// the first wait: until then it continues the waits where the last
+// outage left them, so a server that accepts connections and drops them
+// at once is dialed at most once per max wait, never in a tight loop.
+// Default: 1s.
 func WithHealthyAfter(d time.Duration) Option { return func(c *config) { c.healthyAfter = d } }
 
 // WithBufferSize sets how many messages a subscription buffers by default
@@ -184,9 +214,15 @@ func WithRetryOnFailedConnect() Option { return func(c *config) { c.retryFirst =
 // counted and logged, and the connection stays up. Default: 32 MiB.
 func WithReadLimit(n int64) Option { return func(c *config) { c.readLimit = n } }
 
-// WithPing sets the WebSocket ping interval and how long to wait for a
-// pong: a peer that stays silent is detected within interval + timeout and
-// the connection is replaced. interval 0 disables pings. Default: 15s, 10s.
+// WithPing sets the WebSocket ping interval and the pong timeout, which
+// is also the lag threshold. Each ping carries its send time and its pong
+// gives the round trip (Lag, the Lagging event, wsfan_client_lag_seconds).
+// A link that answers nothing is dropped as dead within interval +
+// timeout, and so is one whose pongs come back later than timeout behind
+// its data (a slow link's backlog); the error (ErrDeadPeer) says which.
+// Data arriving does not stand in for pongs: a link lagging behind still
+// delivers data. interval 0 disables pings. Default: 1s, 3s, so a dead
+// or black-holed link is noticed within 4s.
 func WithPing(interval, timeout time.Duration) Option {
 	return func(c *config) { c.pingInterval, c.pongTimeout = interval, timeout }
 }
@@ -199,7 +235,7 @@ func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idleTi
 // earlier deadline, and every acknowledgement on reconnect. Default: 30s.
 func WithRequestTimeout(d time.Duration) Option { return func(c *config) { c.requestTimeout = d } }
 
-// WithDialTimeout bounds each dial, handshake included. Default: 10s.
+// WithDialTimeout bounds each dial, handshake included. Default: 5s.
 func WithDialTimeout(d time.Duration) Option { return func(c *config) { c.dialTimeout = d } }
 
 // WithWriteTimeout bounds each write to the connection. Default: 10s.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"time"
 	"unsafe"
 
@@ -33,7 +32,7 @@ func (cn *conn) readLoop() {
 	for {
 		typ, r, err := cn.ws.NextReader()
 		if err != nil {
-			cn.fail(readError(err))
+			cn.fail(cn.readError(err))
 			return
 		}
 		data, err := cn.readFrame(r)
@@ -45,13 +44,17 @@ func (cn *conn) readLoop() {
 			cn.markLost(data)
 			continue
 		case err != nil:
-			cn.fail(readError(err))
+			cn.fail(cn.readError(err))
 			return
 		case typ != websocket.TextMessage:
 			c.dropFrame(dropBinary, errors.New("binary message"), data)
 			continue
 		}
 		cn.handleFrame(data, now)
+		if c.stalled.Load() { // a consumer held the reader up (subscription.go)
+			c.stalled.Store(false)
+			cn.armDeadline()
+		}
 	}
 }
 
@@ -393,10 +396,9 @@ func (c *Client) dropFrame(reason int, err error, data []byte) {
 }
 
 // readError names why reading stopped.
-func readError(err error) error {
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("%w: no pong in time", ErrDeadPeer)
+func (cn *conn) readError(err error) error {
+	if lerr := cn.livenessError(err); lerr != nil {
+		return lerr
 	}
 	var ce *websocket.CloseError
 	if errors.As(err, &ce) {

@@ -248,6 +248,7 @@ func (c *Client) awaitLoss(cn *conn) (cause error, stop bool) {
 	}
 	cn.wait()
 	c.conn.CompareAndSwap(cn, nil)
+	c.lag.Store(0)
 	if c.closed() {
 		return nil, true
 	}

@@ -168,6 +168,7 @@ func (s *Subscription) deliver(m Message) bool {
 			return true
 		}
 	}
+	s.markStall()
 	if s.policy == Block {
 		return s.await(m, nil)
 	}
@@ -219,6 +220,16 @@ func (s *Subscription) deliver(m Message) bool {
 			}
 			runtime.Gosched() // the mover is handing its message over
 		}
+	}
+}
+
+// markStall tells the connection's reader that it is about to wait for
+// this subscription's consumer, so it re-arms its read deadline after
+// (liveness.go). A spanning subscription (Pool) is fed by its own
+// goroutines, whose waits hold up no reader.
+func (s *Subscription) markStall() {
+	if s.pool == nil {
+		s.c.stalled.Store(true)
 	}
 }
 
