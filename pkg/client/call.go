@@ -83,7 +83,7 @@ func (cn *conn) call(ctx context.Context, method string, params []byte) ([]byte,
 		return nil, fmt.Errorf("call %s: %w", method, err)
 	}
 	start := time.Now()
-	if err := cn.send(frame, buf); err != nil {
+	if err := cn.send(frame, buf, id); err != nil {
 		cn.pending.remove(id)
 		putBuffer(buf)
 		putPendingCall(p)
@@ -102,12 +102,14 @@ func (cn *conn) call(ctx context.Context, method string, params []byte) ([]byte,
 	case r = <-p.done:
 	case <-ctx.Done():
 		if cn.pending.remove(id) {
+			cn.unqueue(id) // not sent after its caller gave up
 			putPendingCall(p)
 			return nil, fmt.Errorf("call %s: %w", method, ctxError(ctx, "no response"))
 		}
 		r = <-p.done // the reader took it: its answer is on the way
 	case <-expired:
 		if cn.pending.remove(id) {
+			cn.unqueue(id)
 			putPendingCall(p)
 			return nil, fmt.Errorf("call %s: %w: no response within %v", method, ErrTimeout, c.cfg.requestTimeout)
 		}

@@ -51,10 +51,12 @@ type conn struct {
 }
 
 // outFrame is a queued message; pooled buffers return to bufPool once
-// written.
+// written. call is the request id of a call's frame (0 for others), by
+// which a caller that gave up takes it back (unqueue).
 type outFrame struct {
 	data   []byte
 	pooled *[]byte
+	call   uint64
 }
 
 // dial opens a connection and starts its goroutines.
@@ -160,17 +162,36 @@ func (cn *conn) fail(cause error) {
 // wait blocks until the reader and writer have exited.
 func (cn *conn) wait() { cn.wg.Wait() }
 
-// send queues one frame for the writer.
-func (cn *conn) send(data []byte, pooled *[]byte) error {
+// send queues one frame for the writer; call is the request id of a
+// call's frame, else 0.
+func (cn *conn) send(data []byte, pooled *[]byte, call uint64) error {
 	cn.wmu.Lock()
 	if cn.closed {
 		cn.wmu.Unlock()
 		return fmt.Errorf("%w: %w", ErrConnectionLost, cn.cause)
 	}
-	cn.queue = append(cn.queue, outFrame{data: data, pooled: pooled})
+	cn.queue = append(cn.queue, outFrame{data: data, pooled: pooled, call: call})
 	cn.wmu.Unlock()
 	cn.signal()
 	return nil
+}
+
+// unqueue takes back the request of call id if the writer has not taken
+// it yet, so a request whose caller gave up is never written late (its
+// buffer goes back to the pool). Only a call that ended early scans the
+// queue.
+func (cn *conn) unqueue(id uint64) {
+	cn.wmu.Lock()
+	defer cn.wmu.Unlock()
+	for i, f := range cn.queue {
+		if f.call == id {
+			cn.queue = append(cn.queue[:i], cn.queue[i+1:]...)
+			if f.pooled != nil {
+				putBuffer(f.pooled)
+			}
+			return
+		}
+	}
 }
 
 // sendAll queues frames to go out together, in order, in one flush.

@@ -108,3 +108,10 @@ func (c *Client) QueueRestore(b BenchConn) (topics, frames int, err error) {
 	c.restoreRound.release()
 	return len(states), frames, err
 }
+
+// WriterTookAll reports whether a call is pending and the writer has
+// taken every queued frame: it is writing them, or blocked writing.
+func WriterTookAll(c *Client) bool {
+	cn := c.conn.Load()
+	return cn != nil && cn.queueLen() == 0 && cn.pending.len() > 0
+}

@@ -366,7 +366,7 @@ func (cn *conn) answerHeartbeat() {
 	}
 	buf := getBuffer()
 	*buf = cn.c.proto.HeartbeatReply((*buf)[:0], id)
-	if cn.send(*buf, buf) != nil {
+	if cn.send(*buf, buf, 0) != nil {
 		cn.pending.remove(id)
 	}
 }

@@ -46,3 +46,67 @@ func TestCallToAStalledPeerEndsWithItsContext(t *testing.T) {
 		require.Less(t, elapsed, 2*time.Second, "call %d waited on the socket: %v", i, err)
 	}
 }
+
+// A request whose caller gave up before the writer took it is never
+// written: an order whose caller timed out behind a stalled socket must
+// not reach the exchange once the socket drains. The server reads nothing
+// until released, then records every method it reads.
+func TestCallNotWrittenAfterItsCallerGaveUp(t *testing.T) {
+	release := make(chan struct{})
+	methods := make(chan string, 64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		<-release
+		for {
+			var req struct{ Method string }
+			if ws.ReadJSON(&req) != nil {
+				return
+			}
+			methods <- req.Method
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := client.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"),
+		client.WithProtocol(dialects[0].proto()), client.WithPing(0, 0), client.WithWriteTimeout(5*time.Second))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+
+	// Enough to fill loopback's socket buffers: the writer blocks in its
+	// write while the next requests queue behind it.
+	big := json.RawMessage(`"` + strings.Repeat("x", 16<<20) + `"`)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = c.CallRaw(ctx, "big", big)
+	}()
+	for !client.WriterTookAll(c) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // and is blocked writing it
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	_, err = c.CallRaw(ctx, "private/buy", nil)
+	cancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+
+	close(release)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = c.CallRaw(ctx, "marker", nil)
+	}()
+	var seen []string
+	deadline := time.After(10 * time.Second)
+	for len(seen) == 0 || seen[len(seen)-1] != "marker" {
+		select {
+		case m := <-methods:
+			seen = append(seen, m)
+		case <-deadline:
+			t.Fatalf("the marker call never arrived; read %v", seen)
+		}
+	}
+	require.NotContains(t, seen, "private/buy", "a call whose caller gave up was written")
+}
