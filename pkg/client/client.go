@@ -33,6 +33,10 @@ type Client struct {
 	// lag is the last ping round trip in nanoseconds (liveness.go),
 	// written by the reader, 0 while disconnected.
 	lag atomic.Int64
+	// lastFailure is why the last connection ended or the last dial
+	// failed, for the errors of calls made while none is up; written by
+	// the supervisor (and Dial's first attempt).
+	lastFailure atomic.Pointer[error]
 	// stalled is set by the reader when a consumer held it up (Block,
 	// or the grace wait), so it re-arms the read deadline after.
 	stalled atomic.Bool
@@ -138,6 +142,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	cn, err := c.connect(ctx, false)
 	if err != nil && cfg.retryFirst && ctx.Err() == nil {
 		c.log.Warn("first connect failed; retrying", zap.Error(err))
+		c.lastFailure.Store(&err)
 		c.setState(StateReconnecting)
 		c.wg.Add(1)
 		go c.supervise(nil, err)
@@ -248,6 +253,9 @@ func (c *Client) activeConn(ctx context.Context) (*conn, error) {
 	}
 	if c.closed() {
 		return nil, ErrClosed
+	}
+	if cause := c.lastFailure.Load(); cause != nil {
+		return nil, fmt.Errorf("%w: not connected (%s): %w", ErrConnectionLost, c.State(), *cause)
 	}
 	return nil, fmt.Errorf("%w: not connected (%s)", ErrConnectionLost, c.State())
 }

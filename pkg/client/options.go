@@ -204,10 +204,14 @@ func WithPendingBytes(n int) Option { return func(c *config) { c.pendingBytes = 
 
 // WithRetryOnFailedConnect makes Dial return at once even when the
 // first connection cannot be made: the client keeps dialing with the
-// reconnect backoff, and Subscribe queues its topics until the first
-// connection restores them (a topic refused then ends its subscription
-// with a *RefusedError on Err). Calls fail with ErrConnectionLost until
-// connected. Default: off, Dial fails if the first dial does.
+// reconnect backoff. While no connection is up, before the first or
+// during a reconnect, Subscribe does not wait: it queues its topics and
+// returns, and the next connection's restore subscribes them (a topic
+// refused then ends its subscription with a *RefusedError on Err; one
+// queued during a reconnect has its first message flagged
+// FlagReconnected). Calls fail at once with ErrConnectionLost, naming
+// the last failure, until connected. Default: off: Dial fails if the
+// first dial does, and Subscribe waits for a reconnect within its ctx.
 func WithRetryOnFailedConnect() Option { return func(c *config) { c.retryFirst = true } }
 
 // WithReadLimit sets the largest frame accepted; a larger one is discarded,

@@ -232,6 +232,7 @@ func (c *Client) superviseLoop(cn *conn, cause error) error {
 				return nil
 			}
 			cause = err
+			c.lastFailure.Store(&err)
 			c.setState(StateReconnecting)
 			c.log.Warn("reconnect failed", zap.Int("attempt", attempt), zap.Error(err))
 		}
@@ -253,6 +254,7 @@ func (c *Client) awaitLoss(cn *conn) (cause error, stop bool) {
 		return nil, true
 	}
 	cause = cn.cause
+	c.lastFailure.Store(&cause)
 	c.stats.reconnects.Add(1)
 	c.setState(StateReconnecting)
 	c.log.Warn("connection lost", zap.Error(cause))

@@ -96,3 +96,32 @@ func TestRetryOnFailedConnectLateSubscribe(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryOnFailedConnectDuringAnOutage: with the option, a Subscribe
+// made while the client reconnects returns at once (queued), the topic
+// is subscribed with the restore and its first message is flagged
+// Reconnected; a call made meanwhile fails at once, naming the failure.
+func TestRetryOnFailedConnectDuringAnOutage(t *testing.T) {
+	srv := newServer(t, thalex.Name)
+	ctx := testutil.Context(t)
+	c := dial(t, srv, dialects[0].proto(), client.WithRetryOnFailedConnect(),
+		client.WithReconnectWait(50*time.Millisecond, 100*time.Millisecond))
+	waitEvent(t, c, client.Connected)
+	srv.Stop()
+	waitEvent(t, c, client.Disconnected)
+
+	start := time.Now()
+	sub, err := c.Subscribe(ctx, []string{"ticker.LATE.raw"})
+	require.NoError(t, err)
+	_, callErr := c.CallRaw(ctx, "public/get_time", nil)
+	assert.Less(t, time.Since(start), time.Second, "neither waited for the connection")
+	require.ErrorIs(t, callErr, client.ErrConnectionLost)
+	assert.Contains(t, callErr.Error(), "not connected (reconnecting)")
+	assert.Regexp(t, "server closed the connection|read:|failed to dial", callErr.Error(), "names why")
+
+	require.NoError(t, srv.Start())
+	require.NoError(t, srv.WaitSubscribers(ctx, "ticker.LATE.raw", 1))
+	srv.Publish("ticker.LATE.raw", []byte(`{"n":1}`))
+	m := receive(t, sub)
+	assert.True(t, m.Reconnected(), "asked for while the server was out of reach")
+}

@@ -207,15 +207,17 @@ func allTopics(groups [][]string) []string {
 	return all
 }
 
-// queue registers subs before the first connection
-// (WithRetryOnFailedConnect): their new topics are marked queued, and the
-// first connection's restore subscribes them on the server. It reports
-// false once a connection was handed out, when the caller must use it
-// instead.
+// queue registers subs while no connection is handed out, before the
+// first one or during a reconnect (WithRetryOnFailedConnect): their new
+// topics are marked queued, and the next connection's restore subscribes
+// them on the server. A topic queued during a reconnect has its first
+// message flagged FlagReconnected: it was asked for while the server was
+// out of reach. It reports false while a connection is handed out, when
+// the caller must use it instead.
 func (c *Client) queue(subs []*Subscription, parsed [][]*protocol.Topic) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.up || c.closed() {
+	if c.conn.Load() != nil || c.closed() {
 		return false
 	}
 	for g, s := range subs {
@@ -224,6 +226,7 @@ func (c *Client) queue(subs []*Subscription, parsed [][]*protocol.Topic) bool {
 			if ts == nil {
 				ts = newTopicState(parsed[g][i])
 				ts.queued = true
+				ts.resumed.Store(c.up)
 				close(ts.ready)
 				c.topics.add(ts)
 				if ts.key != "" {
