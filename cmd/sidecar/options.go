@@ -127,6 +127,10 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.Var(listValue(&c.BlockedMethods), "blocked-methods", "comma-separated `methods` never forwarded upstream\n(default: the exchange's session methods: logins, logout, cancel-on-disconnect, private/subscribe)")
 	fs.Var(durationValue(&c.WriteTimeout), "write-timeout", "the longest `duration` of each write to a local client (default 10s)")
 	fs.Var(durationValue(&c.RequestTimeout), "request-timeout", "the longest `duration` of an upstream subscribe or forwarded call (default 30s)")
+	fs.Var(durationValue(&c.UpstreamPing), "upstream-ping", "how often the upstream is pinged: the `duration` between pings (default 1s)")
+	fs.Var(durationValue(&c.UpstreamPingTimeout), "upstream-ping-timeout", "the longest `duration` a pong may take, also the lag threshold: a dead upstream is noticed\nwithin -upstream-ping plus this, and one lagging more behind its data is replaced (default 3s)")
+	fs.Var(durationValue(&c.UpstreamDialTimeout), "upstream-dial-timeout", "the longest `duration` of each upstream dial, handshake included (default 5s)")
+	fs.Var(durationValue(&c.UpstreamReconnectMax), "upstream-reconnect-max", "the longest `duration` between upstream reconnect attempts, jitter included;\nthe first waits about 100ms, doubling (default 2s)")
 	fs.Var(durationValue(&c.DrainTimeout), "drain-timeout", "the longest `duration` SIGINT/SIGTERM waits for local clients to drain (default 10s)")
 
 	fs.Var(natsURLsValue(&c.NATS), "nats", "NATS server `URLs` (nats://host:4222, comma-separated): join a group of sidecars sharing one\nupstream connection, held by one of them at a time (default: none, hold it here)")

@@ -104,7 +104,7 @@ func TestSecretsNeverShownWhileDialFails(t *testing.T) {
 	var logs lockedBuffer
 	r := startSidecar(t, map[string]string{"WSFAN_UPSTREAM": secretURL(closed)}, &logs,
 		"-upstream-header", "X-Api-Key: "+secretHeader, "-request-timeout", "300ms", "-log-level", "debug")
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "upstream dial failed"); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "first connect failed"); time.Sleep(10 * time.Millisecond) {
 		require.True(t, time.Now().Before(deadline), "no dial failure logged: %s", logs.String())
 	}
 

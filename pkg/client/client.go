@@ -112,6 +112,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		cfg.bufferSize = 1
 	}
 	dialURL, header := basicAuthFromURL(url, cfg.header)
+	header = askGapNotices(header)
 	c := &Client{
 		url:    dialURL,
 		cfg:    cfg,

@@ -12,8 +12,10 @@ const (
 	FlagReconnected Flags = 1 << iota
 	// FlagGap marks a message whose change id does not follow the previous
 	// one (Deribit prev_change_id, Ethereal pt): updates were lost
-	// upstream; or the first message after a frame of the topic was
-	// dropped for its size (WithReadLimit).
+	// upstream; the first message after a frame of the topic was dropped
+	// for its size (WithReadLimit); or, behind a wsfan sidecar, the first
+	// after its gap notice (protocol.GapNotice): the sidecar lost
+	// messages of the topic.
 	FlagGap
 	// FlagSnapshot marks a message the exchange marks as a whole state,
 	// not a change to the one before: Thalex's top-level "snapshot":true,
@@ -21,6 +23,10 @@ const (
 	// book "type":"snapshot", Ethereal's first L2Book). A local book
 	// starts over from it.
 	FlagSnapshot
+	// FlagStale marks the first message of a topic after it was found
+	// stale, silent while others flowed, and resubscribed
+	// (WithStaleAfter): messages may have been lost meanwhile.
+	FlagStale
 )
 
 // Message is one notification delivered to a subscription.
@@ -49,6 +55,9 @@ func (m Message) Reconnected() bool { return m.Flags&FlagReconnected != 0 }
 
 // Gap reports whether FlagGap is set.
 func (m Message) Gap() bool { return m.Flags&FlagGap != 0 }
+
+// Stale reports whether FlagStale is set.
+func (m Message) Stale() bool { return m.Flags&FlagStale != 0 }
 
 // Snapshot reports whether FlagSnapshot is set.
 func (m Message) Snapshot() bool { return m.Flags&FlagSnapshot != 0 }

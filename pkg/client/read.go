@@ -137,7 +137,9 @@ func (cn *conn) handleFrame(data []byte, now time.Time) {
 	c.stats.bytes.Add(uint64(len(data)))
 	f := &cn.frame
 	if err := c.proto.Classify(data, f); err != nil {
-		c.dropFrame(dropMalformed, err, data)
+		if !cn.takeGapNotice(data) {
+			c.dropFrame(dropMalformed, err, data)
+		}
 		return
 	}
 	switch f.Kind {
@@ -171,7 +173,9 @@ func (cn *conn) handleFrame(data []byte, now time.Time) {
 			cn.fail(ErrServerReconnect)
 		}
 	default:
-		c.dropFrame(dropUnrouted, errUnknownKind, data)
+		if !cn.takeGapNotice(data) {
+			c.dropFrame(dropUnrouted, errUnknownKind, data)
+		}
 	}
 }
 
@@ -191,9 +195,13 @@ func (cn *conn) route(key, data []byte, snapshot bool, now time.Time) {
 		ts.resumed.Store(false)
 		flags |= FlagReconnected
 	}
-	if ts.lost.Load() { // a frame of the topic was dropped (markLost)
+	if ts.lost.Load() { // a frame of the topic was dropped (markLost), or a sidecar said so
 		ts.lost.Store(false)
 		flags |= FlagGap
+	}
+	if ts.stale.Load() {
+		ts.stale.Store(false)
+		flags |= FlagStale
 	}
 	if ts.topic.Sequenced {
 		flags |= cn.checkSequence(ts, data)

@@ -23,6 +23,10 @@ type topicState struct {
 	// (conn.markLost); the reader clears it and flags the next message
 	// FlagGap.
 	lost atomic.Bool
+	// stale is set when the topic was found stale and resubscribed
+	// (stale.go), or a sidecar's gap notice said so; the reader clears
+	// it and flags the next message FlagStale.
+	stale atomic.Bool
 
 	// refreshing is set while a resubscribe for a fresh snapshot is in
 	// flight; refreshAgain asks for one more after it (Client.Resync).

@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -65,6 +66,22 @@ type Config struct {
 	// logs. Its values are never logged or shown. A client.WithHeader in
 	// UpstreamOptions replaces it. Default: none.
 	UpstreamHeader http.Header `yaml:"upstream_header"`
+	// UpstreamPing is how often the upstream connection is pinged and
+	// UpstreamPingTimeout how late its pong may come, which is also the
+	// lag threshold: a dead or black-holed upstream is noticed within
+	// their sum, and one whose pongs come back more than the timeout
+	// behind its data (a slow link's backlog) is replaced too
+	// (client.WithPing). Defaults: 1s and 3s, noticed within 4s.
+	UpstreamPing        time.Duration `yaml:"upstream_ping"`
+	UpstreamPingTimeout time.Duration `yaml:"upstream_ping_timeout"`
+	// UpstreamDialTimeout bounds each upstream dial, handshake included.
+	// Default: 5s.
+	UpstreamDialTimeout time.Duration `yaml:"upstream_dial_timeout"`
+	// UpstreamReconnectMax is the longest wait between upstream reconnect
+	// attempts, jitter included; the first is about 100ms, doubling
+	// (client.WithReconnectWait). A healed upstream is used within it plus
+	// one dial. Default: 2s.
+	UpstreamReconnectMax time.Duration `yaml:"upstream_reconnect_max"`
 	// Protocol is the dialect's registered name (protocol.ByName: import
 	// the exchange package), spoken upstream and to local clients.
 	// Required.
@@ -244,6 +261,12 @@ func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 	if c.RateLimit > 0 {
 		setDefault(&c.RateBurst, int(math.Ceil(c.RateLimit)))
 	}
+	for name, d := range map[string]time.Duration{"UpstreamPing": c.UpstreamPing, "UpstreamPingTimeout": c.UpstreamPingTimeout,
+		"UpstreamDialTimeout": c.UpstreamDialTimeout, "UpstreamReconnectMax": c.UpstreamReconnectMax} {
+		if d < 0 {
+			return c, nil, fmt.Errorf("%s %v is negative: want a duration, or 0 for the default", name, d)
+		}
+	}
 	if err := c.checkNATS(); err != nil {
 		return c, nil, err
 	}
@@ -286,6 +309,29 @@ func (c *Config) checkNATS() error {
 	}
 	return nil
 }
+
+// upstreamLiveness are the upstream client's options for the ping,
+// dial and reconnect settings that were set; the client's defaults
+// stand for the others.
+func (c *Config) upstreamLiveness() []client.Option {
+	var opts []client.Option
+	if c.UpstreamPing != 0 || c.UpstreamPingTimeout != 0 {
+		opts = append(opts, client.WithPing(cmp.Or(c.UpstreamPing, defaultUpstreamPing), cmp.Or(c.UpstreamPingTimeout, defaultUpstreamPingTimeout)))
+	}
+	if c.UpstreamDialTimeout != 0 {
+		opts = append(opts, client.WithDialTimeout(c.UpstreamDialTimeout))
+	}
+	if c.UpstreamReconnectMax != 0 {
+		opts = append(opts, client.WithReconnectWait(100*time.Millisecond, c.UpstreamReconnectMax))
+	}
+	return opts
+}
+
+// The upstream's ping defaults, client.WithPing's.
+const (
+	defaultUpstreamPing        = time.Second
+	defaultUpstreamPingTimeout = 3 * time.Second
+)
 
 func setDefault[T comparable](v *T, def T) {
 	var zero T

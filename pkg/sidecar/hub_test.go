@@ -36,7 +36,7 @@ func newTestUpstream(t *testing.T, st *stats) (exch *exchangetest.Server, u *ups
 		defer close(done)
 		u.run(ctx)
 	}()
-	_, err := u.connected(testutil.Context(t))
+	_, err := u.await(testutil.Context(t))
 	require.NoError(t, err)
 	return exch, u, func() {
 		cancel()

@@ -147,6 +147,7 @@ func New(cfg Config) (*Server, error) {
 	if len(cfg.UpstreamHeader) > 0 {
 		opts = append(opts, client.WithHeader(cfg.UpstreamHeader))
 	}
+	opts = append(opts, cfg.upstreamLiveness()...)
 	opts = append(opts, cfg.UpstreamOptions...)
 	if cfg.NATS != "" {
 		s.src = newNATSSource(&s.cfg, opts, &s.stats, s.log)

@@ -66,6 +66,10 @@ type session struct {
 	hub    *hub
 	tr     transport
 	sse    *sseSettings // an SSE stream's; nil for a WebSocket
+	// gapNotices: a WebSocket client that asked for gap notices
+	// (protocol.WantsGapNotices) gets one before the message after a
+	// hole in a topic's stream.
+	gapNotices bool
 	id     uint64       // set by registry.add, before the session is shared
 
 	// Counters: offered = delivered + dropped, exactly.

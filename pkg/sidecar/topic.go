@@ -200,6 +200,9 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 	if m.Gap() && t.nSSE > 0 { // messages were lost upstream: say so first, as a resume would
 		frames.gap, frames.gapNamed = t.sse.gap(false), t.sse.gap(true)
 	}
+	if resumed || m.Gap() {
+		frames.notice = t.gapNotice(m)
+	}
 	t.mu.Unlock()
 
 	if (len(subs) >= parallelOffers || (caughtUp && len(subs) >= parallelDirectOffers)) && runtime.GOMAXPROCS(0) > 1 {
@@ -209,10 +212,26 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 	t.offerAll(subs, frames, caughtUp)
 }
 
-// topicFrames are one message's frames, one a format, and the SSE gap
-// marks that go before it when messages were lost upstream (FlagGap: a
-// broken chain, a frame dropped for its size).
-type topicFrames struct{ ws, sse, sseNamed, gap, gapNamed []byte }
+// topicFrames are one message's frames, one a format, and the marks
+// that go before it when messages were lost upstream: the SSE gap marks
+// (FlagGap: a broken chain, a frame dropped for its size) and the gap
+// notice for WebSocket clients that asked for it (after a gap or a
+// reconnect).
+type topicFrames struct{ ws, sse, sseNamed, gap, gapNamed, notice []byte }
+
+// gapNotice is the WebSocket frame of the gap notice that goes before m
+// (protocol.AppendGapNotice).
+func (t *topic) gapNotice(m client.Message) []byte {
+	cause := protocol.GapSequence
+	switch {
+	case m.Flags&client.FlagStale != 0:
+		cause = protocol.GapStale
+	case m.Reconnected():
+		cause = protocol.GapReconnected
+	}
+	n := protocol.GapNotice{Channel: t.name, Subscription: t.localID, Cause: cause}
+	return textFrame(protocol.AppendGapNotice(nil, t.cfg.wire.RPC(), n))
+}
 
 // of is the frame s gets.
 func (f *topicFrames) of(s *session) []byte {
@@ -229,6 +248,9 @@ func (f *topicFrames) of(s *session) []byte {
 func (t *topic) offerAll(subs []*session, frames topicFrames, caughtUp bool) {
 	var delivered, dropped uint64
 	for _, s := range subs {
+		if frames.notice != nil && s.gapNotices {
+			s.offer(frames.notice, false)
+		}
 		if frames.gap != nil && s.sse != nil {
 			gap := frames.gap
 			if s.sse.named {

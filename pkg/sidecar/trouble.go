@@ -53,3 +53,14 @@ func (t *trouble) fill(st *UpstreamStatus) {
 		st.NextRetry = &next
 	}
 }
+
+// describe says why the source is not connected, for an error: the last
+// failure, or that the first dial is under way.
+func (t *trouble) describe() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lastError == "" {
+		return "the first dial is under way"
+	}
+	return "last failure: " + t.lastError
+}

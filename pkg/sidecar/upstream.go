@@ -66,7 +66,8 @@ type upstream struct {
 
 	// mu protects the following.
 	mu      sync.Mutex
-	c       *client.Client // nil until the first dial succeeds
+	c       *client.Client // nil until the first dial attempt ends
+	wasUp   bool           // the client was connected once
 	changed chan struct{}  // closed and replaced whenever c or its state changes
 }
 
@@ -75,37 +76,31 @@ func newUpstream(url string, opts []client.Option, st *stats, log *zap.Logger) *
 }
 
 // run is the upstream goroutine: it dials, then relays the client's events
-// until the client is closed.
+// until the client is closed. The client keeps dialing by itself when the
+// upstream is down, from the start on (client.WithRetryOnFailedConnect):
+// meanwhile subscribes are queued and calls fail at once.
 func (u *upstream) run(ctx context.Context) {
 	log := u.log
-	delay := 100 * time.Millisecond
-	attempts := 0
-	var c *client.Client
-	for {
-		var err error
-		c, err = client.Dial(ctx, u.url, u.opts...)
-		if err == nil {
-			break
+	c, err := client.Dial(ctx, u.url, append(u.opts, client.WithRetryOnFailedConnect())...)
+	if err != nil { // only when ctx ended, or the options are wrong
+		if ctx.Err() == nil {
+			log.Error("upstream client refused its options", zap.Error(err))
+			u.issues.failed(err, 1, time.Time{})
 		}
-		log.Warn("upstream dial failed; retrying", zap.Error(err), zap.Duration("in", delay))
-		attempts++
-		u.issues.failed(err, attempts, time.Now().Add(delay))
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 10*time.Second)
+		return
 	}
-	log.Info("upstream connected", zap.String("url", redact.URL(u.url)))
-	u.issues.up()
+	connected := c.State() == client.StateConnected
+	if connected {
+		log.Info("upstream connected", zap.String("url", redact.URL(u.url)))
+		u.issues.up()
+	}
 	u.mu.Lock()
 	if ctx.Err() != nil { // close ran before c was stored: it is ours to close
 		u.mu.Unlock()
 		_ = c.Close()
 		return
 	}
-	u.c = c
+	u.c, u.wasUp = c, connected
 	u.notifyLocked()
 	u.mu.Unlock()
 
@@ -129,6 +124,9 @@ func (u *upstream) run(ctx context.Context) {
 			u.issues.failed(ev.Err, ev.Attempt, ev.Time.Add(ev.Wait))
 		case client.Connected:
 			u.issues.up()
+			u.mu.Lock()
+			u.wasUp = true
+			u.mu.Unlock()
 		case client.Resubscribed:
 			log.Info("upstream reconnected", zap.Int("topics", ev.Topics))
 		case client.Gap:
@@ -165,10 +163,16 @@ func (u *upstream) client() *client.Client {
 // state returns the upstream state: a client.State, or connecting before
 // the first connection.
 func (u *upstream) state() client.State {
-	if c := u.client(); c != nil {
-		return c.State()
+	u.mu.Lock()
+	c, wasUp := u.c, u.wasUp
+	u.mu.Unlock()
+	if c == nil {
+		return client.StateConnecting
 	}
-	return client.StateConnecting
+	if st := c.State(); wasUp || st != client.StateReconnecting {
+		return st
+	}
+	return client.StateConnecting // never connected yet: not a reconnect
 }
 
 // resync resubscribes topic on the upstream client, so the exchange
@@ -186,37 +190,35 @@ func (u *upstream) trouble() *trouble { return &u.issues }
 // group is nil: this upstream is the sidecar's own.
 func (u *upstream) group() *GroupStatus { return nil }
 
-// connected waits until the upstream is connected.
-func (u *upstream) connected(ctx context.Context) (*client.Client, error) {
+// await returns the client, waiting within ctx for the first dial
+// attempt to make it.
+func (u *upstream) await(ctx context.Context) (*client.Client, error) {
 	for {
 		u.mu.Lock()
 		c, changed := u.c, u.changed
 		u.mu.Unlock()
 		if c != nil {
-			switch c.State() {
-			case client.StateConnected:
-				return c, nil
-			case client.StateClosed:
+			if c.State() == client.StateClosed {
 				return nil, ErrClosed
 			}
+			return c, nil
 		}
-		// Events may be dropped when nobody reads them fast enough, so
-		// the wait is also bounded by a short poll.
 		select {
 		case <-changed:
-		case <-time.After(50 * time.Millisecond):
 		case <-ctx.Done():
-			return nil, fmt.Errorf("upstream not connected (%s): %w", u.state(), ctx.Err())
+			return nil, fmt.Errorf("upstream not connected (%s): %s: %w", u.state(), u.issues.describe(), ctx.Err())
 		}
 	}
 }
 
 // subscribe subscribes topics upstream in one round of requests
-// (client.SubscribeEach), a feed each, waiting for the upstream to be
-// connected; an outage during the subscribe is waited out too.
+// (client.SubscribeEach), a feed each. While the upstream is down the
+// client queues them and answers at once (they are subscribed when it is
+// back); only before the client exists, for the first dial, does it wait.
+// A connection lost during the subscribe is retried.
 func (u *upstream) subscribe(ctx context.Context, topics []string) ([]feed, []error, error) {
 	for {
-		c, err := u.connected(ctx)
+		c, err := u.await(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -236,12 +238,15 @@ func (u *upstream) subscribe(ctx context.Context, topics []string) ([]feed, []er
 	}
 }
 
-// call makes a call upstream once the upstream is connected, and never
-// retries a call that may have been sent.
+// call makes a call upstream. While the upstream is down it fails at
+// once, naming why (the client's last failure): a call is never held to
+// be sent late. It never retries a call that may have been sent.
+// Only the sidecar's first dial attempt is waited for (within the dial
+// timeout), so a call made as it starts is not refused for nothing.
 func (u *upstream) call(ctx context.Context, method string, params json.RawMessage) ([]byte, error) {
-	c, err := u.connected(ctx)
+	c, err := u.await(ctx)
 	if err != nil {
-		return u.stats.countCall(nil, err)
+		return u.stats.countCall(nil, fmt.Errorf("call %s: %w", method, err))
 	}
 	return u.stats.countCall(c.CallRaw(ctx, method, params))
 }
