@@ -70,7 +70,7 @@ type session struct {
 	// (protocol.WantsGapNotices) gets one before the message after a
 	// hole in a topic's stream.
 	gapNotices bool
-	id     uint64       // set by registry.add, before the session is shared
+	id         uint64 // set by registry.add, before the session is shared
 
 	// Counters: offered = delivered + dropped, exactly.
 	delivered    atomic.Uint64 // frames queued
