@@ -191,3 +191,14 @@ func httpGet(t *testing.T, url string) (int, string) {
 type sidecarConfig = sidecar.Config
 
 const time10s = 10 * time.Second
+
+// dialWith connects a local client with query appended to the URL and
+// header sent with the handshake, closed at the end of the test.
+func (r *rig) dialWith(t *testing.T, query string, header http.Header) *websocket.Conn {
+	t.Helper()
+	ws, resp, err := websocket.DefaultDialer.Dial(r.wsURL()+query, header)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	t.Cleanup(func() { _ = ws.Close() })
+	return ws
+}
