@@ -64,6 +64,10 @@ const (
 	// connection is dropped as dead. Raised once per episode: the next
 	// only after a round trip under a quarter of the timeout.
 	Lagging
+	// Stale: Topic was silent for much longer than its usual interval
+	// while other topics flowed (WithStaleAfter); it is resubscribed and
+	// its next message flagged FlagStale.
+	Stale
 )
 
 func (k EventKind) String() string {
@@ -84,6 +88,8 @@ func (k EventKind) String() string {
 		return "slow-consumer"
 	case Lagging:
 		return "lagging"
+	case Stale:
+		return "stale"
 	}
 	return fmt.Sprintf("EventKind(%d)", k)
 }
@@ -95,7 +101,7 @@ type Event struct {
 	Err     error         // Disconnected, Reconnecting: the cause
 	Attempt int           // Reconnecting
 	Wait    time.Duration // Reconnecting: the backoff before the next dial
-	Topic   string        // Gap, SlowConsumer
+	Topic   string        // Gap, SlowConsumer, Stale
 	Topics  int           // Resubscribed
 	Dropped uint64        // SlowConsumer: the subscription's drops so far
 	Lag     time.Duration // Lagging: the ping's round trip
@@ -121,6 +127,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("slow consumer on %s: %d dropped", e.Topic, e.Dropped)
 	case Lagging:
 		return fmt.Sprintf("lagging: ping round trip %v", e.Lag.Round(time.Millisecond))
+	case Stale:
+		return fmt.Sprintf("stale: %s silent while others flow; resubscribed", e.Topic)
 	}
 	return e.Kind.String()
 }

@@ -34,6 +34,7 @@ type stats struct {
 	// to the oldest request waiting (conn.attribute).
 	idlessErrors atomic.Uint64
 	gaps         atomic.Uint64
+	stale        atomic.Uint64 // topics found stale (stale.go)
 	eventsDrops  atomic.Uint64
 }
 
@@ -44,6 +45,7 @@ type collector struct {
 	latency prometheus.Histogram
 
 	frames, bytes, delivered, dropped, reconnects, rpcErrors, gaps *prometheus.Desc
+	stale                                                          *prometheus.Desc
 	idlessErrors                                                   *prometheus.Desc
 	pending, subscriptions, topics, state, lag                     *prometheus.Desc
 }
@@ -68,6 +70,7 @@ func newCollector(c *Client, name string) *collector {
 		reconnects:    desc("reconnects_total", "Connections lost and re-established."),
 		rpcErrors:     desc("rpc_errors_total", "Calls answered with an error object."),
 		gaps:          desc("gaps_total", "Sequence gaps detected on sequenced topics."),
+		stale:         desc("stale_total", "Topics found silent while others flowed, and resubscribed."),
 		idlessErrors:  desc("rpc_errors_without_id_total", "Errors without an id, taken as the answer to the oldest request waiting."),
 		pending:       desc("pending_calls", "Calls waiting for a response."),
 		subscriptions: desc("subscriptions", "Open subscriptions."),
@@ -98,6 +101,7 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(m.reconnects, s.reconnects.Load())
 	counter(m.rpcErrors, s.rpcErrors.Load())
 	counter(m.gaps, s.gaps.Load())
+	counter(m.stale, s.stale.Load())
 	counter(m.idlessErrors, s.idlessErrors.Load())
 	subs, topics := m.c.counts()
 	gauge(m.pending, float64(m.c.pendingCalls()))

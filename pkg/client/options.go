@@ -87,8 +87,10 @@ type config struct {
 	resubscribeGap   bool
 	onConnect        OnConnect
 	eventBuffer      int
-	pace             *pacer // pace.go; nil without limits
-	paceSet          bool   // WithRateLimit was given: the exchange's limits are not applied
+	staleFactor      int           // stale.go; 0: off
+	staleFloor       time.Duration // stale.go
+	pace             *pacer        // pace.go; nil without limits
+	paceSet          bool          // WithRateLimit was given: the exchange's limits are not applied
 }
 
 func defaultConfig() config {
@@ -107,6 +109,8 @@ func defaultConfig() config {
 		dialTimeout:    5 * time.Second,
 		writeTimeout:   10 * time.Second,
 		eventBuffer:    256,
+		staleFactor:    10,
+		staleFloor:     5 * time.Second,
 	}
 }
 
@@ -265,3 +269,13 @@ func WithOnConnect(f OnConnect) Option { return func(c *config) { c.onConnect = 
 // WithEventBuffer sets the capacity of the Events channel; when it is
 // full the oldest event is dropped. Default: 256.
 func WithEventBuffer(n int) Option { return func(c *config) { c.eventBuffer = n } }
+
+// WithStaleAfter sets when a topic is stale: silent for factor times its
+// median interval (over its last 16), and at least floor, while other
+// topics of the connection flow. A stale topic raises a Stale event,
+// counts in wsfan_client_stale_total and is resubscribed once; its next
+// message is flagged FlagStale. It is judged again after its next
+// message. factor 0 turns it off. Default: 10, 5s.
+func WithStaleAfter(factor int, floor time.Duration) Option {
+	return func(c *config) { c.staleFactor, c.staleFloor = factor, floor }
+}

@@ -187,6 +187,7 @@ func (cn *conn) route(key, data []byte, snapshot bool, now time.Time) {
 		c.dropFrame(dropUnrouted, errNoTopic, key)
 		return
 	}
+	ts.cadence.observe(now.UnixNano())
 	var flags Flags
 	if snapshot {
 		flags |= FlagSnapshot

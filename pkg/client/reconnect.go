@@ -239,13 +239,23 @@ func (c *Client) superviseLoop(cn *conn, cause error) error {
 	}
 }
 
-// awaitLoss waits for cn to fail and prepares the restore; stop means
-// Close was called.
+// awaitLoss waits for cn to fail, checking meanwhile for stale topics,
+// and prepares the restore; stop means Close was called.
 func (c *Client) awaitLoss(cn *conn) (cause error, stop bool) {
-	select {
-	case <-cn.done:
-	case <-c.ctx.Done():
-		cn.fail(ErrClosed)
+	upSince := time.Now()
+	check := time.NewTicker(staleCheckEvery)
+	defer check.Stop()
+wait:
+	for {
+		select {
+		case <-cn.done:
+			break wait
+		case <-c.ctx.Done():
+			cn.fail(ErrClosed)
+			break wait
+		case now := <-check.C:
+			c.checkStale(now, upSince)
+		}
 	}
 	cn.wait()
 	c.conn.CompareAndSwap(cn, nil)
@@ -287,6 +297,7 @@ func (c *Client) prepareRestore() {
 		}
 		ts.lastID = 0
 		ts.resumed.Store(true)
+		ts.cadence.restart()
 	}
 }
 

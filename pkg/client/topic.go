@@ -27,6 +27,8 @@ type topicState struct {
 	// (stale.go), or a sidecar's gap notice said so; the reader clears
 	// it and flags the next message FlagStale.
 	stale atomic.Bool
+	// cadence is the topic's arrival rhythm, for finding it stale.
+	cadence cadence
 
 	// refreshing is set while a resubscribe for a fresh snapshot is in
 	// flight; refreshAgain asks for one more after it (Client.Resync).
