@@ -37,6 +37,9 @@ type Client struct {
 	// failed, for the errors of calls made while none is up; written by
 	// the supervisor (and Dial's first attempt).
 	lastFailure atomic.Pointer[error]
+	// upSince is when the current connection was handed out (unix ns),
+	// for judging silent topics (stale.go); set by the supervisor.
+	upSince atomic.Int64
 	// stalled is set by the reader when a consumer held it up (Block,
 	// or the grace wait), so it re-arms the read deadline after.
 	stalled atomic.Bool

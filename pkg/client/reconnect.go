@@ -242,7 +242,7 @@ func (c *Client) superviseLoop(cn *conn, cause error) error {
 // awaitLoss waits for cn to fail, checking meanwhile for stale topics,
 // and prepares the restore; stop means Close was called.
 func (c *Client) awaitLoss(cn *conn) (cause error, stop bool) {
-	upSince := time.Now()
+	c.upSince.Store(time.Now().UnixNano())
 	check := time.NewTicker(staleCheckEvery)
 	defer check.Stop()
 wait:
@@ -254,7 +254,7 @@ wait:
 			cn.fail(ErrClosed)
 			break wait
 		case now := <-check.C:
-			c.checkStale(now, upSince)
+			c.checkStale(now)
 		}
 	}
 	cn.wait()

@@ -73,13 +73,25 @@ func (k *cadence) restart() {
 	k.judged.Store(0)
 }
 
-// checkStale finds the stale topics of the current connection, up since
-// upSince, and resubscribes each. Runs on the supervisor goroutine.
-func (c *Client) checkStale(now time.Time, upSince time.Time) {
-	factor, floor := c.cfg.staleFactor, c.cfg.staleFloor
-	if factor <= 0 || c.conn.Load() == nil {
+// silence is how long the topic has been silent on the connection up
+// since upSince (unix ns), and the silence that makes it stale: 0 when
+// it has no rhythm yet.
+func (c *Client) silence(ts *topicState, now, upSince int64) (silent, limit time.Duration) {
+	median := ts.cadence.median()
+	if median == 0 || c.cfg.staleFactor <= 0 {
+		return 0, 0
+	}
+	since := max(ts.cadence.last.Load(), upSince)
+	return time.Duration(now - since), max(time.Duration(c.cfg.staleFactor)*median, c.cfg.staleFloor)
+}
+
+// checkStale finds the stale topics of the current connection and
+// resubscribes each. Runs on the supervisor goroutine.
+func (c *Client) checkStale(now time.Time) {
+	if c.cfg.staleFactor <= 0 || c.conn.Load() == nil {
 		return
 	}
+	upSince := c.upSince.Load()
 	c.mu.Lock()
 	all := c.topics.all()
 	var newest int64
@@ -88,15 +100,13 @@ func (c *Client) checkStale(now time.Time, upSince time.Time) {
 	}
 	var stale []*topicState
 	for _, ts := range all {
-		median := ts.cadence.median()
-		last := ts.cadence.last.Load()
-		if median == 0 || !ts.confirmed || ts.cadence.isStale() {
+		silent, limit := c.silence(ts, now.UnixNano(), upSince)
+		if limit == 0 || !ts.confirmed || ts.cadence.isStale() || silent <= limit {
 			continue
 		}
-		limit := max(time.Duration(factor)*median, floor)
-		since := max(last, upSince.UnixNano())
-		if now.UnixNano()-since > int64(limit) && newest-since > int64(limit) {
-			ts.cadence.judged.Store(last + 1)
+		since := max(ts.cadence.last.Load(), upSince)
+		if newest-since > int64(limit) { // another topic flowed after the silence grew too long
+			ts.cadence.judged.Store(ts.cadence.last.Load() + 1)
 			stale = append(stale, ts)
 		}
 	}
@@ -118,4 +128,22 @@ func (c *Client) Stale(topic string) bool {
 	ts := c.topics.get(topic)
 	c.mu.Unlock()
 	return ts != nil && ts.cadence.isStale()
+}
+
+// Silent reports whether topic has been silent for longer than its stale
+// limit (WithStaleAfter), whether or not other topics flow: what a
+// readiness check asks of every topic at once. False for a topic not
+// held, one without a rhythm yet (16 intervals), and while disconnected.
+func (c *Client) Silent(topic string) bool {
+	if c.conn.Load() == nil {
+		return false
+	}
+	c.mu.Lock()
+	ts := c.topics.get(topic)
+	c.mu.Unlock()
+	if ts == nil {
+		return false
+	}
+	silent, limit := c.silence(ts, time.Now().UnixNano(), c.upSince.Load())
+	return limit > 0 && silent > limit
 }

@@ -191,6 +191,13 @@ func (n *natsSource) state() client.State {
 // in a group keeps no books (topicConfig.noBooks), so nothing asks.
 func (n *natsSource) resync(string) bool { return false }
 
+// lag is not known through NATS: the leader's link is its own.
+func (n *natsSource) lag() time.Duration { return 0 }
+
+// quiet is not judged through NATS: the leader's client judges its
+// topics.
+func (n *natsSource) quiet(string) (stale, silent bool) { return false, false }
+
 // trouble is the NATS connection's last failure.
 func (n *natsSource) trouble() *trouble { return &n.issues }
 

@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"time"
 	"context"
 	"encoding/json"
 
@@ -31,6 +32,13 @@ type source interface {
 	group() *GroupStatus
 	// trouble says why the source is not connected, when it is not.
 	trouble() *trouble
+	// lag is the upstream link's last ping round trip (client.Client.Lag),
+	// 0 where unknown.
+	lag() time.Duration
+	// quiet says whether topic was found stale, silent while others
+	// flowed, and still is (client.Client.Stale), and whether it is
+	// silent beyond its stale limit, others or not (client.Client.Silent).
+	quiet(topic string) (stale, silent bool)
 	// resync asks for topic's whole state again (a book's snapshot) and
 	// reports whether it could.
 	resync(topic string) bool

@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"fmt"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -68,6 +69,10 @@ type UpstreamStatus struct {
 	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
 	Attempts    int        `json:"attempts,omitempty"`
 	NextRetry   *time.Time `json:"next_retry,omitempty"`
+	// LagSeconds is the upstream link's last ping round trip: how far
+	// behind the upstream's data arrives, a slow link's backlog included
+	// (client.Client.Lag); 0 when not known.
+	LagSeconds float64 `json:"lag_seconds"`
 }
 
 // TopicStatus describes one upstream topic.
@@ -86,6 +91,13 @@ type TopicStatus struct {
 	// the topic's pump fell behind.
 	UpstreamDropped uint64 `json:"upstream_dropped"`
 	Resumes         uint64 `json:"resumes"`
+	// LastMessage is when the topic's last message was received upstream,
+	// AgeSeconds how long ago; Stale says the upstream client found it
+	// silent for much longer than its usual interval while other topics
+	// flowed, and resubscribed it (client.WithStaleAfter).
+	LastMessage *time.Time `json:"last_message,omitempty"`
+	AgeSeconds  float64    `json:"age_seconds"`
+	Stale       bool       `json:"stale,omitempty"`
 	// Book describes the topic's order book, when it is one.
 	Book *BookStatus `json:"book,omitempty"`
 }
@@ -140,6 +152,7 @@ func (s *Server) Status() Status {
 		Reconnects: s.stats.reconnects.Load(),
 		Resumes:    s.stats.resumes.Load(),
 		Group:      s.src.group(),
+		LagSeconds: s.src.lag().Seconds(),
 	}
 	s.src.trouble().fill(&st.Upstream)
 	if ns := s.stats.lastResume.Load(); ns != 0 {
@@ -147,6 +160,9 @@ func (s *Server) Status() Status {
 		st.Upstream.LastResume = &t
 	}
 	st.Topics = append(st.Topics, s.hub.status()...)
+	for i := range st.Topics {
+		st.Topics[i].Stale, _ = s.src.quiet(st.Topics[i].Topic)
+	}
 	st.Refusals = s.hub.refusals.list()
 	for _, ss := range s.clients.list() {
 		st.Clients = append(st.Clients, ss.status())
@@ -166,23 +182,40 @@ func (s *Server) serveHealthz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte("ok\n"))
 }
 
-// serveReadyz answers 200 while the upstream is connected (in a NATS
-// group: the group is joined and NATS connected) and the sidecar is not
-// draining, 503 otherwise.
+// serveReadyz answers 200 while the sidecar is Ready and not draining,
+// 503 otherwise, saying why.
 func (s *Server) serveReadyz(w http.ResponseWriter, _ *http.Request) {
-	draining := s.clients.isDraining()
-	state := s.src.state()
-	if draining || state != client.StateConnected {
-		msg := "upstream " + state.String()
-		if draining {
-			msg = "draining"
-		}
-		http.Error(w, msg, http.StatusServiceUnavailable)
+	if s.clients.isDraining() {
+		http.Error(w, "draining", http.StatusServiceUnavailable)
+		return
+	}
+	if why := s.unready(); why != "" {
+		http.Error(w, why, http.StatusServiceUnavailable)
 		return
 	}
 	_, _ = w.Write([]byte("ok\n"))
 }
 
-// Ready reports whether the upstream is connected; in a NATS group,
-// whether the group is joined and NATS connected.
-func (s *Server) Ready() bool { return s.src.state() == client.StateConnected }
+// Ready reports whether the sidecar serves live data: the upstream is
+// connected (in a NATS group: the group is joined and NATS connected),
+// and not every topic held is silent for over 10 times its usual
+// interval and at least 5s (client.WithStaleAfter's defaults). A dead upstream is noticed within
+// Config.UpstreamPing + UpstreamPingTimeout (4s by default).
+func (s *Server) Ready() bool { return s.unready() == "" }
+
+// unready says why the sidecar is not ready, or "" when it is.
+func (s *Server) unready() string {
+	if state := s.src.state(); state != client.StateConnected {
+		return "upstream " + state.String()
+	}
+	topics := s.hub.list()
+	if len(topics) == 0 {
+		return ""
+	}
+	for _, t := range topics {
+		if _, silent := s.src.quiet(t.name); !silent {
+			return ""
+		}
+	}
+	return fmt.Sprintf("every topic (%d) silent far beyond its usual interval: the upstream answers pings but sends no data", len(topics))
+}

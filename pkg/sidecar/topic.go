@@ -93,6 +93,7 @@ type topic struct {
 	gen   uint64 // bumped whenever grace changes, to spot a stale expiry
 	dead  bool   // removed from the hub
 
+	lastAt    atomic.Int64 // unix ns when the last message was received upstream
 	received  atomic.Uint64
 	delivered atomic.Uint64
 	dropped   atomic.Uint64
@@ -146,6 +147,7 @@ func (t *topic) pump(sub feed) error {
 // session.offer); behind a backlog their writers batch instead.
 func (t *topic) publish(m client.Message, caughtUp bool) {
 	t.received.Add(1)
+	t.lastAt.Store(m.RecvTime.UnixNano())
 	if !utf8.Valid(m.Data) {
 		m.Data = t.mend(m.Data)
 	}
@@ -507,6 +509,11 @@ func (t *topic) status(refs int) TopicStatus {
 		Delivered: t.delivered.Load(),
 		Dropped:   t.dropped.Load(),
 		Resumes:   t.resumes.Load(),
+	}
+	if ns := t.lastAt.Load(); ns > 0 {
+		last := time.Unix(0, ns)
+		ts.LastMessage = &last
+		ts.AgeSeconds = time.Since(last).Seconds()
 	}
 	select {
 	case <-t.ready:

@@ -184,6 +184,22 @@ func (u *upstream) resync(topic string) bool {
 	return c != nil && c.Resync(topic)
 }
 
+// lag is the upstream client's last ping round trip.
+func (u *upstream) lag() time.Duration {
+	if c := u.client(); c != nil {
+		return c.Lag()
+	}
+	return 0
+}
+
+// quiet asks the upstream client whether topic is stale or silent.
+func (u *upstream) quiet(topic string) (stale, silent bool) {
+	if c := u.client(); c != nil {
+		return c.Stale(topic), c.Silent(topic)
+	}
+	return false, false
+}
+
 // trouble is the upstream's last failure and attempts.
 func (u *upstream) trouble() *trouble { return &u.issues }
 
