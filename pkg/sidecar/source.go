@@ -1,9 +1,9 @@
 package sidecar
 
 import (
-	"time"
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/wsfan/wsfan/pkg/client"
 )

@@ -1,8 +1,8 @@
 package sidecar
 
 import (
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"time"
