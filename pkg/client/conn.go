@@ -107,7 +107,10 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		var ne net.Error
 		timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 		if timedOut && c.ctx.Err() == nil {
-			return nil, fmt.Errorf("failed to dial %s: %w within %v: %w", shown, ErrTimeout, c.cfg.dialTimeout, err)
+			// The socket's own error (an i/o timeout, or "use of closed
+			// network connection" once ctx closed it) says nothing more.
+			return nil, fmt.Errorf("failed to dial %s: no answer to the connection or its WebSocket handshake within the dial timeout %v: %w",
+				shown, c.cfg.dialTimeout, ErrTimeout)
 		}
 		return nil, fmt.Errorf("failed to dial %s: %w", shown, err)
 	}
