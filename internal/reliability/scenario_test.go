@@ -25,8 +25,8 @@ import (
 type route int
 
 const (
-	direct      route = iota // SDK → proxy → exchange
-	viaSidecar               // SDK → sidecar → proxy → exchange
+	direct     route = iota // SDK → proxy → exchange
+	viaSidecar              // SDK → sidecar → proxy → exchange
 	routes
 )
 
@@ -41,7 +41,7 @@ type fault struct {
 // settings are a run's timings: the defaults for the table, fast ones
 // for the tests CI runs.
 type settings struct {
-	client   []client.Option     // the SDK's (directly), or the sidecar's upstream client's
+	client   []client.Option       // the SDK's (directly), or the sidecar's upstream client's
 	upstream func(*sidecar.Config) // the sidecar's settings beside them
 	warm     time.Duration         // traffic before the fault
 	hold     time.Duration         // how long the fault stays
