@@ -9,5 +9,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction(faultproxy.StrandedLatency))
+	var ignore []goleak.Option
+	for _, f := range faultproxy.Stranded {
+		ignore = append(ignore, goleak.IgnoreTopFunction(f))
+	}
+	goleak.VerifyTestMain(m, ignore...)
 }

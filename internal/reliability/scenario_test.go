@@ -61,6 +61,7 @@ type result struct {
 	calls     int
 	failed    int
 	failFast  time.Duration // the slowest failed call
+	late      int           // calls that returned over 100ms after their deadline
 	sentLate  int           // calls the exchange read after their caller's deadline
 	restored  bool          // every topic delivered after the heal
 	lastErr   error         // the last call's failure
@@ -212,6 +213,9 @@ func run(t *testing.T, rt route, f fault, s settings) result {
 			cancel()
 			callMu.Lock()
 			res.calls++
+			if took > s.callTTL+100*time.Millisecond {
+				res.late++
+			}
 			if err != nil {
 				res.failed++
 				res.failFast = max(res.failFast, took)
