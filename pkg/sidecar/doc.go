@@ -26,18 +26,36 @@
 //	/v1/status/stream  the same as SSE message events, once a second
 //	/metrics           Prometheus, wsfan_sidecar_* and the upstream's wsfan_client_*
 //	/healthz           200 while the process serves
-//	/readyz            200 while the upstream is connected, else 503
+//	/readyz            200 while the upstream is connected and not every
+//	                   topic is silent, else 503 saying why
 //
-// # Upstream reconnects
+// # Upstream failures
 //
-// The upstream client reconnects and resubscribes by itself; local clients
-// keep their connections and their streams simply resume. The reconnect is
-// surfaced, not hidden: /v1/status counts reconnects per topic and for the
-// upstream (with the time of the last one), wsfan_sidecar_upstream_resumes_total
-// counts them, and on SSE streams the first message of a topic after a
-// reconnect is marked "reconnected":true (with named events, a
-// "wsfan.reconnected" event goes first). The WebSocket streams carry no
-// extra frame, so a program written for the real server is unaffected.
+// A dead or black-holed upstream is noticed within UpstreamPing +
+// UpstreamPingTimeout (4s by default), and so is one whose pongs lag more
+// than the timeout behind its data; the lag is in /v1/status
+// (lag_seconds) and wsfan_client_lag_seconds{connection="upstream"}. The
+// upstream client then redials at once and at most UpstreamReconnectMax
+// apart (2s), and resubscribes every topic in one batch; local clients
+// keep their connections. While it is down, a forwarded call fails at
+// once with the last failure in its error (it is never held and sent
+// late), and a subscribe is accepted at once and subscribed when the
+// upstream is back.
+//
+// Every hole is told. /v1/status counts reconnects per topic and for the
+// upstream (with the time of the last one), and
+// wsfan_sidecar_upstream_resumes_total counts them. On SSE streams the
+// first message of a topic after a reconnect is marked
+// "reconnected":true (with named events, a "wsfan.reconnected" event
+// goes first), and one after a gap upstream is preceded by a gap mark. A
+// WebSocket client that asks (the handshake header Wsfan-Notify: gaps, or
+// ?notify=gaps; pkg/client asks by itself) gets a wsfan/gap notice before
+// such a message, naming the topic and the cause (protocol.GapNotice);
+// the SDK turns it into the flag it would have seen directly. A client
+// that does not ask gets the exchange's frames and nothing else, so a
+// program written for the real server is unaffected. A topic silent far
+// beyond its usual interval while others flow is marked stale in
+// /v1/status and resubscribed (client.WithStaleAfter).
 //
 // # Invariants
 //
