@@ -81,3 +81,25 @@ func topicStatus(st sidecar.Status, topic string) sidecar.TopicStatus {
 	}
 	return sidecar.TopicStatus{}
 }
+
+// An SSE stream opened while the upstream is down gets its headers at
+// once, not after the upstream is back; its topic is subscribed when it
+// is, and its first message is marked "reconnected": it was asked for
+// while the upstream was out of reach.
+func TestSSEWhileUpstreamDown(t *testing.T) {
+	r := newRig(t, thalex.Name, nil)
+	r.up.Stop()
+	waitFor(t, "the upstream down", func() bool { return !r.sc.Ready() })
+
+	start := time.Now()
+	st := openSSE(t, r.url+"/v1/stream?topic=ticker.DOWN.raw", "")
+	assert.Less(t, time.Since(start), 2*time.Second, "headers without waiting for the upstream")
+	assert.Contains(t, st.next(t).comment, "streaming ticker.DOWN.raw")
+
+	require.NoError(t, r.up.Start())
+	ctx := testutil.Context(t)
+	require.NoError(t, r.up.WaitSubscribers(ctx, "ticker.DOWN.raw", 1))
+	r.up.Publish("ticker.DOWN.raw", []byte(`{"n":1}`))
+	ev := st.next(t)
+	assert.JSONEq(t, `{"topic":"ticker.DOWN.raw","data":{"n":1},"reconnected":true}`, ev.data)
+}
