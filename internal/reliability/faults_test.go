@@ -50,6 +50,12 @@ func TestFaults(t *testing.T) {
 				assert.NotZero(t, res.noticed, "the fault was noticed")
 				assert.True(t, res.restored, "every topic delivers again after the heal")
 				assert.Zero(t, res.unmarked, "every hole is marked on the message after it (%d holes, %d lost)", res.holes, res.lost)
+				if rt == viaSidecar {
+					assert.NotZero(t, res.wsHoles, "the plain WebSocket program saw the outage")
+					assert.Zero(t, res.wsUnmarked, "a gap notice before every hole (%d holes)", res.wsHoles)
+					assert.NotZero(t, res.sseHoles, "the SSE stream saw the outage")
+					assert.Zero(t, res.sseUnmarked, "every hole marked on the SSE stream (%d holes)", res.sseHoles)
+				}
 				assert.Zero(t, res.sentLate, "no call reached the exchange after its caller gave up")
 				assert.NotZero(t, res.received)
 			})

@@ -66,6 +66,12 @@ type result struct {
 	restored  bool          // every topic delivered after the heal
 	lastErr   error         // the last call's failure
 	cause     string        // why the link was dropped, as the SDK (or the sidecar's status) said
+
+	// Behind the sidecar: the holes a plain WebSocket program (that
+	// asked for gap notices) and an SSE stream saw, and how many of them
+	// nothing marked.
+	wsHoles, wsUnmarked   int
+	sseHoles, sseUnmarked int
 }
 
 // Topic names and traffic: 7 topics, a round every 20 ms, about 350
@@ -129,6 +135,16 @@ func run(t *testing.T, rt route, f fault, s settings) result {
 	defer func() { _ = c.Close() }()
 	sub, err := c.Subscribe(ctx, topics, client.Buffer(1<<16), client.Overflow(client.Block))
 	require.NoError(t, err)
+	// Behind the sidecar, a plain WebSocket program that asked for gap
+	// notices and an SSE stream watch the same topics.
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	var wsHoles, sseHoles *holes
+	var wsDone, sseDone <-chan struct{}
+	if rt == viaSidecar {
+		wsHoles, wsDone = watchWS(t, watchCtx, sc.Addr, topics)
+		sseHoles, sseDone = watchSSE(t, watchCtx, sc.Addr, topics)
+	}
 	for _, topic := range topics {
 		require.NoError(t, exch.WaitSubscribers(ctx, topic, 1))
 	}
@@ -251,6 +267,13 @@ func run(t *testing.T, rt route, f fault, s settings) result {
 	sleep(ctx, 300*time.Millisecond) // what is in flight arrives
 	_ = c.Close()
 	<-consumed
+	if rt == viaSidecar {
+		stopWatching()
+		<-wsDone
+		<-sseDone
+		res.wsHoles, res.wsUnmarked = wsHoles.counts()
+		res.sseHoles, res.sseUnmarked = sseHoles.counts()
+	}
 
 	res.published = int(published.Load())
 	res.sentLate = int(sentLate.Load())

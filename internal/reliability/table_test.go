@@ -27,7 +27,7 @@ func TestTable(t *testing.T) {
 		t.Skip("set WSFAN_RELIABILITY=1 to measure the table (about four minutes)")
 	}
 	var rows strings.Builder
-	rows.WriteString("| route | fault | noticed after | noticed as | back after heal | lost | holes, unmarked | calls failed, slowest failure | answered late | sent late |\n")
+	rows.WriteString("| route | fault | noticed after | noticed as | back after heal | lost | holes, unmarked: SDK · WS · SSE | calls failed, slowest failure | answered late | sent late |\n")
 	rows.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for rt := range routes {
 		for _, f := range tableFaults {
@@ -41,9 +41,13 @@ func TestTable(t *testing.T) {
 			} else {
 				back = fmt.Sprintf("not within %v", defaults.settle)
 			}
-			fmt.Fprintf(&rows, "| %s | %s | %s | %s | %s | %d of %d | %d, %d | %d of %d, %v | %d | %d |\n",
+			holes := fmt.Sprintf("%d, %d", res.holes, res.unmarked)
+			if rt == viaSidecar {
+				holes += fmt.Sprintf(" · %d, %d · %d, %d", res.wsHoles, res.wsUnmarked, res.sseHoles, res.sseUnmarked)
+			}
+			fmt.Fprintf(&rows, "| %s | %s | %s | %s | %s | %d of %d | %s | %d of %d, %v | %d | %d |\n",
 				rt, f.name, noticed, shortCause(res.cause), back, res.lost, res.published,
-				res.holes, res.unmarked, res.failed, res.calls, res.failFast.Round(time.Millisecond), res.late, res.sentLate)
+				holes, res.failed, res.calls, res.failFast.Round(time.Millisecond), res.late, res.sentLate)
 		}
 	}
 	t.Logf("\n%s", rows.String())
