@@ -43,16 +43,16 @@ func rpcServer(b *testing.B) *exchangetest.Server {
 	}
 	srv := exchangetest.NewServer(ethereum.Name)
 	b.Cleanup(srv.Close)
-	srv.Handle("bench_payload", func(params json.RawMessage) (any, *exchangetest.RPCError) {
+	srv.Handle("bench_payload", func(params json.RawMessage) (any, *protocol.Error) {
 		if p, ok := bySize[string(params)]; ok {
 			return p, nil
 		}
-		return nil, &exchangetest.RPCError{Code: -32602, Message: "unknown size " + string(params)}
+		return nil, &protocol.Error{Code: -32602, Message: "unknown size " + string(params)}
 	})
-	srv.Handle("eth_getLogs", func(params json.RawMessage) (any, *exchangetest.RPCError) {
+	srv.Handle("eth_getLogs", func(params json.RawMessage) (any, *protocol.Error) {
 		var ps []struct{ N int }
 		if json.Unmarshal(params, &ps) != nil || len(ps) != 1 || ps[0].N > 10000 {
-			return nil, &exchangetest.RPCError{Code: -32602, Message: "want [{\"n\":N}]"}
+			return nil, &protocol.Error{Code: -32602, Message: "want [{\"n\":N}]"}
 		}
 		return json.RawMessage(Logs(ps[0].N)), nil
 	})

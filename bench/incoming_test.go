@@ -28,7 +28,7 @@ func BenchmarkIncoming(b *testing.B) {
 		b.Run(fmt.Sprintf("ticker/subs=%d", n), func(b *testing.B) {
 			srv := exchangetest.NewServer(thalex.Name)
 			b.Cleanup(srv.Close)
-			c := dialWsfan(b, srv, client.WithBufferSize(8192))
+			c := dialWsfan(b, srv, client.Buffer(8192))
 			topics := topicNames(thalex.Protocol(), n)
 			sub, err := c.Subscribe(setupCtx(b), topics)
 			if err != nil {

@@ -23,7 +23,7 @@ import (
 func BenchmarkNotify(b *testing.B) {
 	b.Run("impl=wsfan", func(b *testing.B) {
 		srv := notifyServer(b)
-		c := dialWsfan(b, srv, client.WithBufferSize(8192))
+		c := dialWsfan(b, srv, client.Buffer(8192))
 		sub, err := c.Subscribe(setupCtx(b), []string{"newHeads"})
 		if err != nil {
 			b.Fatal(err)

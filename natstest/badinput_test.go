@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/pkg/client"
-	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/natsbridge"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // A member that cannot lead joining a group nobody created fails at
@@ -167,9 +167,9 @@ func TestRefusedTopicEndsSubscriptions(t *testing.T) {
 func TestCallsGoThroughTheLeader(t *testing.T) {
 	ns := startNATS(t)
 	ex := exchange(t)
-	ex.Handle("public/echo", func(params json.RawMessage) (any, *exchangetest.RPCError) { return params, nil })
-	ex.Handle("public/fail", func(json.RawMessage) (any, *exchangetest.RPCError) {
-		return nil, &exchangetest.RPCError{Code: 7, Message: "no such thing"}
+	ex.Handle("public/echo", func(params json.RawMessage) (any, *protocol.Error) { return params, nil })
+	ex.Handle("public/fail", func(json.RawMessage) (any, *protocol.Error) {
+		return nil, &protocol.Error{Code: 7, Message: "no such thing"}
 	})
 	policy := natsbridge.WithCallPolicy(func(method string) error {
 		if method == "public/login" {

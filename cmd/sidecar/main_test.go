@@ -22,6 +22,7 @@ import (
 
 	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // TestMain runs main itself when a test starts this binary as the
@@ -210,11 +211,11 @@ func TestTerminateAnswersCallsInFlight(t *testing.T) {
 	defer up.Close()
 	release := make(chan struct{})
 	defer close(release)
-	up.Handle("public/quick", func(json.RawMessage) (any, *exchangetest.RPCError) {
+	up.Handle("public/quick", func(json.RawMessage) (any, *protocol.Error) {
 		time.Sleep(300 * time.Millisecond)
 		return "done", nil
 	})
-	up.Handle("public/never", func(json.RawMessage) (any, *exchangetest.RPCError) {
+	up.Handle("public/never", func(json.RawMessage) (any, *protocol.Error) {
 		<-release
 		return "too late", nil
 	})

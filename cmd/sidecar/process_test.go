@@ -19,6 +19,7 @@ import (
 
 	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // program is the sidecar program running in a process of its own,
@@ -165,7 +166,7 @@ func TestProgramDrainsOnSIGTERM(t *testing.T) {
 	t.Cleanup(up.Close)
 	release := make(chan struct{})
 	defer close(release)
-	up.Handle("public/never", func(json.RawMessage) (any, *exchangetest.RPCError) {
+	up.Handle("public/never", func(json.RawMessage) (any, *protocol.Error) {
 		<-release
 		return "too late", nil
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 )
 
@@ -101,7 +102,7 @@ func run(t *testing.T, rt route, f fault, s settings) result {
 	exch := exchangetest.NewServer(deribit.Name)
 	t.Cleanup(exch.Close)
 	var sentLate atomic.Int64
-	exch.Handle("private/buy", func(params json.RawMessage) (any, *exchangetest.RPCError) {
+	exch.Handle("private/buy", func(params json.RawMessage) (any, *protocol.Error) {
 		var p struct {
 			Deadline int64 `json:"deadline"`
 		}

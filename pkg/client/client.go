@@ -100,7 +100,10 @@ type Client struct {
 func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
-		o(&cfg)
+		o.applyClient(&cfg)
+	}
+	if cfg.err != nil {
+		return nil, cfg.err
 	}
 	if cfg.protocol == nil {
 		return nil, errors.New("client: no protocol: pass WithProtocol with an exchange package's Protocol(), such as WithProtocol(thalex.Protocol())")
@@ -110,9 +113,6 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		if err := ch.Check(); err != nil {
 			return nil, err
 		}
-	}
-	if cfg.bufferSize < 1 {
-		cfg.bufferSize = 1
 	}
 	dialURL, header := basicAuthFromURL(url, cfg.header)
 	header = askGapNotices(header)

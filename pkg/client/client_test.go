@@ -17,6 +17,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/ethereal"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
@@ -134,9 +135,9 @@ func TestCallCorrelatesResultsAndErrors(t *testing.T) {
 		}
 		t.Run(d.name, func(t *testing.T) {
 			srv := newServer(t, d.server)
-			srv.Handle("echo", func(params json.RawMessage) (any, *exchangetest.RPCError) { return params, nil })
-			srv.Handle("fail", func(json.RawMessage) (any, *exchangetest.RPCError) {
-				return nil, &exchangetest.RPCError{Code: 10001, Message: "insufficient funds"}
+			srv.Handle("echo", func(params json.RawMessage) (any, *protocol.Error) { return params, nil })
+			srv.Handle("fail", func(json.RawMessage) (any, *protocol.Error) {
+				return nil, &protocol.Error{Code: 10001, Message: "insufficient funds"}
 			})
 			c := dial(t, srv, d.proto())
 			ctx := testutil.Context(t)
@@ -201,7 +202,7 @@ func TestTwoSubscriptionsOfOneTopicEachGetEveryMessage(t *testing.T) {
 
 func TestCloseFailsPendingCallsAndClosesSubscriptions(t *testing.T) {
 	srv := newServer(t, thalex.Name)
-	srv.Handle("slow", func(json.RawMessage) (any, *exchangetest.RPCError) { return "late", nil })
+	srv.Handle("slow", func(json.RawMessage) (any, *protocol.Error) { return "late", nil })
 	c := dial(t, srv, dialects[0].proto())
 	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{dialects[0].topics[0]})

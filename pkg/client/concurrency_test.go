@@ -12,7 +12,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
-	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // TestManyGoroutinesCallSubscribeAndUnsubscribe runs 100 goroutines that
@@ -22,7 +22,7 @@ func TestManyGoroutinesCallSubscribeAndUnsubscribe(t *testing.T) {
 	for _, d := range dialects[:3] {
 		t.Run(d.name, func(t *testing.T) {
 			srv := newServer(t, d.server)
-			srv.Handle("echo", func(p json.RawMessage) (any, *exchangetest.RPCError) { return p, nil })
+			srv.Handle("echo", func(p json.RawMessage) (any, *protocol.Error) { return p, nil })
 			// 100 subscribe requests at once: over Deribit's own limit,
 			// which the client keeps by default (the test exchange does
 			// not): this test is about concurrency, not pacing.
@@ -76,7 +76,7 @@ func TestManyGoroutinesCallSubscribeAndUnsubscribe(t *testing.T) {
 // the two happens; every call gets its own answer.
 func TestLoneAndConcurrentCallsMixed(t *testing.T) {
 	srv := newServer(t, dialects[0].server)
-	srv.Handle("echo", func(p json.RawMessage) (any, *exchangetest.RPCError) { return p, nil })
+	srv.Handle("echo", func(p json.RawMessage) (any, *protocol.Error) { return p, nil })
 	c := dial(t, srv, dialects[0].proto())
 	ctx := testutil.Context(t)
 	var wg sync.WaitGroup

@@ -28,7 +28,7 @@ type heldValue struct {
 func TestDecodedValuesPinNothing(t *testing.T) {
 	const n = 20_000
 	srv := newServer(t, thalex.Name)
-	c := dial(t, srv, dialects[0].proto(), client.WithOverflow(client.Block))
+	c := dial(t, srv, dialects[0].proto(), client.Overflow(client.Block))
 	sub, err := c.Subscribe(testutil.Context(t), []string{"ticker.A.raw"})
 	require.NoError(t, err)
 	pad := strings.Repeat("x", 1000)

@@ -1,11 +1,10 @@
 package client
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/wsfan/wsfan/internal/format"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Sentinel errors. Every error the client returns wraps one of these or is
@@ -45,22 +44,10 @@ var (
 	ErrLoginRefused = errors.New("wsfan: login refused")
 )
 
-// RPCError is an error object returned by the server in place of a result.
-type RPCError struct {
-	Code    int             `json:"code"`           // the error's code, as the server sent it
-	Message string          `json:"message"`        // the server's message
-	Data    json.RawMessage `json:"data,omitempty"` // the error's data member, raw JSON; nil when absent
-}
-
-func (e *RPCError) Error() string {
-	if e.Code == 0 && len(e.Data) == 0 { // a named code (Ethereal) or a malformed error object
-		return "rpc error: " + e.Message
-	}
-	if len(e.Data) > 0 {
-		return fmt.Sprintf("rpc error %d: %s (%s)", e.Code, e.Message, e.Data)
-	}
-	return fmt.Sprintf("rpc error %d: %s", e.Code, e.Message)
-}
+// RPCError is an error object the server returned in place of a result:
+// protocol.Error, the wire's one error type, under the name a caller of
+// Call looks for (errors.As(err, &rpcErr) with rpcErr *client.RPCError).
+type RPCError = protocol.Error
 
 // parseRPCError decodes an error object: JSON-RPC's {"code":int,
 // "message":…}, or a status refusal whose code is a name (Ethereal's

@@ -15,7 +15,7 @@ func newBenchClient(p protocol.Protocol, opts ...Option) *Client {
 	cfg := defaultConfig()
 	cfg.protocol = p
 	for _, o := range opts {
-		o(&cfg)
+		o.applyClient(&cfg)
 	}
 	return &Client{
 		cfg:    cfg,

@@ -13,7 +13,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
-	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // badFrame is a frame a server should never send, and the drop reason it
@@ -88,7 +88,7 @@ func TestBadInputIsDroppedAndCounted(t *testing.T) {
 	for _, d := range dialects {
 		t.Run(d.name, func(t *testing.T) {
 			srv := newServer(t, d.server)
-			srv.Handle("echo", func(p json.RawMessage) (any, *exchangetest.RPCError) { return p, nil })
+			srv.Handle("echo", func(p json.RawMessage) (any, *protocol.Error) { return p, nil })
 			reg := prometheus.NewRegistry()
 			c := dial(t, srv, d.proto(), client.WithMetrics(reg, "x"))
 			ctx := testutil.Context(t)
@@ -192,8 +192,8 @@ func TestErrorObjectWhereResultExpected(t *testing.T) {
 	for _, d := range dialects[:3] {
 		t.Run(d.name, func(t *testing.T) {
 			srv := newServer(t, d.server)
-			srv.Handle("fail", func(json.RawMessage) (any, *exchangetest.RPCError) {
-				return nil, &exchangetest.RPCError{Code: -32000, Message: "boom", Data: map[string]int{"x": 1}}
+			srv.Handle("fail", func(json.RawMessage) (any, *protocol.Error) {
+				return nil, protocol.NewError(-32000, "boom", map[string]int{"x": 1})
 			})
 			c := dial(t, srv, d.proto())
 			var out struct{ A int }

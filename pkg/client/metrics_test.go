@@ -16,7 +16,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
-	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
@@ -24,12 +24,12 @@ import (
 func TestMetricsReadBack(t *testing.T) {
 	d := dialects[0]
 	srv := newServer(t, d.server)
-	srv.Handle("echo", func(p json.RawMessage) (any, *exchangetest.RPCError) { return p, nil })
-	srv.Handle("fail", func(json.RawMessage) (any, *exchangetest.RPCError) {
-		return nil, &exchangetest.RPCError{Code: 7, Message: "no"}
+	srv.Handle("echo", func(p json.RawMessage) (any, *protocol.Error) { return p, nil })
+	srv.Handle("fail", func(json.RawMessage) (any, *protocol.Error) {
+		return nil, &protocol.Error{Code: 7, Message: "no"}
 	})
 	reg := prometheus.NewRegistry()
-	c := dial(t, srv, d.proto(), fastBackoff(), client.WithMetrics(reg, "feed"), client.WithBufferSize(4))
+	c := dial(t, srv, d.proto(), fastBackoff(), client.WithMetrics(reg, "feed"), client.Buffer(4))
 	ctx := testutil.Context(t)
 	conn := map[string]string{"connection": "feed"}
 	get := func(name string) float64 { return metric(t, reg, name, conn) }

@@ -59,8 +59,15 @@ func (p OverflowPolicy) String() string {
 // subscriptions holding a private topic end with the error.
 type OnConnect func(ctx context.Context, c *Client) error
 
-// Option configures Dial.
-type Option func(*config)
+// Option configures Dial (and DialPool). The delivery options (Buffer,
+// Overflow, PendingBytes) are Options too: given to Dial they set the
+// default of every subscription.
+type Option interface{ applyClient(*config) }
+
+// clientOption is an Option that sets the client's config.
+type clientOption func(*config)
+
+func (f clientOption) applyClient(c *config) { f(c) }
 
 type config struct {
 	protocol         protocol.Protocol
@@ -72,9 +79,7 @@ type config struct {
 	metricsName      string
 	backoff          func() backoff.BackOff
 	healthyAfter     time.Duration
-	bufferSize       int
-	overflow         OverflowPolicy
-	pendingBytes     int
+	delivery         subConfig // every subscription's defaults: Buffer, Overflow, PendingBytes given to Dial
 	retryFirst       bool
 	readLimit        int64
 	pingInterval     time.Duration
@@ -91,6 +96,7 @@ type config struct {
 	staleFloor       time.Duration // stale.go
 	pace             *pacer        // pace.go; nil without limits
 	paceSet          bool          // WithRateLimit was given: the exchange's limits are not applied
+	err              error         // an option's value refused, returned by Dial
 }
 
 func defaultConfig() config {
@@ -99,9 +105,7 @@ func defaultConfig() config {
 		metricsName:    "default",
 		backoff:        reconnectWait(defaultFirstWait, defaultMaxWait),
 		healthyAfter:   time.Second,
-		bufferSize:     1024,
-		overflow:       DropOldest,
-		pendingBytes:   64 << 20,
+		delivery:       subConfig{buffer: 1024, overflow: DropOldest, pendingBytes: 64 << 20},
 		readLimit:      32 << 20,
 		pingInterval:   time.Second,
 		pongTimeout:    3 * time.Second,
@@ -141,33 +145,37 @@ func reconnectWait(first, most time.Duration) func() backoff.BackOff {
 // WithProtocol sets the wire dialect: an exchange package's client half,
 // such as thalex.Protocol() or deribit.Protocol(). Required: Dial refuses
 // to guess the exchange.
-func WithProtocol(p protocol.Protocol) Option { return func(c *config) { c.protocol = p } }
+func WithProtocol(p protocol.Protocol) Option {
+	return clientOption(func(c *config) { c.protocol = p })
+}
 
 // WithHeader adds HTTP headers to the WebSocket handshake. Default: none.
-func WithHeader(h http.Header) Option { return func(c *config) { c.header = h.Clone() } }
+func WithHeader(h http.Header) Option { return clientOption(func(c *config) { c.header = h.Clone() }) }
 
 // WithDialer sets the gorilla dialer whose proxy, buffer sizes and
 // handshake timeout are used. Default: a dialer with 64 KiB read and
 // write buffers and the proxy from the environment.
-func WithDialer(d *websocket.Dialer) Option { return func(c *config) { c.dialer = d } }
+func WithDialer(d *websocket.Dialer) Option { return clientOption(func(c *config) { c.dialer = d }) }
 
 // WithTLSConfig sets the TLS configuration for wss:// URLs. Default: Go's.
-func WithTLSConfig(t *tls.Config) Option { return func(c *config) { c.tls = t } }
+func WithTLSConfig(t *tls.Config) Option { return clientOption(func(c *config) { c.tls = t }) }
 
 // WithLogger sets the logger for state changes and errors (never one line
 // per frame). Default: zap.NewNop().
-func WithLogger(l *zap.Logger) Option { return func(c *config) { c.logger = l } }
+func WithLogger(l *zap.Logger) Option { return clientOption(func(c *config) { c.logger = l }) }
 
 // WithMetrics registers wsfan_client_* metrics on r, labelled with
 // connection=name. Default: no metrics.
 func WithMetrics(r prometheus.Registerer, name string) Option {
-	return func(c *config) { c.registerer, c.metricsName = r, name }
+	return clientOption(func(c *config) { c.registerer, c.metricsName = r, name })
 }
 
 // WithBackoff sets the reconnect backoff; a fresh one is made per outage,
 // and backoff.Stop ends reconnecting (the client then closes with
 // ErrConnectionLost). Default: WithReconnectWait(100ms, 2s).
-func WithBackoff(f func() backoff.BackOff) Option { return func(c *config) { c.backoff = f } }
+func WithBackoff(f func() backoff.BackOff) Option {
+	return clientOption(func(c *config) { c.backoff = f })
+}
 
 // WithReconnectWait sets the waits between reconnect attempts: about
 // first, doubling on each failed attempt, each drawn within ±50% of its
@@ -176,12 +184,12 @@ func WithBackoff(f func() backoff.BackOff) Option { return func(c *config) { c.b
 // dial already under way on the dead network runs out its dial timeout
 // first). Default: 100ms to 2s.
 func WithReconnectWait(first, most time.Duration) Option {
-	return func(c *config) {
+	return clientOption(func(c *config) {
 		if most <= 0 {
 			most = defaultMaxWait
 		}
 		c.backoff = reconnectWait(max(first, time.Millisecond), most)
-	}
+	})
 }
 
 // WithHealthyAfter sets how long a connection must stay up, once it has
@@ -190,21 +198,9 @@ func WithReconnectWait(first, most time.Duration) Option {
 // outage left them, so a server that accepts connections and drops them
 // at once is dialed at most once per max wait, never in a tight loop.
 // Default: 1s.
-func WithHealthyAfter(d time.Duration) Option { return func(c *config) { c.healthyAfter = d } }
-
-// WithBufferSize sets how many messages a subscription buffers by default
-// (Buffer overrides it per subscription). Default: 1024.
-func WithBufferSize(n int) Option { return func(c *config) { c.bufferSize = n } }
-
-// WithOverflow sets the default of what happens when a subscription's
-// buffer is full (Overflow overrides it per subscription). Default:
-// DropOldest.
-func WithOverflow(p OverflowPolicy) Option { return func(c *config) { c.overflow = p } }
-
-// WithPendingBytes sets the default bound on the bytes of message data
-// waiting in a subscription's buffer (PendingBytes overrides it per
-// subscription); n <= 0 bounds only the message count. Default: 64 MiB.
-func WithPendingBytes(n int) Option { return func(c *config) { c.pendingBytes = n } }
+func WithHealthyAfter(d time.Duration) Option {
+	return clientOption(func(c *config) { c.healthyAfter = d })
+}
 
 // WithRetryOnFailedConnect makes Dial return at once even when the
 // first connection cannot be made: the client keeps dialing with the
@@ -216,11 +212,11 @@ func WithPendingBytes(n int) Option { return func(c *config) { c.pendingBytes = 
 // FlagReconnected). Calls fail at once with ErrConnectionLost, naming
 // the last failure, until connected. Default: off: Dial fails if the
 // first dial does, and Subscribe waits for a reconnect within its ctx.
-func WithRetryOnFailedConnect() Option { return func(c *config) { c.retryFirst = true } }
+func WithRetryOnFailedConnect() Option { return clientOption(func(c *config) { c.retryFirst = true }) }
 
 // WithReadLimit sets the largest frame accepted; a larger one is discarded,
 // counted and logged, and the connection stays up. Default: 32 MiB.
-func WithReadLimit(n int64) Option { return func(c *config) { c.readLimit = n } }
+func WithReadLimit(n int64) Option { return clientOption(func(c *config) { c.readLimit = n }) }
 
 // WithPing sets the WebSocket ping interval and the pong timeout, which
 // is also the lag threshold. Each ping carries its send time and its pong
@@ -232,22 +228,30 @@ func WithReadLimit(n int64) Option { return func(c *config) { c.readLimit = n } 
 // delivers data. interval 0 disables pings. Default: 1s, 3s, so a dead
 // or black-holed link is noticed within 4s.
 func WithPing(interval, timeout time.Duration) Option {
-	return func(c *config) { c.pingInterval, c.pongTimeout = interval, timeout }
+	return clientOption(func(c *config) { c.pingInterval, c.pongTimeout = interval, timeout })
 }
 
 // WithIdleTimeout drops a connection on which no frame arrived for d.
 // Default: 0, off (quiet feeds are normal; pings catch dead peers).
-func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idleTimeout = d } }
+func WithIdleTimeout(d time.Duration) Option {
+	return clientOption(func(c *config) { c.idleTimeout = d })
+}
 
 // WithRequestTimeout bounds every Call and Subscribe whose context has no
 // earlier deadline, and every acknowledgement on reconnect. Default: 30s.
-func WithRequestTimeout(d time.Duration) Option { return func(c *config) { c.requestTimeout = d } }
+func WithRequestTimeout(d time.Duration) Option {
+	return clientOption(func(c *config) { c.requestTimeout = d })
+}
 
 // WithDialTimeout bounds each dial, handshake included. Default: 5s.
-func WithDialTimeout(d time.Duration) Option { return func(c *config) { c.dialTimeout = d } }
+func WithDialTimeout(d time.Duration) Option {
+	return clientOption(func(c *config) { c.dialTimeout = d })
+}
 
 // WithWriteTimeout bounds each write to the connection. Default: 10s.
-func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.writeTimeout = d } }
+func WithWriteTimeout(d time.Duration) Option {
+	return clientOption(func(c *config) { c.writeTimeout = d })
+}
 
 // WithResubscribeChunk sets how many topics one subscribe or unsubscribe
 // request (or one batch array) carries, a restore's included, for a
@@ -255,20 +259,24 @@ func WithWriteTimeout(d time.Duration) Option { return func(c *config) { c.write
 // chunk of a round still goes out in one write. Default: 0, the
 // dialect's own limit (deribit.MaxChannels and deribit.MaxFrameBytes,
 // ethereum.MaxBatch; none for Thalex and Ethereal).
-func WithResubscribeChunk(n int) Option { return func(c *config) { c.resubscribeChunk = n } }
+func WithResubscribeChunk(n int) Option {
+	return clientOption(func(c *config) { c.resubscribeChunk = n })
+}
 
 // WithResubscribeOnGap resubscribes a sequenced topic (Deribit book,
 // Ethereal L2Book) when a gap is detected, so the server sends a fresh
 // snapshot. Default: false (the Gap event and flag are still raised).
-func WithResubscribeOnGap(on bool) Option { return func(c *config) { c.resubscribeGap = on } }
+func WithResubscribeOnGap(on bool) Option {
+	return clientOption(func(c *config) { c.resubscribeGap = on })
+}
 
 // WithOnConnect sets a hook run on every connection before subscriptions
 // are restored. Default: none.
-func WithOnConnect(f OnConnect) Option { return func(c *config) { c.onConnect = f } }
+func WithOnConnect(f OnConnect) Option { return clientOption(func(c *config) { c.onConnect = f }) }
 
 // WithEventBuffer sets the capacity of the Events channel; when it is
 // full the oldest event is dropped. Default: 256.
-func WithEventBuffer(n int) Option { return func(c *config) { c.eventBuffer = n } }
+func WithEventBuffer(n int) Option { return clientOption(func(c *config) { c.eventBuffer = n }) }
 
 // WithStaleAfter sets when a topic is stale: silent for factor times its
 // median interval (over its last 16), and at least floor, while other
@@ -277,5 +285,5 @@ func WithEventBuffer(n int) Option { return func(c *config) { c.eventBuffer = n 
 // message is flagged FlagStale. It is judged again after its next
 // message. factor 0 turns it off. Default: 10, 5s.
 func WithStaleAfter(factor int, floor time.Duration) Option {
-	return func(c *config) { c.staleFactor, c.staleFloor = factor, floor }
+	return clientOption(func(c *config) { c.staleFactor, c.staleFloor = factor, floor })
 }

@@ -31,7 +31,7 @@ func TestStalledConsumerDoesNotDelayOthers(t *testing.T) {
 
 func stalledConsumer(t *testing.T, sent, buffer int, policy client.OverflowPolicy) {
 	srv := newServer(t, thalex.Name)
-	c := dial(t, srv, dialects[0].proto(), client.WithBufferSize(buffer), client.WithOverflow(policy))
+	c := dial(t, srv, dialects[0].proto(), client.Buffer(buffer), client.Overflow(policy))
 	ctx := testutil.Context(t)
 	stalled, err := c.Subscribe(ctx, []string{"ticker.STALLED.raw"})
 	require.NoError(t, err)
@@ -85,7 +85,7 @@ func stalledConsumer(t *testing.T, sent, buffer int, policy client.OverflowPolic
 // consumer, and Unsubscribe releases a reader blocked on it.
 func TestBlockPolicyDeliversEverything(t *testing.T) {
 	srv := newServer(t, thalex.Name)
-	c := dial(t, srv, dialects[0].proto(), client.WithBufferSize(2), client.WithOverflow(client.Block))
+	c := dial(t, srv, dialects[0].proto(), client.Buffer(2), client.Overflow(client.Block))
 	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"})
 	require.NoError(t, err)
@@ -260,7 +260,7 @@ func TestBufferBeyondChannel(t *testing.T) {
 	for _, policy := range []client.OverflowPolicy{client.DropNewest, client.Block} {
 		t.Run(policy.String(), func(t *testing.T) {
 			srv := newServer(t, thalex.Name)
-			c := dial(t, srv, dialects[0].proto(), client.WithOverflow(policy))
+			c := dial(t, srv, dialects[0].proto(), client.Overflow(policy))
 			ctx := testutil.Context(t)
 			sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"})
 			require.NoError(t, err)
@@ -286,7 +286,7 @@ func TestBufferBeyondChannel(t *testing.T) {
 func TestBlockBeyondChannelWithSlowConsumer(t *testing.T) {
 	const sent = 3000
 	srv := newServer(t, thalex.Name)
-	c := dial(t, srv, dialects[0].proto(), client.WithBufferSize(200), client.WithOverflow(client.Block))
+	c := dial(t, srv, dialects[0].proto(), client.Buffer(200), client.Overflow(client.Block))
 	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"})
 	require.NoError(t, err)

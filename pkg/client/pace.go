@@ -58,17 +58,18 @@ const (
 // Default: the limits the exchange documents for every account
 // (protocol.Paced: Deribit's subscriptions, deribit.ClientSubscribeLimit);
 // WithRateLimit replaces them, and WithRateLimit() with no limit turns
-// them off. It panics if a limit's Rate or Burst is not positive.
+// them off. A limit whose Rate or Burst is not positive makes Dial fail.
 func WithRateLimit(limits ...RateLimit) Option {
-	for _, l := range limits {
-		if !(l.Rate > 0) || l.Burst <= 0 {
-			panic(fmt.Sprintf("wsfan: WithRateLimit: Rate %v and Burst %d must be positive", l.Rate, l.Burst))
+	return clientOption(func(c *config) {
+		for _, l := range limits {
+			if !(l.Rate > 0) || l.Burst <= 0 {
+				c.err = fmt.Errorf("wsfan: WithRateLimit: Rate %v and Burst %d must be positive", l.Rate, l.Burst)
+				return
+			}
 		}
-	}
-	return func(c *config) {
 		c.paceSet = true
 		c.addLimits(limits)
-	}
+	})
 }
 
 // addLimits adds limits to the config's pacer.

@@ -35,7 +35,7 @@ func deribitLimits() Option {
 func newPacer(opts ...Option) *pacer {
 	cfg := defaultConfig()
 	for _, o := range opts {
-		o(&cfg)
+		o.applyClient(&cfg)
 	}
 	return cfg.pace
 }
@@ -68,9 +68,15 @@ func TestPacerWaitEndsWithTheClient(t *testing.T) {
 	assert.ErrorIs(t, p.wait(context.Background(), client, "m"), ErrClosed)
 }
 
-func TestWithRateLimitPanicsOnNonsense(t *testing.T) {
-	assert.Panics(t, func() { WithRateLimit(RateLimit{Rate: 0, Burst: 1}) })
-	assert.Panics(t, func() { WithRateLimit(RateLimit{Rate: 1, Burst: 0}) })
+// A limit that cannot be kept makes Dial fail, naming it, before any
+// dial; it never panics.
+func TestWithRateLimitRefusesNonsense(t *testing.T) {
+	for _, l := range []RateLimit{{Rate: 0, Burst: 1}, {Rate: 1, Burst: 0}} {
+		c, err := Dial(context.Background(), "ws://127.0.0.1:1/", WithRateLimit(l))
+		assert.Nil(t, c)
+		assert.ErrorContains(t, err, "WithRateLimit: Rate")
+		assert.ErrorContains(t, err, "must be positive")
+	}
 }
 
 // BenchmarkPaceUnlimited is what a limit costs a call while it has

@@ -13,6 +13,7 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
@@ -27,7 +28,7 @@ func TestRateLimitPacesABurst(t *testing.T) {
 	const calls, rate = 1000, 50
 	clk := clock.NewFake(t0)
 	srv := newServer(t, thalex.Name, exchangetest.WithRateLimit(rate, 1), exchangetest.WithClock(clk.Now))
-	srv.Handle("public/time", func(json.RawMessage) (any, *exchangetest.RPCError) { return 1, nil })
+	srv.Handle("public/time", func(json.RawMessage) (any, *protocol.Error) { return 1, nil })
 	c := dial(t, srv, thalex.Protocol(thalex.WithNotices(false)),
 		client.WithRateLimit(client.RateLimit{Rate: rate, Burst: 1}), client.WithPaceClock(clk))
 
@@ -68,7 +69,7 @@ func TestRateLimitPacesABurst(t *testing.T) {
 func TestRateLimitChargesTheRestore(t *testing.T) {
 	clk := clock.NewFake(t0)
 	srv := newServer(t, thalex.Name)
-	srv.Handle("public/time", func(json.RawMessage) (any, *exchangetest.RPCError) { return 1, nil })
+	srv.Handle("public/time", func(json.RawMessage) (any, *protocol.Error) { return 1, nil })
 	// 3 credits: 1 for the subscribe, 1 for the restore, 1 for a call.
 	c := dial(t, srv, thalex.Protocol(thalex.WithNotices(false)), fastBackoff(),
 		client.WithRateLimit(client.RateLimit{Rate: 1, Burst: 3}), client.WithPaceClock(clk))
@@ -96,7 +97,7 @@ func TestRateLimitChargesTheRestore(t *testing.T) {
 func TestRateLimitWaitEndsWithTheContext(t *testing.T) {
 	clk := clock.NewFake(t0)
 	srv := newServer(t, thalex.Name)
-	srv.Handle("public/time", func(json.RawMessage) (any, *exchangetest.RPCError) { return 1, nil })
+	srv.Handle("public/time", func(json.RawMessage) (any, *protocol.Error) { return 1, nil })
 	c := dial(t, srv, thalex.Protocol(thalex.WithNotices(false)),
 		client.WithRateLimit(client.RateLimit{Rate: 1, Burst: 1}), client.WithPaceClock(clk))
 	ctx := testutil.Context(t)

@@ -48,7 +48,7 @@ func DialPool(ctx context.Context, url string, perConnection int, opts ...Option
 	}
 	cfg := defaultConfig()
 	for _, o := range opts {
-		o(&cfg)
+		o.applyClient(&cfg)
 	}
 	p := &Pool{
 		url:    url,
@@ -70,11 +70,11 @@ func (p *Pool) open(ctx context.Context) (*Client, error) {
 	i := len(p.members)
 	opts := p.opts
 	if i > 0 {
-		opts = append(opts[:len(opts):len(opts)], func(c *config) {
+		opts = append(opts[:len(opts):len(opts)], clientOption(func(c *config) {
 			if c.registerer != nil {
 				c.metricsName = fmt.Sprintf("%s-%d", c.metricsName, i)
 			}
-		})
+		}))
 	}
 	c, err := Dial(ctx, p.url, opts...)
 	if err != nil {

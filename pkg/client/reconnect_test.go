@@ -30,7 +30,7 @@ func TestServerKilledFailsPendingCallsAtOnce(t *testing.T) {
 		for _, d := range dialects[:3] { // Ethereal has no calls
 			t.Run(kill+"/"+d.name, func(t *testing.T) {
 				srv := newServer(t, d.server)
-				srv.Handle("slow", func(json.RawMessage) (any, *exchangetest.RPCError) { return "late", nil })
+				srv.Handle("slow", func(json.RawMessage) (any, *protocol.Error) { return "late", nil })
 				// The outage lasts until the test says so: the delay only
 				// keeps the reconnect away while the call's delay is reset.
 				c := dial(t, srv, d.proto(), constantBackoff(50*time.Millisecond))
@@ -195,7 +195,7 @@ func TestThousandTopicsRestored(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := dialects[tc.dialect]
 			var srvOpts []exchangetest.Option
-			opts := []client.Option{fastBackoff(), client.WithBufferSize(2 * n)}
+			opts := []client.Option{fastBackoff(), client.Buffer(2 * n)}
 			if tc.chunk > 0 {
 				srvOpts = append(srvOpts, exchangetest.WithBatchCap(tc.chunk))
 				opts = append(opts, client.WithResubscribeChunk(tc.chunk))

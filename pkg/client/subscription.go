@@ -57,7 +57,7 @@ type Subscription struct {
 }
 
 // channelSlots is the most slots a subscription's channel has; the rest
-// of its buffer (Buffer, WithBufferSize) is allocated only while its
+// of its buffer (Buffer, per subscription or as Dial's default) is allocated only while its
 // consumer is behind.
 const channelSlots = 64
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
-	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
@@ -32,7 +32,7 @@ func done(t *testing.T, ctx context.Context) {
 // connection, and the next connection's hook starts a task of its own.
 func TestWhileConnectedLastsAsLongAsTheConnection(t *testing.T) {
 	srv := newServer(t, thalex.Name)
-	srv.Handle("public/time", func(json.RawMessage) (any, *exchangetest.RPCError) { return 1, nil })
+	srv.Handle("public/time", func(json.RawMessage) (any, *protocol.Error) { return 1, nil })
 	tasks := make(chan context.Context, 2)
 	hook := func(ctx context.Context, c *client.Client) error {
 		return c.WhileConnected(ctx, func(ctx context.Context) error {

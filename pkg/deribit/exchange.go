@@ -11,7 +11,7 @@ import (
 // test servers and the sidecar's demo.
 var exchange = &protocol.Exchange{
 	// A request over the rate limit: error 10028, "too_many_requests".
-	Throttled: &protocol.RequestError{Code: codeThrottled, Message: "too_many_requests"},
+	Throttled: &protocol.Error{Code: codeThrottled, Message: "too_many_requests"},
 	// Every response carries usIn, usOut, usDiff and testnet.
 	AppendResult: func(dst, id, result []byte, received time.Time) []byte {
 		return AppendResult(dst, id, result, received, time.Now(), true)

@@ -75,7 +75,7 @@ func dialDeribit(t *testing.T, srv *exchangetest.Server, opts ...client.Option) 
 func TestThousandChannelsAgainstTheFrameLimit(t *testing.T) {
 	srv := exchangetest.NewServer(deribit.Name)
 	t.Cleanup(srv.Close)
-	c := dialDeribit(t, srv, client.WithBufferSize(4096))
+	c := dialDeribit(t, srv, client.Buffer(4096))
 	names := make([]string, 1000)
 	for i := range names {
 		names[i] = fmt.Sprintf("trades.option.BTC-27DEC26-%06d-C-%s.100ms", i, strings.Repeat("x", 100))

@@ -32,7 +32,7 @@ var wire = &server{protocol.ChannelServer{
 // Server returns the server half of the Deribit dialect.
 func Server() protocol.Server { return wire }
 
-func (s *server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Incoming, bool, *protocol.RequestError) {
+func (s *server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Incoming, bool, *protocol.Error) {
 	return s.Parse(dst, frame, op)
 }
 
@@ -45,7 +45,7 @@ func op(req *protocol.Incoming) {
 			Interval float64 `json:"interval"`
 		}
 		if len(req.Params) == 0 || json.Unmarshal(req.Params, &p) != nil || !(p.Interval > 0) {
-			req.Err = &protocol.RequestError{Code: protocol.CodeInvalidParams, Message: `invalid params: want {"interval":N}`}
+			req.Err = &protocol.Error{Code: protocol.CodeInvalidParams, Message: `invalid params: want {"interval":N}`}
 			return
 		}
 		req.Interval = time.Duration(p.Interval * float64(time.Second))

@@ -84,15 +84,15 @@ type authResult struct {
 }
 
 // Authenticate answers public/auth on connection conn.
-func (l *ServerLogin) Authenticate(conn int, params json.RawMessage, now time.Time) (any, time.Duration, *protocol.RequestError) {
+func (l *ServerLogin) Authenticate(conn int, params json.RawMessage, now time.Time) (any, time.Duration, *protocol.Error) {
 	var p serverAuthParams
 	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
-		return nil, 0, &protocol.RequestError{Code: protocol.CodeInvalidParams, Message: "invalid params"}
+		return nil, 0, &protocol.Error{Code: protocol.CodeInvalidParams, Message: "invalid params"}
 	}
 	switch p.GrantType {
 	case "client_credentials":
 		if l.id != "" && (!equal(p.ClientID, l.id) || !equal(p.ClientSecret, l.secret)) {
-			return nil, 0, &protocol.RequestError{Code: codeInvalidCredentials, Message: "invalid_credentials"}
+			return nil, 0, &protocol.Error{Code: codeInvalidCredentials, Message: "invalid_credentials"}
 		}
 	case "client_signature":
 		if rerr := l.checkSignature(&p, now); rerr != nil {
@@ -103,7 +103,7 @@ func (l *ServerLogin) Authenticate(conn int, params json.RawMessage, now time.Ti
 			return nil, 0, unauthorized("invalid or expired refresh token")
 		}
 	default:
-		return nil, 0, &protocol.RequestError{Code: protocol.CodeInvalidParams, Message: "invalid params"}
+		return nil, 0, &protocol.Error{Code: protocol.CodeInvalidParams, Message: "invalid params"}
 	}
 	access, refresh := l.tokens.issue(conn)
 	return authResult{
@@ -118,12 +118,12 @@ func (l *ServerLogin) Authenticate(conn int, params json.RawMessage, now time.Ti
 // checkSignature checks a client_signature login: the client id, the
 // timestamp against the clock skew, and the HMAC-SHA256, keyed with the
 // client secret, of timestamp + "\n" + nonce + "\n" + data.
-func (l *ServerLogin) checkSignature(p *serverAuthParams, now time.Time) *protocol.RequestError {
+func (l *ServerLogin) checkSignature(p *serverAuthParams, now time.Time) *protocol.Error {
 	if l.id == "" {
 		return nil
 	}
 	if !equal(p.ClientID, l.id) {
-		return &protocol.RequestError{Code: codeInvalidCredentials, Message: "invalid_credentials"}
+		return &protocol.Error{Code: codeInvalidCredentials, Message: "invalid_credentials"}
 	}
 	signed := time.UnixMilli(p.Timestamp)
 	switch {
@@ -140,8 +140,8 @@ func (l *ServerLogin) checkSignature(p *serverAuthParams, now time.Time) *protoc
 	return nil
 }
 
-func unauthorized(reason string) *protocol.RequestError {
-	return &protocol.RequestError{Code: codeUnauthorized, Message: "unauthorized", Data: map[string]string{"reason": reason}}
+func unauthorized(reason string) *protocol.Error {
+	return protocol.NewError(codeUnauthorized, "unauthorized", map[string]string{"reason": reason})
 }
 
 // equal compares secrets in constant time.

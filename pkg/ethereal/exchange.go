@@ -12,7 +12,7 @@ import (
 // methods; a refusal past the per-connection subscription limit; a feed of
 // prices and books.
 var exchange = &protocol.Exchange{
-	TopicLimit: &protocol.RequestError{Code: -32000, Message: SubscriptionLimitExceeded},
+	TopicLimit: &protocol.Error{Code: -32000, Message: SubscriptionLimitExceeded},
 	Feed: func(seed uint64) protocol.Feed {
 		return &feed{m: protocol.NewMarket(seed), lastT: make(map[string]int64)}
 	},

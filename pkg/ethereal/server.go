@@ -37,10 +37,10 @@ type request struct {
 
 // ParseFrame reads one event; its topic is "TYPE:SYMBOL" or
 // "TYPE:SUBACCOUNT_ID", as NewTopic takes it.
-func (server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Incoming, bool, *protocol.RequestError) {
+func (server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Incoming, bool, *protocol.Error) {
 	var ev request
 	if json.Unmarshal(frame, &ev) != nil {
-		return dst, false, &protocol.RequestError{Code: protocol.CodeParseError, Message: "parse error"}
+		return dst, false, &protocol.Error{Code: protocol.CodeParseError, Message: "parse error"}
 	}
 	req := protocol.Incoming{Method: ev.Event}
 	switch ev.Event {
@@ -56,7 +56,7 @@ func (server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Inco
 		key = ev.Data.SubaccountID
 	}
 	if ev.Data.Type == "" || key == "" {
-		req.Err = &protocol.RequestError{Code: protocol.CodeInvalidParams, Message: `invalid params: want {"type":T,"symbol":S} or {"type":T,"subaccountId":ID}`}
+		req.Err = &protocol.Error{Code: protocol.CodeInvalidParams, Message: `invalid params: want {"type":T,"symbol":S} or {"type":T,"subaccountId":ID}`}
 	} else {
 		req.Topics = []string{ev.Data.Type + ":" + key}
 	}

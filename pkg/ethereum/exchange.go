@@ -14,7 +14,7 @@ import (
 var exchange = &protocol.Exchange{
 	// A request over a provider's rate limit: -32005, "limit exceeded"
 	// (EIP-1474).
-	Throttled: &protocol.RequestError{Code: codeThrottled, Message: "limit exceeded"},
+	Throttled: &protocol.Error{Code: codeThrottled, Message: "limit exceeded"},
 	Feed:      func(seed uint64) protocol.Feed { return newFeed(seed) },
 	// go-ethereum's default --rpc.batch-request-limit.
 	MaxBatch: 1000,

@@ -32,7 +32,7 @@ const (
 // Server returns the server half of the Ethereum node dialect.
 func Server() protocol.Server { return wire }
 
-func (s *server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Incoming, bool, *protocol.RequestError) {
+func (s *server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Incoming, bool, *protocol.Error) {
 	return s.Parse(dst, frame, op)
 }
 
@@ -45,7 +45,7 @@ func op(req *protocol.Incoming) {
 		req.Op = protocol.OpSubscribe
 		topic, ok := Topic(req.Params)
 		if !ok {
-			req.Err = &protocol.RequestError{Code: protocol.CodeInvalidParams, Message: `invalid params: want ["newHeads"] or ["logs",{...}]`}
+			req.Err = &protocol.Error{Code: protocol.CodeInvalidParams, Message: `invalid params: want ["newHeads"] or ["logs",{...}]`}
 			return
 		}
 		req.Topics = []string{topic}
@@ -53,7 +53,7 @@ func op(req *protocol.Incoming) {
 		req.Op = protocol.OpUnsubscribe
 		var ids []string
 		if len(req.Params) == 0 || json.Unmarshal(req.Params, &ids) != nil || len(ids) != 1 {
-			req.Err = &protocol.RequestError{Code: protocol.CodeInvalidParams, Message: `invalid params: want ["0x..."]`}
+			req.Err = &protocol.Error{Code: protocol.CodeInvalidParams, Message: `invalid params: want ["0x..."]`}
 			return
 		}
 		req.Topics = ids

@@ -11,7 +11,7 @@ import (
 // the server half assigns ids), the heartbeat a client asks for and its
 // replies, and the exchange's login method. ok is false for any other
 // request. It runs on c's reader goroutine and may append to c.after.
-func builtin(c *conn, req *protocol.Incoming, received time.Time) (result any, rerr *RPCError, ok bool) {
+func builtin(c *conn, req *protocol.Incoming, received time.Time) (result any, rerr *protocol.Error, ok bool) {
 	s := c.s
 	switch req.Op {
 	case protocol.OpSubscribe, protocol.OpUnsubscribe:
@@ -38,11 +38,11 @@ func builtin(c *conn, req *protocol.Incoming, received time.Time) (result any, r
 
 // authenticate runs the exchange's login on c's reader goroutine: a
 // success logs the connection in for the lifetime the login gives.
-func authenticate(c *conn, req *protocol.Incoming) (any, *RPCError, bool) {
+func authenticate(c *conn, req *protocol.Incoming) (any, *protocol.Error, bool) {
 	now := c.s.cfg.now()
 	result, lifetime, err := c.s.login.Authenticate(c.id, req.Params, now)
 	if err != nil {
-		return nil, &RPCError{Code: err.Code, Message: err.Message, Data: err.Data}, true
+		return nil, err, true
 	}
 	c.login = login{ok: true}
 	if lifetime > 0 {

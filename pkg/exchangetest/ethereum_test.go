@@ -9,6 +9,7 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 var ethSubID = regexp.MustCompile(`^0x[0-9a-f]{32}$`)
@@ -47,7 +48,7 @@ func TestEthereumSubscribePublish(t *testing.T) {
 
 func TestEthereumBatch(t *testing.T) {
 	srv := newServer(t, ethereum.Name, exchangetest.WithBatchCap(3))
-	srv.Handle("eth_blockNumber", func(json.RawMessage) (any, *exchangetest.RPCError) { return "0x10", nil })
+	srv.Handle("eth_blockNumber", func(json.RawMessage) (any, *protocol.Error) { return "0x10", nil })
 	ws := dial(t, srv)
 
 	testutil.Send(t, ws, `[{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]},`+

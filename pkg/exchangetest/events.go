@@ -11,7 +11,7 @@ import "github.com/wsfan/wsfan/pkg/protocol"
 // per-connection limit (SUBSCRIPTION_LIMIT_EXCEEDED), a code of the server half's own for a topic the
 // server does not take or a malformed event. Events other than
 // (un)subscribes are ignored. It runs on c's reader goroutine.
-func serveEvents(c *conn, reqs []protocol.Incoming, ferr *protocol.RequestError) {
+func serveEvents(c *conn, reqs []protocol.Incoming, ferr *protocol.Error) {
 	if ferr != nil {
 		c.reply(c.s.wire.AppendError(nil, nil, ferr.Code, ferr.Message, nil))
 		return
@@ -40,20 +40,20 @@ func serveEvents(c *conn, reqs []protocol.Incoming, ferr *protocol.RequestError)
 
 // serveEvent runs one unsubscribe event, or checks one subscribe event
 // and returns the topics to join, or tells why it is refused.
-func serveEvent(c *conn, req *protocol.Incoming) (join []string, rerr *RPCError) {
+func serveEvent(c *conn, req *protocol.Incoming) (join []string, rerr *protocol.Error) {
 	for _, topic := range req.Topics {
 		if req.Op == protocol.OpUnsubscribe {
 			c.s.removeSub(c, topic)
 			continue
 		}
 		if !c.s.accepts(topic) {
-			return nil, &RPCError{Code: -32000, Message: "subscription " + topic + " refused"}
+			return nil, &protocol.Error{Code: -32000, Message: "subscription " + topic + " refused"}
 		}
 		if limit := c.s.cfg.topicCap; limit > 0 && !c.s.subscribed(c, topic) && c.s.topicsOf(c) >= limit {
 			if e := c.s.ex.TopicLimit; e != nil {
-				return nil, &RPCError{Code: e.Code, Message: e.Message}
+				return nil, &protocol.Error{Code: e.Code, Message: e.Message}
 			}
-			return nil, &RPCError{Code: -32000, Message: "too many subscriptions"}
+			return nil, &protocol.Error{Code: -32000, Message: "too many subscriptions"}
 		}
 		join = append(join, topic)
 	}

@@ -2,34 +2,22 @@ package exchangetest
 
 import (
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Handler answers one RPC method. It returns the result, marshalled with
-// encoding/json (a json.RawMessage passes through), or an *RPCError. It runs
-// on the connection's reader goroutine, so it delays the frames after it.
-type Handler func(params json.RawMessage) (any, *RPCError)
-
-// RPCError is a JSON-RPC error object, sent as "error" in a response.
-type RPCError struct {
-	Code    int    `json:"code"`           // the JSON-RPC error code
-	Message string `json:"message"`        // the error's message
-	Data    any    `json:"data,omitempty"` // the error's data member; nil to leave it out
-}
-
-// Error implements error.
-func (e *RPCError) Error() string {
-	return fmt.Sprintf("exchangetest: rpc error %d: %s", e.Code, e.Message)
-}
+// encoding/json (a json.RawMessage passes through), or a *protocol.Error
+// (protocol.NewError encodes its data). It runs on the connection's reader
+// goroutine, so it delays the frames after it.
+type Handler func(params json.RawMessage) (any, *protocol.Error)
 
 // The errors of the server's own refusals.
 var (
-	errMethodNotFound = &RPCError{Code: protocol.CodeMethodNotFound, Message: "method not found"}
-	errTooMany        = &RPCError{Code: protocol.CodeInvalidRequest, Message: "too many channels"}
-	errBatchTooLarge  = &RPCError{Code: protocol.CodeInvalidRequest, Message: "batch too large"}
+	errMethodNotFound = &protocol.Error{Code: protocol.CodeMethodNotFound, Message: "method not found"}
+	errTooMany        = &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "too many channels"}
+	errBatchTooLarge  = &protocol.Error{Code: protocol.CodeInvalidRequest, Message: "batch too large"}
 )
 
 // Handle registers h for method, replacing an earlier handler. Built-in
@@ -56,12 +44,12 @@ func (s *Server) handler(method string) Handler {
 
 // serve handles the requests read from one text frame (or the refusal of
 // the whole frame) on c's reader goroutine.
-func serve(c *conn, reqs []protocol.Incoming, batch bool, ferr *protocol.RequestError, received time.Time) {
+func serve(c *conn, reqs []protocol.Incoming, batch bool, ferr *protocol.Error, received time.Time) {
 	switch {
 	case !c.s.wire.RPC():
 		serveEvents(c, reqs, ferr)
 	case ferr != nil:
-		c.reply(c.s.appendError(nil, nil, &RPCError{Code: ferr.Code, Message: ferr.Message}))
+		c.reply(c.s.appendError(nil, nil, &protocol.Error{Code: ferr.Code, Message: ferr.Message}))
 	case !batch:
 		if resp := call(c, &reqs[0], received); resp != nil {
 			c.reply(resp)
@@ -118,7 +106,7 @@ func serveBatch(c *conn, reqs []protocol.Incoming, received time.Time) {
 func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 	var (
 		result any
-		rerr   *RPCError
+		rerr   *protocol.Error
 		ok     bool
 		mark   = len(c.after)
 	)
@@ -126,7 +114,7 @@ func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 	case req.Method != "" && !c.allow(): // what is not a request costs nothing
 		rerr, ok = c.s.throttled(), true
 	case req.Err != nil:
-		rerr, ok = &RPCError{Code: req.Err.Code, Message: req.Err.Message}, true
+		rerr, ok = &protocol.Error{Code: req.Err.Code, Message: req.Err.Message}, true
 	default:
 		result, rerr, ok = builtin(c, req, received)
 	}
@@ -149,7 +137,7 @@ func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 	}
 	raw, err := marshalResult(result)
 	if err != nil {
-		return c.s.appendError(nil, req.ID, &RPCError{Code: protocol.CodeInternalError, Message: "internal error: " + err.Error()})
+		return c.s.appendError(nil, req.ID, &protocol.Error{Code: protocol.CodeInternalError, Message: "internal error: " + err.Error()})
 	}
 	if c.s.ex.AppendResult != nil {
 		return c.s.ex.AppendResult(nil, req.ID, raw, received)
@@ -158,11 +146,11 @@ func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 }
 
 // throttled is the exchange's refusal of a request over the rate limit.
-func (s *Server) throttled() *RPCError {
+func (s *Server) throttled() *protocol.Error {
 	if e := s.ex.Throttled; e != nil {
-		return &RPCError{Code: e.Code, Message: e.Message, Data: e.Data}
+		return e
 	}
-	return &RPCError{Code: -32005, Message: "limit exceeded"}
+	return &protocol.Error{Code: -32005, Message: "limit exceeded"}
 }
 
 func marshalResult(v any) ([]byte, error) {
@@ -177,11 +165,7 @@ func marshalResult(v any) ([]byte, error) {
 }
 
 // appendError appends the response to request id (nil: null) refusing it
-// with e; a Data that does not marshal is left out.
-func (s *Server) appendError(dst, id []byte, e *RPCError) []byte {
-	var data []byte
-	if e.Data != nil {
-		data, _ = json.Marshal(e.Data)
-	}
-	return s.wire.AppendError(dst, id, e.Code, e.Message, data)
+// with e.
+func (s *Server) appendError(dst, id []byte, e *protocol.Error) []byte {
+	return s.wire.AppendError(dst, id, e.Code, e.Message, e.Data)
 }

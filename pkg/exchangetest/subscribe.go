@@ -8,7 +8,7 @@ import (
 
 // channelRequest answers the subscribe and unsubscribe requests of the
 // channel dialects; ok is false for any other request.
-func channelRequest(c *conn, req *protocol.Incoming) (result any, rerr *RPCError, ok bool) {
+func channelRequest(c *conn, req *protocol.Incoming) (result any, rerr *protocol.Error, ok bool) {
 	switch req.Op {
 	case protocol.OpSubscribe:
 		result, rerr = subscribeChannels(c, req)
@@ -25,7 +25,7 @@ func channelRequest(c *conn, req *protocol.Incoming) (result any, rerr *RPCError
 // unknown ones and private ones requested without login or through the
 // public method are omitted. The accepted channels are registered once the
 // response is written.
-func subscribeChannels(c *conn, req *protocol.Incoming) (any, *RPCError) {
+func subscribeChannels(c *conn, req *protocol.Incoming) (any, *protocol.Error) {
 	if limit := c.s.cfg.batchCap; limit > 0 && len(req.Topics) > limit {
 		return nil, errTooMany
 	}
@@ -57,7 +57,7 @@ func subscribeChannels(c *conn, req *protocol.Incoming) (any, *RPCError) {
 
 // unsubscribeChannels handles a channel unsubscribe request on c.s
 // reader goroutine; the result lists the channels c was subscribed to.
-func unsubscribeChannels(c *conn, req *protocol.Incoming) (any, *RPCError) {
+func unsubscribeChannels(c *conn, req *protocol.Incoming) (any, *protocol.Error) {
 	removed := make([]string, 0, len(req.Topics))
 	for _, ch := range req.Topics {
 		if c.s.removeSub(c, ch) {
@@ -71,13 +71,13 @@ func unsubscribeChannels(c *conn, req *protocol.Incoming) (any, *RPCError) {
 // whose server assigns an id to every subscription (Ethereum's
 // eth_subscribe): one topic a request, a fresh id for it on this
 // connection, refused with an error when the server does not know it.
-func subscribeIDs(c *conn, req *protocol.Incoming) (any, *RPCError, bool) {
+func subscribeIDs(c *conn, req *protocol.Incoming) (any, *protocol.Error, bool) {
 	wire := c.s.wire
 	switch req.Op {
 	case protocol.OpSubscribe:
 		topic := req.Topics[0]
 		if !c.s.accepts(topic) {
-			return nil, &RPCError{Code: protocol.CodeInvalidParams, Message: "subscription " + topic + " refused"}, true
+			return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: "subscription " + topic + " refused"}, true
 		}
 		id := wire.SubscriptionID()
 		c.after = append(c.after, func() []byte { return c.s.join(c, topic, id) })

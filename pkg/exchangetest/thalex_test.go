@@ -10,6 +10,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
@@ -80,11 +81,11 @@ func TestThalexTopicsAndBatchCap(t *testing.T) {
 
 func TestThalexHandlersAndErrors(t *testing.T) {
 	srv := newServer(t, thalex.Name)
-	srv.Handle("public/instruments", func(params json.RawMessage) (any, *exchangetest.RPCError) {
+	srv.Handle("public/instruments", func(params json.RawMessage) (any, *protocol.Error) {
 		return json.RawMessage(`[{"instrument_name":"BTC-PERPETUAL"}]`), nil
 	})
-	srv.Handle("private/insert", func(params json.RawMessage) (any, *exchangetest.RPCError) {
-		return nil, &exchangetest.RPCError{Code: 4, Message: "throttle exceeded"}
+	srv.Handle("private/insert", func(params json.RawMessage) (any, *protocol.Error) {
+		return nil, &protocol.Error{Code: 4, Message: "throttle exceeded"}
 	})
 	ws := dial(t, srv)
 

@@ -87,7 +87,7 @@ func ReadChannels(req *Incoming) {
 		Channels []string `json:"channels"`
 	}
 	if len(req.Params) == 0 || json.Unmarshal(req.Params, &p) != nil {
-		req.Err = &RequestError{Code: CodeInvalidParams, Message: `invalid params: want {"channels":[...]}`}
+		req.Err = &Error{Code: CodeInvalidParams, Message: `invalid params: want {"channels":[...]}`}
 		return
 	}
 	req.Topics = p.Channels

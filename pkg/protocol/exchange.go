@@ -15,12 +15,12 @@ import (
 type Exchange struct {
 	// Throttled is the refusal of a request over the rate limit. Default:
 	// -32005 "limit exceeded".
-	Throttled *RequestError
+	Throttled *Error
 	// TopicLimit is the refusal of a subscribe past the topics one
 	// connection may hold, where the servers refuse it with an error
 	// (Ethereal's SUBSCRIPTION_LIMIT_EXCEEDED). Default: the topics past
 	// the limit are left out of the acknowledgement.
-	TopicLimit *RequestError
+	TopicLimit *Error
 	// AppendResult appends the response to request id carrying result
 	// (raw JSON), for a request received at received. Default: the
 	// server half's AppendResult.
@@ -67,7 +67,7 @@ type Authenticator interface {
 	// number the server gives each connection) at now: the result, and
 	// how long the login lasts (0: as long as the connection); or the
 	// exchange's refusal.
-	Authenticate(conn int, params json.RawMessage, now time.Time) (result any, lifetime time.Duration, err *RequestError)
+	Authenticate(conn int, params json.RawMessage, now time.Time) (result any, lifetime time.Duration, err *Error)
 }
 
 // FeedKind is what a feed topic carries.

@@ -112,29 +112,29 @@ func (s *RPCServer) appendHead(dst, id []byte) []byte {
 
 // Parse reads a frame of one request or a batch array of them; op fills
 // in what each request does from its method and params.
-func (s *RPCServer) Parse(dst []Incoming, frame []byte, op func(*Incoming)) ([]Incoming, bool, *RequestError) {
+func (s *RPCServer) Parse(dst []Incoming, frame []byte, op func(*Incoming)) ([]Incoming, bool, *Error) {
 	frame = bytes.TrimSpace(frame)
 	if len(frame) == 0 || frame[0] != '[' {
 		var req Incoming
 		if !readRequest(&req, frame, op) {
-			return dst, false, &RequestError{Code: CodeParseError, Message: "parse error"}
+			return dst, false, &Error{Code: CodeParseError, Message: "parse error"}
 		}
 		return append(dst, req), false, nil
 	}
 	var elems []json.RawMessage
 	if json.Unmarshal(frame, &elems) != nil {
-		return dst, true, &RequestError{Code: CodeParseError, Message: "parse error"}
+		return dst, true, &Error{Code: CodeParseError, Message: "parse error"}
 	}
 	switch {
 	case !s.AllowBatches:
-		return dst, true, &RequestError{Code: CodeInvalidRequest, Message: "batch requests are not supported"}
+		return dst, true, &Error{Code: CodeInvalidRequest, Message: "batch requests are not supported"}
 	case len(elems) == 0:
-		return dst, true, &RequestError{Code: CodeInvalidRequest, Message: "empty batch"}
+		return dst, true, &Error{Code: CodeInvalidRequest, Message: "empty batch"}
 	}
 	for _, e := range elems {
 		var req Incoming
 		if !readRequest(&req, e, op) {
-			req = Incoming{ID: nullID, Err: &RequestError{Code: CodeInvalidRequest, Message: "invalid request"}}
+			req = Incoming{ID: nullID, Err: &Error{Code: CodeInvalidRequest, Message: "invalid request"}}
 		}
 		dst = append(dst, req)
 	}
@@ -157,7 +157,7 @@ func readRequest(req *Incoming, data []byte, op func(*Incoming)) bool {
 	}
 	*req = Incoming{ID: r.ID, Method: r.Method, Params: r.Params}
 	if r.Method == "" {
-		req.Err = &RequestError{Code: CodeInvalidRequest, Message: "invalid request: no method"}
+		req.Err = &Error{Code: CodeInvalidRequest, Message: "invalid request: no method"}
 		return true
 	}
 	op(req)

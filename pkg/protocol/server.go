@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -40,7 +41,7 @@ type Server interface {
 	// set and a null ID, so it is answered in its place. err is a frame
 	// that cannot be served at all: not JSON, a batch where the dialect
 	// allows none, an empty batch; answer it with a null id.
-	ParseFrame(dst []Incoming, frame []byte) (reqs []Incoming, batch bool, err *RequestError)
+	ParseFrame(dst []Incoming, frame []byte) (reqs []Incoming, batch bool, err *Error)
 
 	// AppendResult appends the response to request id (raw JSON; nil is
 	// null) carrying result (raw JSON).
@@ -110,7 +111,7 @@ type Incoming struct {
 	Interval time.Duration
 	// Err, when set, is why the request is invalid: answer it with
 	// AppendError instead of serving it.
-	Err *RequestError
+	Err *Error
 }
 
 // Op is what a request asks of the server beyond a method call.
@@ -143,16 +144,32 @@ func (o Op) String() string {
 	return fmt.Sprintf("Op(%d)", o)
 }
 
-// RequestError is why a server refuses a frame or a request, as the
-// JSON-RPC error it answers with.
-type RequestError struct {
-	Code    int    // the JSON-RPC error code to answer with
-	Message string // what was wrong with the request
-	// Data is the error's "data" member, any value encoding/json
-	// encodes; nil for none.
-	Data any
+// Error is a JSON-RPC error object, the one error type of the wire: what
+// a server half refuses a frame or a request with (ParseFrame, a login, a
+// throttle), and what a client gets back in place of a result
+// (client.RPCError is this type).
+type Error struct {
+	Code    int             `json:"code"`           // the error's code, as the server sent it
+	Message string          `json:"message"`        // the server's message
+	Data    json.RawMessage `json:"data,omitempty"` // the error's data member, raw JSON; nil when absent
 }
 
-func (e *RequestError) Error() string {
-	return fmt.Sprintf("protocol: request refused with %d: %s", e.Code, e.Message)
+// NewError is an Error whose data member is data encoded by
+// encoding/json (left out when nil, or when it does not encode).
+func NewError(code int, message string, data any) *Error {
+	e := &Error{Code: code, Message: message}
+	if data != nil {
+		e.Data, _ = json.Marshal(data)
+	}
+	return e
+}
+
+func (e *Error) Error() string {
+	if e.Code == 0 && len(e.Data) == 0 { // a named code (Ethereal) or a malformed error object
+		return "rpc error: " + e.Message
+	}
+	if len(e.Data) > 0 {
+		return fmt.Sprintf("rpc error %d: %s (%s)", e.Code, e.Message, e.Data)
+	}
+	return fmt.Sprintf("rpc error %d: %s", e.Code, e.Message)
 }

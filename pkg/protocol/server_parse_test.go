@@ -47,7 +47,7 @@ func TestServerParsesSubscribes(t *testing.T) {
 				var got []string
 				var reqs []protocol.Incoming
 				for _, m := range b.Messages {
-					var err *protocol.RequestError
+					var err *protocol.Error
 					reqs, _, err = h.server.ParseFrame(reqs, m)
 					require.Nil(t, err, "%s", m)
 				}
@@ -112,14 +112,14 @@ func TestServerParsesCalls(t *testing.T) {
 }
 
 func TestServerParseFrame(t *testing.T) {
-	invalid := func(code int) *protocol.RequestError { return &protocol.RequestError{Code: code} }
+	invalid := func(code int) *protocol.Error { return &protocol.Error{Code: code} }
 	tests := []struct {
 		name   string
 		server protocol.Server
 		frame  string
 		batch  bool
-		err    *protocol.RequestError // compared by code
-		reqs   []protocol.Incoming    // compared without Err's message
+		err    *protocol.Error     // compared by code
+		reqs   []protocol.Incoming // compared without Err's message
 	}{
 		{name: "not JSON", server: thalex.Server(), frame: `{"id":10,"method":`, err: invalid(protocol.CodeParseError)},
 		{name: "not an object", server: thalex.Server(), frame: `"hello"`, err: invalid(protocol.CodeParseError)},

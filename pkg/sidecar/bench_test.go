@@ -288,7 +288,7 @@ func benchNaive(b *testing.B, n int) {
 	f := &naiveFanOut{}
 	hs := httptest.NewServer(f)
 	defer hs.Close()
-	c, err := client.Dial(context.Background(), up.URL(), client.WithProtocol(thalex.Protocol()), client.WithBufferSize(8192))
+	c, err := client.Dial(context.Background(), up.URL(), client.WithProtocol(thalex.Protocol()), client.Buffer(8192))
 	require.NoError(b, err)
 	defer c.Close()
 	sub, err := c.Subscribe(context.Background(), []string{benchTopic})

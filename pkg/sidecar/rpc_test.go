@@ -12,6 +12,7 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
@@ -25,11 +26,11 @@ func TestRPCForwardedWithIDsRemapped(t *testing.T) {
 		}
 		t.Run(dc.name, func(t *testing.T) {
 			r := newRig(t, dc.d, nil)
-			r.up.Handle("public/instruments", func(params json.RawMessage) (any, *exchangetest.RPCError) {
+			r.up.Handle("public/instruments", func(params json.RawMessage) (any, *protocol.Error) {
 				return json.RawMessage(`{"echo":` + string(params) + `}`), nil
 			})
-			r.up.Handle("private/buy", func(json.RawMessage) (any, *exchangetest.RPCError) {
-				return nil, &exchangetest.RPCError{Code: 10009, Message: "not enough funds", Data: map[string]int{"need": 5}}
+			r.up.Handle("private/buy", func(json.RawMessage) (any, *protocol.Error) {
+				return nil, protocol.NewError(10009, "not enough funds", map[string]int{"need": 5})
 			})
 			envelope := `{"id":%s,`
 			if dc.d != thalex.Name {
@@ -82,7 +83,7 @@ func TestBlockedMethod(t *testing.T) {
 // order.
 func TestBatch(t *testing.T) {
 	r := newRig(t, thalex.Name, nil)
-	r.up.Handle("public/time", func(json.RawMessage) (any, *exchangetest.RPCError) { return 42, nil })
+	r.up.Handle("public/time", func(json.RawMessage) (any, *protocol.Error) { return 42, nil })
 	a := r.dial(t)
 	testutil.Send(t, a, `[{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["a.b"]}},{"jsonrpc":"2.0","id":2,"method":"public/time"}]`)
 	require.EqualValues(t, `[{"id":1,"result":["a.b"]},{"id":2,"result":42}]`, testutil.Recv(t, a))
@@ -122,7 +123,7 @@ func TestRateLimitSharedByLocalClients(t *testing.T) {
 					c.RateBurst = 0
 				}
 			}, exchangetest.WithRateLimit(100, 10))
-			r.up.Handle("public/instruments", func(json.RawMessage) (any, *exchangetest.RPCError) {
+			r.up.Handle("public/instruments", func(json.RawMessage) (any, *protocol.Error) {
 				return []string{"BTC-PERPETUAL"}, nil
 			})
 			conns := make([]*websocket.Conn, clients)

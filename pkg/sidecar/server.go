@@ -137,8 +137,8 @@ func New(cfg Config) (*Server, error) {
 		// holds only the channel's 64 slots (the rest is allocated while
 		// the pump is behind: BenchmarkIdleTopicMemory, 12 KB a topic
 		// where the whole 1,024 cost 99 KB).
-		client.WithBufferSize(upstreamBuffer),
-		client.WithPendingBytes(upstreamPendingBytes),
+		client.Buffer(upstreamBuffer),
+		client.PendingBytes(upstreamPendingBytes),
 		client.WithRequestTimeout(cfg.RequestTimeout),
 	}
 	if cfg.RateLimit > 0 {

@@ -11,7 +11,7 @@ import (
 // test servers and the sidecar's demo.
 var exchange = &protocol.Exchange{
 	// A request over the rate limit: error 4, "throttle exceeded".
-	Throttled: &protocol.RequestError{Code: codeThrottled, Message: "throttle exceeded"},
+	Throttled: &protocol.Error{Code: codeThrottled, Message: "throttle exceeded"},
 	// The specification's "Session management" methods, and the private
 	// subscriptions; and the unsubscribe spellings Thalex's specification
 	// does not have (its one method is "unsubscribe", which the sidecar

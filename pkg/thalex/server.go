@@ -30,7 +30,7 @@ var wire = &server{protocol.ChannelServer{
 // Server returns the server half of the Thalex dialect.
 func Server() protocol.Server { return wire }
 
-func (s *server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Incoming, bool, *protocol.RequestError) {
+func (s *server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Incoming, bool, *protocol.Error) {
 	return s.Parse(dst, frame, op)
 }
 

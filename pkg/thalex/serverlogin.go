@@ -70,13 +70,13 @@ func (l *ServerLogin) WithClockSkew(d time.Duration) *ServerLogin {
 func (l *ServerLogin) Method() string { return "public/login" }
 
 // Authenticate checks a public/login.
-func (l *ServerLogin) Authenticate(_ int, params json.RawMessage, now time.Time) (any, time.Duration, *protocol.RequestError) {
+func (l *ServerLogin) Authenticate(_ int, params json.RawMessage, now time.Time) (any, time.Duration, *protocol.Error) {
 	var p struct {
 		Token   string `json:"token"`
 		Account string `json:"account"`
 	}
 	if len(params) == 0 || json.Unmarshal(params, &p) != nil || p.Token == "" {
-		return nil, 0, &protocol.RequestError{Code: protocol.CodeInvalidParams, Message: "invalid params"}
+		return nil, 0, &protocol.Error{Code: protocol.CodeInvalidParams, Message: "invalid params"}
 	}
 	account := p.Account
 	if l.keys != nil {
@@ -96,8 +96,8 @@ func (l *ServerLogin) Authenticate(_ int, params json.RawMessage, now time.Time)
 	return map[string]string{"account_number": account}, 0, nil
 }
 
-func refused(reason string) *protocol.RequestError {
-	return &protocol.RequestError{Code: codeAuthFailed, Message: "authentication failed", Data: reason}
+func refused(reason string) *protocol.Error {
+	return protocol.NewError(codeAuthFailed, "authentication failed", reason)
 }
 
 // refusal is why a token is refused.

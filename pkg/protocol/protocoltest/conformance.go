@@ -108,7 +108,7 @@ func parseAll(t *testing.T, w protocol.Server, b *protocol.Batch) []protocol.Inc
 	t.Helper()
 	var reqs []protocol.Incoming
 	for _, m := range b.Messages {
-		var err *protocol.RequestError
+		var err *protocol.Error
 		reqs, _, err = w.ParseFrame(reqs, m)
 		require.Nil(t, err, "the server refused %s", m)
 	}
