@@ -30,6 +30,9 @@ type Client struct {
 
 	stats   stats
 	metrics *collector // nil without WithMetrics
+	// keepalive is the dialect's application keepalive, nil for a dialect
+	// without one (protocol.Keepalive).
+	keepalive protocol.Keepalive
 	// lag is the last ping round trip in nanoseconds (liveness.go),
 	// written by the reader, 0 while disconnected.
 	lag atomic.Int64
@@ -127,6 +130,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		events: make(chan Event, max(cfg.eventBuffer, 1)),
 		done:   make(chan struct{}),
 	}
+	c.keepalive, _ = cfg.protocol.(protocol.Keepalive)
 	c.dialer = defaultDialer()
 	if cfg.dialer != nil {
 		c.dialer = *cfg.dialer

@@ -220,16 +220,21 @@ func (cn *conn) signal() {
 }
 
 // writeLoop is the writer goroutine: it writes queued frames in batches,
-// sends pings and runs the idle watchdog.
+// sends pings and the dialect's keepalive, and runs the idle watchdog.
 func (cn *conn) writeLoop() {
 	defer cn.wg.Done()
 	cfg := &cn.c.cfg
 
-	var ping, idle <-chan time.Time
+	var ping, idle, keep <-chan time.Time
 	if cfg.pingInterval > 0 {
 		t := time.NewTicker(cfg.pingInterval)
 		defer t.Stop()
 		ping = t.C
+	}
+	if ka := cn.c.keepalive; ka != nil && ka.KeepaliveInterval() > 0 {
+		t := time.NewTicker(ka.KeepaliveInterval())
+		defer t.Stop()
+		keep = t.C
 	}
 	if cfg.idleTimeout > 0 {
 		t := time.NewTicker(max(cfg.idleTimeout/4, time.Millisecond))
@@ -264,6 +269,11 @@ func (cn *conn) writeLoop() {
 			}
 			if err != nil {
 				cn.fail(fmt.Errorf("write: %w", err))
+				return
+			}
+		case <-keep:
+			if err := cn.writeBatch([]outFrame{{data: cn.c.keepalive.KeepaliveFrame()}}); err != nil {
+				cn.fail(fmt.Errorf("keepalive: %w", err))
 				return
 			}
 		case now := <-ping:

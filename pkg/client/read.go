@@ -135,6 +135,9 @@ func (cn *conn) handleFrame(data []byte, now time.Time) {
 	c := cn.c
 	c.stats.frames.Add(1)
 	c.stats.bytes.Add(uint64(len(data)))
+	if c.keepalive != nil && c.keepalive.IsKeepaliveAnswer(data) {
+		return // the answer to the writer's keepalive: the venue is there
+	}
 	f := &cn.frame
 	if err := c.proto.Classify(data, f); err != nil {
 		if !cn.takeGapNotice(data) {

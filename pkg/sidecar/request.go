@@ -15,6 +15,12 @@ import (
 // calls run concurrently (bounded by Config.MaxCallsPerClient).
 func (c *wsConn) handle(data []byte) {
 	w := c.cfg.wire
+	if c.cfg.keepalive != nil {
+		if answer, ok := c.cfg.keepalive.AnswerKeepalive(data); ok {
+			c.s.reply(textFrame(answer)) // as the venue answers it
+			return
+		}
+	}
 	reqs, batch, ferr := w.ParseFrame(nil, data)
 	if ferr != nil {
 		refusal := textFrame(w.AppendError(nil, nil, ferr.Code, ferr.Message, nil))

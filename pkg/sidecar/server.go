@@ -170,7 +170,8 @@ func New(cfg Config) (*Server, error) {
 		s.cancel()
 		return nil, err
 	}
-	s.wsCfg = wsConfig{Config: &s.cfg, wire: wire, subIDs: wire.SubscriptionID() != "", noticeTopic: ex.NoticeTopic, stats: &s.stats, hub: s.hub,
+	keepalive, _ := wire.(protocol.KeepaliveServer)
+	s.wsCfg = wsConfig{Config: &s.cfg, wire: wire, keepalive: keepalive, subIDs: wire.SubscriptionID() != "", noticeTopic: ex.NoticeTopic, stats: &s.stats, hub: s.hub,
 		ctx: s.ctx, callsCtx: s.callsCtx, call: s.src.call, clients: s.clients, log: s.log}
 	s.coll = newCollector(&s.stats, s.hub, s.clients, s.src.state)
 	if err := s.reg.Register(s.coll); err != nil {

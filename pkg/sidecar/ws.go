@@ -54,8 +54,11 @@ type wsConfig struct {
 	// noticeTopic is the exchange's notice channel (Thalex's system),
 	// answered by the sidecar itself; "" for none.
 	noticeTopic string
-	stats       *stats
-	hub         *hub
+	// keepalive is the dialect's application keepalive, answered to
+	// local clients as the venue answers it; nil without one.
+	keepalive protocol.KeepaliveServer
+	stats     *stats
+	hub       *hub
 	// ctx is the parent of subscribe waits; it ends when the Server
 	// closes. callsCtx is the parent of forwarded calls: it ends sooner,
 	// when a drain has waited for them long enough (Server.Shutdown),

@@ -1,0 +1,60 @@
+package protocoltest
+
+import (
+	"sync"
+	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
+)
+
+// PingDialect is the name of a test dialect: Thalex's wire, plus the
+// application keepalive of venues such as OKX and Bybit, a text "ping"
+// every PingEvery answered by a text "pong", with a server that closes a
+// client silent for PingIdleLimit. It shows that such a venue fits the
+// shared code through protocol.Keepalive and protocol.KeepaliveServer
+// alone. RegisterPingDialect makes it known.
+const PingDialect = "pingtest"
+
+// The ping dialect's timings, short for tests.
+const (
+	PingEvery     = 50 * time.Millisecond
+	PingIdleLimit = 300 * time.Millisecond
+)
+
+var registerPing sync.Once
+
+// RegisterPingDialect registers PingDialect, once however often it is
+// called.
+func RegisterPingDialect() {
+	registerPing.Do(func() {
+		protocol.Register(protocol.Dialect{
+			Name:     PingDialect,
+			Protocol: func() protocol.Protocol { return pingClient{thalex.Protocol()} },
+			Server: func() protocol.Server {
+				wire, _ := protocol.ServerByName(thalex.Name)
+				return pingServer{wire}
+			},
+		})
+	})
+}
+
+// pingClient is Thalex's client half with the keepalive.
+type pingClient struct{ protocol.Protocol }
+
+func (pingClient) Name() string                        { return PingDialect }
+func (pingClient) KeepaliveInterval() time.Duration    { return PingEvery }
+func (pingClient) KeepaliveFrame() []byte              { return []byte("ping") }
+func (pingClient) IsKeepaliveAnswer(frame []byte) bool { return string(frame) == "pong" }
+
+// pingServer is Thalex's server half with the keepalive's answer.
+type pingServer struct{ protocol.Server }
+
+func (pingServer) Name() string { return PingDialect }
+func (pingServer) AnswerKeepalive(frame []byte) ([]byte, bool) {
+	if string(frame) == "ping" {
+		return []byte("pong"), true
+	}
+	return nil, false
+}
+func (pingServer) IdleLimit() time.Duration { return PingIdleLimit }
