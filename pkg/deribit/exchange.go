@@ -5,11 +5,12 @@ import (
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/venue"
 )
 
 // exchange is how Deribit's servers behave beyond the wire format, for
 // test servers and the sidecar's demo.
-var exchange = &protocol.Exchange{
+var exchange = &venue.Exchange{
 	// A request over the rate limit: error 10028, "too_many_requests".
 	Throttled: &protocol.Error{Code: codeThrottled, Message: "too_many_requests"},
 	// Every response carries usIn, usOut, usDiff and testnet.
@@ -23,12 +24,12 @@ var exchange = &protocol.Exchange{
 		return appendStamped(append(dst, `{"jsonrpc":"2.0","error":{"code":-32600,"message":"request entity too large"}`...),
 			received, time.Now(), true)
 	},
-	Login: func() protocol.Authenticator { return NewServerLogin("", "") },
+	Login: func() venue.Authenticator { return NewServerLogin("", "") },
 	// The documentation's "Session management" and "Authentication"
 	// methods that change the session, and the private subscriptions.
 	SessionMethods: []string{"public/auth", "public/exchange_token", "public/fork_token", "private/logout",
 		"private/enable_cancel_on_disconnect", "private/disable_cancel_on_disconnect", "private/subscribe"},
-	Feed: func(seed uint64) protocol.Feed { return newFeed(seed) },
+	Feed: func(seed uint64) venue.Feed { return newFeed(seed) },
 	Methods: map[string]func([]string, time.Time) any{
 		"public/get_instruments": func(instruments []string, _ time.Time) any {
 			out := make([]instrument, len(instruments))

@@ -4,14 +4,14 @@ import (
 	"math"
 	"time"
 
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/venue"
 )
 
 // feed makes up Deribit's tickers and books: a new subscriber of a book
 // gets its snapshot, then every subscriber the same changes, chained by
 // prev_change_id.
 type feed struct {
-	m         *protocol.Market
+	m         *venue.Market
 	changeIDs map[string]int64 // an instrument's last change_id
 }
 
@@ -19,30 +19,30 @@ type feed struct {
 const bookDepth = 20
 
 func newFeed(seed uint64) *feed {
-	return &feed{m: protocol.NewMarket(seed), changeIDs: make(map[string]int64)}
+	return &feed{m: venue.NewMarket(seed), changeIDs: make(map[string]int64)}
 }
 
 func (*feed) Instruments() []string { return []string{"BTC-PERPETUAL", "ETH-PERPETUAL"} }
 
 // Topics are ticker.<INST>.100ms and book.<INST>.100ms.
-func (*feed) Topics(instruments []string) []protocol.FeedTopic {
-	var out []protocol.FeedTopic
+func (*feed) Topics(instruments []string) []venue.FeedTopic {
+	var out []venue.FeedTopic
 	for _, inst := range instruments {
 		out = append(out,
-			protocol.FeedTopic{Topic: "ticker." + inst + ".100ms", Instrument: inst, Kind: protocol.FeedTicker},
-			protocol.FeedTopic{Topic: "book." + inst + ".100ms", Instrument: inst, Kind: protocol.FeedBook})
+			venue.FeedTopic{Topic: "ticker." + inst + ".100ms", Instrument: inst, Kind: venue.FeedTicker},
+			venue.FeedTopic{Topic: "book." + inst + ".100ms", Instrument: inst, Kind: venue.FeedBook})
 	}
 	return out
 }
 
 func (f *feed) Advance(now time.Time) { f.m.Advance(now) }
 
-func (f *feed) Payload(t protocol.FeedTopic) []byte {
+func (f *feed) Payload(t venue.FeedTopic) []byte {
 	m, in := f.m, f.m.Instrument(t.Instrument)
-	if t.Kind == protocol.FeedBook {
-		return protocol.MarshalPayload(f.book(t.Instrument, in))
+	if t.Kind == venue.FeedBook {
+		return venue.MarshalPayload(f.book(t.Instrument, in))
 	}
-	return protocol.MarshalPayload(ticker{
+	return venue.MarshalPayload(ticker{
 		Timestamp:      m.Now().UnixMilli(),
 		InstrumentName: t.Instrument,
 		State:          "open",
@@ -70,11 +70,11 @@ func (f *feed) changeID(name string) int64 {
 }
 
 // CrossBook makes the book's next change cross it.
-func (f *feed) CrossBook(t protocol.FeedTopic) { f.m.Book(t.Instrument, bookDepth).CrossNext() }
+func (f *feed) CrossBook(t venue.FeedTopic) { f.m.Book(t.Instrument, bookDepth).CrossNext() }
 
 // Snapshot is the book as Deribit sends it after the acknowledgement:
 // every level "new", at the last change_id.
-func (f *feed) Snapshot(t protocol.FeedTopic) []byte {
+func (f *feed) Snapshot(t venue.FeedTopic) []byte {
 	b := f.m.Book(t.Instrument, bookDepth)
 	levels := func(side float64) [][]any {
 		var out [][]any
@@ -83,18 +83,18 @@ func (f *feed) Snapshot(t protocol.FeedTopic) []byte {
 		}
 		return out
 	}
-	return protocol.MarshalPayload(bookMessage{Type: "snapshot", Timestamp: f.m.Now().UnixMilli(), InstrumentName: t.Instrument,
+	return venue.MarshalPayload(bookMessage{Type: "snapshot", Timestamp: f.m.Now().UnixMilli(), InstrumentName: t.Instrument,
 		ChangeID: f.changeID(t.Instrument), Bids: levels(-1), Asks: levels(+1)})
 }
 
 // book returns the instrument's next change: its levels "new",
 // "change" or "delete" (amount 0), prev_change_id the last change_id.
-func (f *feed) book(name string, _ *protocol.Instrument) bookMessage {
+func (f *feed) book(name string, _ *venue.Instrument) bookMessage {
 	prev := f.changeID(name)
 	id := prev + 1 + f.m.Rand().Int64N(300)
 	f.changeIDs[name] = id
 	bids, asks := f.m.Book(name, bookDepth).Step()
-	levels := func(changes []protocol.BookChange) [][]any {
+	levels := func(changes []venue.BookChange) [][]any {
 		out := make([][]any, 0, len(changes))
 		for _, c := range changes {
 			action := "change"
@@ -142,4 +142,4 @@ type bookMessage struct {
 }
 
 // feed keeps its books whole: a new subscriber gets a snapshot first.
-var _ protocol.StatefulFeed = (*feed)(nil)
+var _ venue.StatefulFeed = (*feed)(nil)

@@ -5,8 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"go.uber.org/goleak"
+
+	"github.com/wsfan/wsfan/pkg/exchangetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

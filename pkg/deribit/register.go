@@ -3,6 +3,7 @@ package deribit
 import (
 	"github.com/wsfan/wsfan/pkg/book"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/venue"
 )
 
 // Name is the dialect's name, as protocol.ByName and the sidecar's
@@ -13,6 +14,7 @@ const Name = "deribit"
 // to protocol.ByName and protocol.ServerByName, and its books to
 // book.RulesFor.
 func init() {
-	protocol.Register(protocol.Dialect{Name: Name, Protocol: func() protocol.Protocol { return Protocol() }, Server: Server, Exchange: exchange})
+	protocol.Register(protocol.Dialect{Name: Name, Protocol: func() protocol.Protocol { return Protocol() }, Server: Server})
+	venue.Register(Name, exchange)
 	book.Register(Name, BookRules)
 }

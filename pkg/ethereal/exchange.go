@@ -5,65 +5,66 @@ import (
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/venue"
 )
 
 // exchange is how Ethereal's servers behave beyond the wire format, for
 // test servers and the sidecar's demo: no requests, so no login or
 // methods; a refusal past the per-connection subscription limit; a feed of
 // prices and books.
-var exchange = &protocol.Exchange{
+var exchange = &venue.Exchange{
 	TopicLimit: &protocol.Error{Code: -32000, Message: SubscriptionLimitExceeded},
-	Feed: func(seed uint64) protocol.Feed {
-		return &feed{m: protocol.NewMarket(seed), lastT: make(map[string]int64)}
+	Feed: func(seed uint64) venue.Feed {
+		return &feed{m: venue.NewMarket(seed), lastT: make(map[string]int64)}
 	},
 }
 
 // feed makes up Ethereal's MarketPrice and L2Book streams; a book update
 // names the time of the one before it (pt).
 type feed struct {
-	m     *protocol.Market
+	m     *venue.Market
 	lastT map[string]int64 // symbol → the previous book time (ms)
 }
 
 func (*feed) Instruments() []string { return []string{"BTCUSD", "ETHUSD"} }
 
 // Topics are MarketPrice:<SYM> and L2Book:<SYM>.
-func (*feed) Topics(symbols []string) []protocol.FeedTopic {
-	var out []protocol.FeedTopic
+func (*feed) Topics(symbols []string) []venue.FeedTopic {
+	var out []venue.FeedTopic
 	for _, sym := range symbols {
 		out = append(out,
-			protocol.FeedTopic{Topic: "MarketPrice:" + sym, Instrument: sym, Kind: protocol.FeedTicker},
-			protocol.FeedTopic{Topic: "L2Book:" + sym, Instrument: sym, Kind: protocol.FeedBook})
+			venue.FeedTopic{Topic: "MarketPrice:" + sym, Instrument: sym, Kind: venue.FeedTicker},
+			venue.FeedTopic{Topic: "L2Book:" + sym, Instrument: sym, Kind: venue.FeedBook})
 	}
 	return out
 }
 
 func (f *feed) Advance(now time.Time) { f.m.Advance(now) }
 
-func (f *feed) Payload(t protocol.FeedTopic) []byte {
+func (f *feed) Payload(t venue.FeedTopic) []byte {
 	m, sym := f.m, t.Instrument
 	in := m.Instrument(sym)
-	if t.Kind != protocol.FeedBook {
-		return protocol.MarshalPayload(price{Symbol: sym, Time: m.Now().UnixMilli(),
+	if t.Kind != venue.FeedBook {
+		return venue.MarshalPayload(price{Symbol: sym, Time: m.Now().UnixMilli(),
 			MarkPrice: in.Decimal(in.Mid), OraclePrice: in.Decimal(in.Mid * 0.9998)})
 	}
 	bids, asks := m.Book(sym, bookDepth).Step()
 	now := max(m.Now().UnixMilli(), f.lastT[sym]+1)
 	prev := f.lastT[sym]
 	f.lastT[sym] = now
-	return f.l2Book(sym, now, prev, protocol.PriceSizes(bids), protocol.PriceSizes(asks))
+	return f.l2Book(sym, now, prev, venue.PriceSizes(bids), venue.PriceSizes(asks))
 }
 
 // bookDepth is the levels a side of a made-up L2Book.
 const bookDepth = 20
 
 // CrossBook makes the book's next change cross it.
-func (f *feed) CrossBook(t protocol.FeedTopic) { f.m.Book(t.Instrument, bookDepth).CrossNext() }
+func (f *feed) CrossBook(t venue.FeedTopic) { f.m.Book(t.Instrument, bookDepth).CrossNext() }
 
 // Snapshot is the whole L2Book, which Ethereal sends a subscriber first,
 // at the t of the last change, so the next change's pt follows it for
 // every subscriber alike.
-func (f *feed) Snapshot(t protocol.FeedTopic) []byte {
+func (f *feed) Snapshot(t venue.FeedTopic) []byte {
 	sym := t.Instrument
 	b := f.m.Book(sym, bookDepth)
 	if f.lastT[sym] == 0 {
@@ -85,7 +86,7 @@ func (f *feed) l2Book(sym string, t, pt int64, bids, asks [][2]float64) []byte {
 		return out
 	}
 	b.Asks, b.Bids = side(asks), side(bids)
-	return protocol.MarshalPayload(b)
+	return venue.MarshalPayload(b)
 }
 
 // price is a MarketPrice event's data.
@@ -106,4 +107,4 @@ type l2Book struct {
 }
 
 // feed keeps its books whole: a new subscriber gets a snapshot first.
-var _ protocol.StatefulFeed = (*feed)(nil)
+var _ venue.StatefulFeed = (*feed)(nil)

@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/venue"
 )
 
 // exchange is how Ethereum nodes behave beyond the wire format, for test
 // servers and the sidecar's demo.
-var exchange = &protocol.Exchange{
+var exchange = &venue.Exchange{
 	// A request over a provider's rate limit: -32005, "limit exceeded"
 	// (EIP-1474).
 	Throttled: &protocol.Error{Code: codeThrottled, Message: "limit exceeded"},
-	Feed:      func(seed uint64) protocol.Feed { return newFeed(seed) },
+	Feed:      func(seed uint64) venue.Feed { return newFeed(seed) },
 	// go-ethereum's default --rpc.batch-request-limit.
 	MaxBatch: 1000,
 	Methods: map[string]func([]string, time.Time) any{
@@ -29,27 +30,27 @@ var exchange = &protocol.Exchange{
 // feed makes up a chain's newHeads: a block a round, each naming the one
 // before.
 type feed struct {
-	m          *protocol.Market
+	m          *venue.Market
 	block      uint64
 	parentHash string
 	baseFee    uint64
 }
 
 func newFeed(seed uint64) *feed {
-	return &feed{m: protocol.NewMarket(seed), block: 19_000_000, parentHash: "0x" + strings.Repeat("ab", 32), baseFee: 12_000_000_000}
+	return &feed{m: venue.NewMarket(seed), block: 19_000_000, parentHash: "0x" + strings.Repeat("ab", 32), baseFee: 12_000_000_000}
 }
 
 // Instruments: a node has none.
 func (*feed) Instruments() []string { return nil }
 
 // Topics is newHeads.
-func (*feed) Topics([]string) []protocol.FeedTopic {
-	return []protocol.FeedTopic{{Topic: "newHeads", Kind: protocol.FeedOther}}
+func (*feed) Topics([]string) []venue.FeedTopic {
+	return []venue.FeedTopic{{Topic: "newHeads", Kind: venue.FeedOther}}
 }
 
 func (f *feed) Advance(now time.Time) { f.m.Advance(now) }
 
-func (f *feed) Payload(protocol.FeedTopic) []byte {
+func (f *feed) Payload(venue.FeedTopic) []byte {
 	rng := f.m.Rand()
 	f.block++
 	h := head{
@@ -67,7 +68,7 @@ func (f *feed) Payload(protocol.FeedTopic) []byte {
 	}
 	f.parentHash = h.Hash
 	f.baseFee = uint64(float64(f.baseFee) * (0.9 + rng.Float64()*0.2))
-	return protocol.MarshalPayload(h)
+	return venue.MarshalPayload(h)
 }
 
 func (f *feed) hash32() string {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/venue"
 )
 
 // liveFeed is the running feed as subscribes see it: a new subscriber of
@@ -17,10 +17,10 @@ import (
 // ready; no feed runs until start.
 type liveFeed struct {
 	mu    sync.Mutex
-	feed  protocol.StatefulFeed         // nil when no feed runs or its books are not stateful
-	books map[string]protocol.FeedTopic // the feed's book topics
-	lose  map[string]int                // book topic → changes to lose (LoseBookChanges)
-	cross map[string]bool               // book topic → cross the next change (CrossBook)
+	feed  venue.StatefulFeed         // nil when no feed runs or its books are not stateful
+	books map[string]venue.FeedTopic // the feed's book topics
+	lose  map[string]int             // book topic → changes to lose (LoseBookChanges)
+	cross map[string]bool            // book topic → cross the next change (CrossBook)
 }
 
 // delivery is one message of a feed round and who gets it.
@@ -31,17 +31,17 @@ type delivery struct {
 }
 
 // start takes feed's book topics, when its books are stateful.
-func (l *liveFeed) start(feed protocol.Feed, topics []protocol.FeedTopic) {
+func (l *liveFeed) start(feed venue.Feed, topics []venue.FeedTopic) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.feed, l.books, l.lose, l.cross = nil, nil, nil, nil
-	sf, ok := feed.(protocol.StatefulFeed)
+	sf, ok := feed.(venue.StatefulFeed)
 	if !ok {
 		return
 	}
-	l.feed, l.books = sf, make(map[string]protocol.FeedTopic)
+	l.feed, l.books = sf, make(map[string]venue.FeedTopic)
 	for _, ft := range topics {
-		if ft.Kind == protocol.FeedBook {
+		if ft.Kind == venue.FeedBook {
 			l.books[ft.Topic] = ft
 		}
 	}
@@ -50,7 +50,7 @@ func (l *liveFeed) start(feed protocol.Feed, topics []protocol.FeedTopic) {
 // round moves feed on to now and returns the messages of its topics that
 // have subscribers, each with its targets, appended to out. It runs on
 // the feed goroutine.
-func (l *liveFeed) round(s *Server, feed protocol.Feed, topics []protocol.FeedTopic, now time.Time, out []delivery) []delivery {
+func (l *liveFeed) round(s *Server, feed venue.Feed, topics []venue.FeedTopic, now time.Time, out []delivery) []delivery {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	feed.Advance(now)

@@ -8,7 +8,7 @@ import (
 // (protocol.ByName), such as thalex.Name: importing an exchange package
 // registers it. The wire format is the exchange package's server half,
 // and what its servers do beyond it (logins, refusals, feeds) is its
-// protocol.Exchange.
+// venue.Exchange.
 type Dialect string
 
 // String returns the dialect's name.

@@ -2,7 +2,7 @@
 // any registered dialect, the way net/http/httptest runs an HTTP server: for
 // tests, benchmarks, examples and the sidecar's demo mode. It holds nothing
 // of any exchange: it speaks through the exchange package's server half and
-// behaves as its protocol.Exchange says (login, refusals, response stamps,
+// behaves as its venue.Exchange says (login, refusals, response stamps,
 // feed, public methods), so importing the exchange package is what makes a
 // dialect available.
 //

@@ -5,13 +5,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/venue"
 )
 
 // FeedOptions configures StartFeed.
 type FeedOptions struct {
 	// Instruments to publish. Default: the exchange feed's
-	// (protocol.Feed.Instruments), such as BTC-PERPETUAL and
+	// (venue.Feed.Instruments), such as BTC-PERPETUAL and
 	// ETH-PERPETUAL. A node's feed ignores it.
 	Instruments []string
 	// Interval between two rounds of notifications. Default: 100ms.
@@ -21,7 +21,7 @@ type FeedOptions struct {
 // feedSeed starts every feed's random walk: the same feed every run.
 const feedSeed = 0x5eed
 
-func (o FeedOptions) withDefaults(f protocol.Feed) FeedOptions {
+func (o FeedOptions) withDefaults(f venue.Feed) FeedOptions {
 	if len(o.Instruments) == 0 {
 		o.Instruments = f.Instruments()
 	}
@@ -42,7 +42,7 @@ type feedCtl struct {
 }
 
 // StartFeed starts a goroutine that publishes the exchange's made-up
-// market data (its protocol.Exchange.Feed; see FeedTopics) every
+// market data (its venue.Exchange.Feed; see FeedTopics) every
 // opts.Interval until StopFeed or Close, replacing a running feed. It does
 // nothing after Close, or when the exchange has no feed. Only topics with
 // subscribers are published, so an idle feed costs little.
@@ -98,8 +98,8 @@ func (s *Server) FeedTopics() []string {
 // d, as Server.FeedTopics does, before any server exists: a server that
 // knows only these (WithTopics) refuses every other topic.
 func FeedTopicsOf(d Dialect, opts FeedOptions) []string {
-	ex, err := protocol.ExchangeByName(string(d))
-	if err != nil || ex.Feed == nil {
+	ex := venue.ByName(string(d))
+	if ex.Feed == nil {
 		return nil
 	}
 	feed := ex.Feed(feedSeed)
@@ -112,7 +112,7 @@ func FeedTopicsOf(d Dialect, opts FeedOptions) []string {
 
 // FeedInstruments are the running (or last) feed's instruments, or the
 // exchange feed's default ones: what the exchange's public methods
-// (protocol.Exchange.Methods) list.
+// (venue.Exchange.Methods) list.
 func (s *Server) FeedInstruments() []string {
 	s.fd.mu.Lock()
 	opts, set := s.fd.opts, s.fd.set
@@ -127,7 +127,7 @@ func (s *Server) FeedInstruments() []string {
 // new subscriber of a book takes its snapshot, so the subscriber's first
 // change is the one after its snapshot; it queues the round's messages
 // after letting go of the lock.
-func (s *Server) runFeed(feed protocol.Feed, topics []protocol.FeedTopic, interval time.Duration, stop, done chan struct{}) {
+func (s *Server) runFeed(feed venue.Feed, topics []venue.FeedTopic, interval time.Duration, stop, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(interval)
 	defer t.Stop()

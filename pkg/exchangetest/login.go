@@ -3,7 +3,7 @@ package exchangetest
 import (
 	"time"
 
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/venue"
 )
 
 // login is a connection's authentication. The zero value is logged out.
@@ -35,7 +35,7 @@ func WithClock(now func() time.Time) Option {
 // thalex.NewServerLogin(thalex.ServerKey{...}) or
 // deribit.NewServerLogin(clientID, secret). A private channel needs a
 // login on its connection. The default is the exchange's login accepting
-// any credentials (protocol.Exchange.Login).
-func WithLogin(a protocol.Authenticator) Option {
+// any credentials (venue.Exchange.Login).
+func WithLogin(a venue.Authenticator) Option {
 	return func(c *config) { c.login = a }
 }

@@ -3,8 +3,9 @@ package exchangetest
 import (
 	"time"
 
-	"github.com/wsfan/wsfan/pkg/protocol"
 	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/venue"
 )
 
 // Option configures a Server in NewServer.
@@ -20,9 +21,9 @@ type config struct {
 
 	// Logins and limits: login.go, ratelimit.go, bearer.go.
 	now    func() time.Time
-	login  protocol.Authenticator // nil: the exchange's, accepting anyone
-	rate   *rateConfig            // nil: no limit
-	bearer string                 // "": no handshake check
+	login  venue.Authenticator // nil: the exchange's, accepting anyone
+	rate   *rateConfig         // nil: no limit
+	bearer string              // "": no handshake check
 }
 
 func defaultConfig() config {

@@ -23,7 +23,7 @@ var (
 // Handle registers h for method, replacing an earlier handler. Built-in
 // methods (subscribe, unsubscribe, login, heartbeat) take precedence over
 // handlers, and handlers over the public methods the exchange answers
-// (protocol.Exchange.Methods: the instrument list, the server time);
+// (venue.Exchange.Methods: the instrument list, the server time);
 // unknown methods get error -32601 "method not found". A dialect without
 // RPC (Ethereal) never calls its handlers.
 func (s *Server) Handle(method string, h Handler) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/batchconn"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/venue"
 )
 
 // Server is a WebSocket server on 127.0.0.1 speaking one Dialect. Create it
@@ -25,9 +26,9 @@ import (
 // use, except that Stop and Start must not race each other.
 type Server struct {
 	dialect Dialect
-	wire    protocol.Server    // the dialect's wire format
-	ex      *protocol.Exchange // how the exchange's servers behave beyond it
-	login   protocol.Authenticator
+	wire    protocol.Server // the dialect's wire format
+	ex      *venue.Exchange // how the exchange's servers behave beyond it
+	login   venue.Authenticator
 	// heartbeat is the dialect's heartbeat request; nil when it has none.
 	heartbeat []byte
 	cfg       config
@@ -81,9 +82,7 @@ func NewServer(d Dialect, opts ...Option) *Server {
 		panic(fmt.Sprintf("exchangetest: NewServer: %v", err))
 	}
 	s.dialect, s.wire = Dialect(wire.Name()), wire
-	if s.ex, err = protocol.ExchangeByName(string(d)); err != nil {
-		panic(fmt.Sprintf("exchangetest: NewServer: %v", err))
-	}
+	s.ex = venue.ByName(string(d))
 	s.heartbeat = wire.AppendHeartbeat(nil)
 	for _, o := range opts {
 		o(&s.cfg)

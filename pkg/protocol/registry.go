@@ -22,9 +22,6 @@ type Dialect struct {
 	Protocol func() Protocol
 	// Server returns the server half.
 	Server func() Server
-	// Exchange is how the exchange's servers behave beyond the wire, for
-	// test servers and demos; nil for plain JSON-RPC behaviour.
-	Exchange *Exchange
 }
 
 // registry holds the registered dialects by name; Register writes it at
@@ -86,19 +83,6 @@ func ByName(name string) (Protocol, error) {
 		return nil, err
 	}
 	return d.Protocol(), nil
-}
-
-// ExchangeByName returns how the servers of the dialect called name (in
-// any case) behave, or an empty Exchange when it registered none.
-func ExchangeByName(name string) (*Exchange, error) {
-	d, err := lookup(name)
-	if err != nil {
-		return nil, err
-	}
-	if d.Exchange == nil {
-		return &Exchange{}, nil
-	}
-	return d.Exchange, nil
 }
 
 // ServerByName returns the server half of the dialect called name (in any

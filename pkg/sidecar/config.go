@@ -17,6 +17,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/natsbridge"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/venue"
 )
 
 // Overflow says what happens when a local client's queue is full.
@@ -165,7 +166,7 @@ type Config struct {
 	// a logout would end the session of all, and a private subscription
 	// would show the account to any of them. Log in with UpstreamOptions
 	// (client.WithOnConnect) instead. Default: the exchange's session
-	// methods (protocol.Exchange.SessionMethods): Thalex public/login,
+	// methods (venue.Exchange.SessionMethods): Thalex public/login,
 	// private/set_cancel_on_disconnect, private/subscribe; Deribit
 	// public/auth, public/exchange_token, public/fork_token,
 	// private/logout, private/enable_cancel_on_disconnect,
@@ -274,11 +275,7 @@ func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 	setDefault(&c.RequestTimeout, 30*time.Second)
 	setDefault(&c.DrainTimeout, 10*time.Second)
 	if c.BlockedMethods == nil {
-		ex, err := protocol.ExchangeByName(c.Protocol)
-		if err != nil {
-			return c, nil, err
-		}
-		c.BlockedMethods = ex.SessionMethods
+		c.BlockedMethods = venue.ByName(c.Protocol).SessionMethods
 	}
 	if c.Logger == nil {
 		c.Logger = zap.NewNop()

@@ -23,6 +23,7 @@ import (
 	"github.com/wsfan/wsfan/internal/redact"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/venue"
 )
 
 // fdHeadroom is the descriptors a sidecar needs beside its clients': the
@@ -165,11 +166,7 @@ func New(cfg Config) (*Server, error) {
 			history: historyLimit{messages: cfg.SSEHistory, bytes: cfg.SSEHistoryBytes}}, s.log)
 	s.clients = newRegistry(cfg.MaxClients, &s.stats)
 	s.offered = offeredTopics(proto, cfg.Topics)
-	ex, err := protocol.ExchangeByName(proto.Name())
-	if err != nil {
-		s.cancel()
-		return nil, err
-	}
+	ex := venue.ByName(proto.Name())
 	keepalive, _ := wire.(protocol.KeepaliveServer)
 	s.wsCfg = wsConfig{Config: &s.cfg, wire: wire, keepalive: keepalive, subIDs: wire.SubscriptionID() != "", noticeTopic: ex.NoticeTopic, stats: &s.stats, hub: s.hub,
 		ctx: s.ctx, callsCtx: s.callsCtx, call: s.src.call, clients: s.clients, log: s.log}

@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/wsfan/wsfan/pkg/protocol"
 	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // serveRoot upgrades WebSocket requests on "/" and serves the status

@@ -5,11 +5,12 @@ import (
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/venue"
 )
 
 // exchange is how Thalex's servers behave beyond the wire format, for
 // test servers and the sidecar's demo.
-var exchange = &protocol.Exchange{
+var exchange = &venue.Exchange{
 	// A request over the rate limit: error 4, "throttle exceeded".
 	Throttled: &protocol.Error{Code: codeThrottled, Message: "throttle exceeded"},
 	// The specification's "Session management" methods, and the private
@@ -21,8 +22,8 @@ var exchange = &protocol.Exchange{
 		"public/unsubscribe", "private/unsubscribe", "public/unsubscribe_all", "private/unsubscribe_all"},
 	// Notices come to connections subscribed to the system channel.
 	NoticeTopic: systemChannel,
-	Login:       func() protocol.Authenticator { return NewServerLogin() },
-	Feed:        func(seed uint64) protocol.Feed { return &feed{m: protocol.NewMarket(seed)} },
+	Login:       func() venue.Authenticator { return NewServerLogin() },
+	Feed:        func(seed uint64) venue.Feed { return &feed{m: venue.NewMarket(seed)} },
 	Methods: map[string]func([]string, time.Time) any{
 		"public/instruments": func(instruments []string, _ time.Time) any {
 			out := make([]instrument, len(instruments))

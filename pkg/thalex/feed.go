@@ -4,36 +4,36 @@ import (
 	"math"
 	"time"
 
-	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/venue"
 )
 
 // feed makes up Thalex's tickers and books.
-type feed struct{ m *protocol.Market }
+type feed struct{ m *venue.Market }
 
 func (*feed) Instruments() []string { return []string{"BTC-PERPETUAL", "ETH-PERPETUAL"} }
 
 // Topics are ticker.<INST>.raw and book.<INST>.none.10.100ms.
-func (*feed) Topics(instruments []string) []protocol.FeedTopic {
-	var out []protocol.FeedTopic
+func (*feed) Topics(instruments []string) []venue.FeedTopic {
+	var out []venue.FeedTopic
 	for _, inst := range instruments {
 		out = append(out,
-			protocol.FeedTopic{Topic: "ticker." + inst + ".raw", Instrument: inst, Kind: protocol.FeedTicker},
-			protocol.FeedTopic{Topic: "book." + inst + ".none.10.100ms", Instrument: inst, Kind: protocol.FeedBook})
+			venue.FeedTopic{Topic: "ticker." + inst + ".raw", Instrument: inst, Kind: venue.FeedTicker},
+			venue.FeedTopic{Topic: "book." + inst + ".none.10.100ms", Instrument: inst, Kind: venue.FeedBook})
 	}
 	return out
 }
 
 func (f *feed) Advance(now time.Time) { f.m.Advance(now) }
 
-func (f *feed) Payload(t protocol.FeedTopic) []byte {
+func (f *feed) Payload(t venue.FeedTopic) []byte {
 	m, in := f.m, f.m.Instrument(t.Instrument)
 	seconds := float64(m.Now().UnixMicro()) / 1e6
-	if t.Kind == protocol.FeedBook {
+	if t.Kind == venue.FeedBook {
 		bids, asks := m.Book(t.Instrument, bookDepth).Step()
-		return f.bookPayload(t.Instrument, protocol.PriceSizes(bids), protocol.PriceSizes(asks))
+		return f.bookPayload(t.Instrument, venue.PriceSizes(bids), venue.PriceSizes(asks))
 	}
 	in.Volume += m.Amount()
-	return protocol.MarshalPayload(ticker{
+	return venue.MarshalPayload(ticker{
 		BestBidPrice:  in.Round(in.Mid - in.Tick),
 		BestBidAmount: m.Amount(),
 		BestAskPrice:  in.Round(in.Mid + in.Tick),
@@ -66,11 +66,11 @@ type ticker struct {
 const bookDepth = 10
 
 // CrossBook makes the book's next change cross it.
-func (f *feed) CrossBook(t protocol.FeedTopic) { f.m.Book(t.Instrument, bookDepth).CrossNext() }
+func (f *feed) CrossBook(t venue.FeedTopic) { f.m.Book(t.Instrument, bookDepth).CrossNext() }
 
 // Snapshot is the whole book as Thalex sends it first: every level as a
 // change, in a notification whose envelope says "snapshot": true.
-func (f *feed) Snapshot(t protocol.FeedTopic) []byte {
+func (f *feed) Snapshot(t venue.FeedTopic) []byte {
 	b := f.m.Book(t.Instrument, bookDepth)
 	return f.bookPayload(t.Instrument, b.Levels(-1), b.Levels(+1))
 }
@@ -93,7 +93,7 @@ func (f *feed) bookPayload(instrument string, bids, asks [][2]float64) []byte {
 	_, n.TotalAskAmount = levels(b.Levels(+1))
 	n.TotalBidAmount = math.Round(n.TotalBidAmount*1000) / 1000
 	n.TotalAskAmount = math.Round(n.TotalAskAmount*1000) / 1000
-	return protocol.MarshalPayload(n)
+	return venue.MarshalPayload(n)
 }
 
 // bookNotification is a book notification's payload, as the API
@@ -108,4 +108,4 @@ type bookNotification struct {
 }
 
 // feed keeps its books whole: a new subscriber gets a snapshot first.
-var _ protocol.StatefulFeed = (*feed)(nil)
+var _ venue.StatefulFeed = (*feed)(nil)

@@ -3,6 +3,7 @@ package thalex
 import (
 	"github.com/wsfan/wsfan/pkg/book"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/venue"
 )
 
 // Name is the dialect's name, as protocol.ByName and the sidecar's
@@ -14,5 +15,6 @@ const Name = "thalex"
 // book.RulesFor.
 func init() {
 	book.Register(Name, BookRules)
-	protocol.Register(protocol.Dialect{Name: Name, Protocol: func() protocol.Protocol { return Protocol() }, Server: Server, Exchange: exchange})
+	protocol.Register(protocol.Dialect{Name: Name, Protocol: func() protocol.Protocol { return Protocol() }, Server: Server})
+	venue.Register(Name, exchange)
 }

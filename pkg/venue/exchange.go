@@ -1,8 +1,10 @@
-package protocol
+package venue
 
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Exchange is how an exchange's servers behave beyond the wire format,
@@ -15,12 +17,12 @@ import (
 type Exchange struct {
 	// Throttled is the refusal of a request over the rate limit. Default:
 	// -32005 "limit exceeded".
-	Throttled *Error
+	Throttled *protocol.Error
 	// TopicLimit is the refusal of a subscribe past the topics one
 	// connection may hold, where the servers refuse it with an error
 	// (Ethereal's SUBSCRIPTION_LIMIT_EXCEEDED). Default: the topics past
 	// the limit are left out of the acknowledgement.
-	TopicLimit *Error
+	TopicLimit *protocol.Error
 	// AppendResult appends the response to request id carrying result
 	// (raw JSON), for a request received at received. Default: the
 	// server half's AppendResult.
@@ -67,7 +69,7 @@ type Authenticator interface {
 	// number the server gives each connection) at now: the result, and
 	// how long the login lasts (0: as long as the connection); or the
 	// exchange's refusal.
-	Authenticate(conn int, params json.RawMessage, now time.Time) (result any, lifetime time.Duration, err *Error)
+	Authenticate(conn int, params json.RawMessage, now time.Time) (result any, lifetime time.Duration, err *protocol.Error)
 }
 
 // FeedKind is what a feed topic carries.
