@@ -14,7 +14,6 @@ import (
 
 	"github.com/wsfan/wsfan/internal/redact"
 
-	"github.com/wsfan/wsfan/internal/syncx"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -65,11 +64,8 @@ type Client struct {
 	conn    atomic.Pointer[conn]
 	connSet broadcast
 
-	// routes maps a routing key to its topic. Written under mu; read by
-	// the reader goroutine on every frame without locking.
-	routes syncx.Map[string, *topicState]
-
-	// mu protects the topic table and the subscription set, and orders
+	// mu protects the topic table (its routes are also read by the
+	// reader without locking: topictable.go) and the subscription set, and orders
 	// every subscribe and unsubscribe frame written: whoever changes what
 	// the server should send also queues the frame, under mu.
 	mu     sync.Mutex
@@ -125,7 +121,6 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		proto:  cfg.protocol,
 		log:    cfg.logger.With(zap.String("url", redact.URL(url)), zap.String("protocol", cfg.protocol.Name())),
 		header: header,
-		topics: newTopicTable(),
 		subs:   make(map[*Subscription]struct{}),
 		events: make(chan Event, max(cfg.eventBuffer, 1)),
 		done:   make(chan struct{}),

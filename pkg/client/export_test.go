@@ -21,7 +21,6 @@ func newBenchClient(p protocol.Protocol, opts ...Option) *Client {
 		cfg:    cfg,
 		proto:  p,
 		log:    cfg.logger,
-		topics: newTopicTable(),
 		subs:   make(map[*Subscription]struct{}),
 		events: make(chan Event, 1),
 	}
@@ -49,7 +48,6 @@ func (c *Client) subscribeLocal(topics ...string) *Subscription {
 			ts = newTopicState(parsed[i])
 			ts.confirmed = true
 			c.topics.add(ts)
-			c.routes.Store(ts.key, ts)
 		}
 		ts.attach(s)
 		s.states = append(s.states, ts)

@@ -68,7 +68,7 @@ func (c *Client) noticedTopic(n protocol.GapNotice) *topicState {
 	if key == "" {
 		key = n.Channel
 	}
-	if ts, ok := c.routes.Load(key); ok {
+	if ts, ok := c.topics.route(key); ok {
 		return ts
 	}
 	c.mu.Lock()

@@ -7,8 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/wsfan/wsfan/pkg/protocol"
 	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // subscribeOp is one subscribe or unsubscribe request in flight and its
@@ -223,7 +224,7 @@ func (op *subscribeOp) answer(f *protocol.Frame, err error) {
 		}
 		for j, k := range op.keys {
 			if k != "" && op.req.Topics[j].Key == "" {
-				c.routes.Store(k, op.states[j])
+				c.topics.routeServerKey(k, op.states[j])
 			}
 		}
 	}

@@ -113,7 +113,7 @@ func (cn *conn) markLost(head []byte) {
 	c := cn.c
 	var lost *topicState
 	matches := 0
-	c.routes.Range(func(key string, ts *topicState) bool {
+	c.topics.eachRoute(func(key string, ts *topicState) bool {
 		i := bytes.Index(head, []byte(key))
 		if i > 0 && i+len(key) < len(head) && head[i-1] == '"' && head[i+len(key)] == '"' {
 			lost = ts
@@ -167,7 +167,7 @@ func (cn *conn) handleFrame(data []byte, now time.Time) {
 	case protocol.KindEvent:
 		// A user's own subscription to the events' channel (Thalex's
 		// system) gets them too.
-		if _, ok := c.routes.Load(unsafe.String(unsafe.SliceData(f.Key), len(f.Key))); ok && len(f.Key) > 0 {
+		if _, ok := c.topics.route(unsafe.String(unsafe.SliceData(f.Key), len(f.Key))); ok && len(f.Key) > 0 {
 			cn.route(f.Key, f.Data, false, now)
 		}
 		if f.Event == protocol.EventReconnect {
@@ -185,7 +185,7 @@ func (cn *conn) handleFrame(data []byte, now time.Time) {
 // route delivers a notification to every subscription of its topic.
 func (cn *conn) route(key, data []byte, snapshot bool, now time.Time) {
 	c := cn.c
-	ts, ok := c.routes.Load(unsafe.String(unsafe.SliceData(key), len(key)))
+	ts, ok := c.topics.route(unsafe.String(unsafe.SliceData(key), len(key)))
 	if !ok {
 		c.dropFrame(dropUnrouted, errNoTopic, key)
 		return

@@ -291,10 +291,7 @@ func (c *Client) prepareRestore() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, ts := range c.topics.all() {
-		if ts.topic.Key == "" && ts.key != "" {
-			c.routes.CompareAndDelete(ts.key, ts)
-			ts.key = ""
-		}
+		c.topics.forgetServerKey(ts)
 		ts.lastID = 0
 		ts.resumed.Store(true)
 		ts.cadence.restart()

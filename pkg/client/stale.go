@@ -26,52 +26,70 @@ const staleCheckEvery = time.Second
 // over; a topic is judged once it has them all.
 const cadenceSamples = 16
 
-// cadence is the arrival rhythm of one topic. The reader goroutine is its
-// only writer; the supervisor reads it with atomics.
+// cadence is the arrival rhythm of one topic: the times of its last
+// cadenceSamples+1 messages, in a ring. The reader goroutine is its only
+// writer, with one atomic store a message (the supervisor reads it with
+// atomics); the last arrival and the intervals are worked out by the
+// reader of the ring, once a second, not on the hot path.
 type cadence struct {
-	last      atomic.Int64 // unix ns of the last message
-	intervals [cadenceSamples]atomic.Int64
-	n         atomic.Uint32 // intervals recorded, saturating past the ring's size
-	next      uint32        // the ring slot written next; reader-owned
-	judged    atomic.Int64  // last+1 when the topic was last found stale: judged once per silence
+	arrivals [cadenceSamples + 1]atomic.Int64 // unix ns; 0: no message in the slot yet
+	next     uint32                           // the slot written next; reader-owned
+	judged   atomic.Int64                     // last+1 when the topic was last found stale: judged once per silence
 }
-
-// isStale reports whether the topic was found stale and no message came
-// since.
-func (k *cadence) isStale() bool { return k.judged.Load() == k.last.Load()+1 }
 
 // observe records a message arriving at now. Runs on the reader goroutine.
 func (k *cadence) observe(now int64) {
-	if prev := k.last.Load(); prev != 0 {
-		k.intervals[k.next].Store(now - prev)
-		k.next = (k.next + 1) % cadenceSamples
-		if k.n.Load() < cadenceSamples {
-			k.n.Add(1)
+	k.arrivals[k.next].Store(now)
+	if k.next++; int(k.next) == len(k.arrivals) {
+		k.next = 0
+	}
+}
+
+// snapshot returns the recorded arrivals, sorted, and the count of them.
+func (k *cadence) snapshot() (times [cadenceSamples + 1]int64, n int) {
+	for i := range k.arrivals {
+		if t := k.arrivals[i].Load(); t != 0 {
+			times[n] = t
+			n++
 		}
 	}
-	k.last.Store(now)
+	slices.Sort(times[:n])
+	return times, n
+}
+
+// last is the unix ns of the last message, 0 before the first.
+func (k *cadence) last() int64 {
+	var last int64
+	for i := range k.arrivals {
+		last = max(last, k.arrivals[i].Load())
+	}
+	return last
 }
 
 // median is the median interval, or 0 before cadenceSamples of them.
 func (k *cadence) median() time.Duration {
-	if k.n.Load() < cadenceSamples {
+	times, n := k.snapshot()
+	if n < len(times) {
 		return 0
 	}
-	var v [cadenceSamples]int64
-	for i := range v {
-		v[i] = k.intervals[i].Load()
+	var gaps [cadenceSamples]int64
+	for i := range gaps {
+		gaps[i] = times[i+1] - times[i]
 	}
-	slices.Sort(v[:])
-	return time.Duration(v[cadenceSamples/2])
+	slices.Sort(gaps[:])
+	return time.Duration(gaps[cadenceSamples/2])
 }
 
-// restart forgets the rhythm's timing across a reconnect: the interval
-// spanning the outage is not one of the topic's. Called by the
-// supervisor while no reader runs.
-func (k *cadence) restart() {
-	k.last.Store(0)
-	k.judged.Store(0)
-}
+// isStale reports whether the topic was found stale and no message came
+// since.
+func (k *cadence) isStale() bool { return k.judged.Load() == k.last()+1 }
+
+// restart starts a new connection's judgement: the rhythm is kept (a
+// topic the new connection never delivers is still judged by it; the one
+// interval spanning the outage barely moves a median of 16), and the
+// silence is counted from the connection's start (Client.upSince).
+// Called by the supervisor while no reader runs.
+func (k *cadence) restart() { k.judged.Store(0) }
 
 // silence is how long the topic has been silent on the connection up
 // since upSince (unix ns), and the silence that makes it stale: 0 when
@@ -81,7 +99,7 @@ func (c *Client) silence(ts *topicState, now, upSince int64) (silent, limit time
 	if median == 0 || c.cfg.staleFactor <= 0 {
 		return 0, 0
 	}
-	since := max(ts.cadence.last.Load(), upSince)
+	since := max(ts.cadence.last(), upSince)
 	return time.Duration(now - since), max(time.Duration(c.cfg.staleFactor)*median, c.cfg.staleFloor)
 }
 
@@ -96,7 +114,7 @@ func (c *Client) checkStale(now time.Time) {
 	all := c.topics.all()
 	var newest int64
 	for _, ts := range all {
-		newest = max(newest, ts.cadence.last.Load())
+		newest = max(newest, ts.cadence.last())
 	}
 	var stale []*topicState
 	for _, ts := range all {
@@ -104,9 +122,9 @@ func (c *Client) checkStale(now time.Time) {
 		if limit == 0 || !ts.confirmed || ts.cadence.isStale() || silent <= limit {
 			continue
 		}
-		since := max(ts.cadence.last.Load(), upSince)
+		since := max(ts.cadence.last(), upSince)
 		if newest-since > int64(limit) { // another topic flowed after the silence grew too long
-			ts.cadence.judged.Store(ts.cadence.last.Load() + 1)
+			ts.cadence.judged.Store(ts.cadence.last() + 1)
 			stale = append(stale, ts)
 		}
 	}

@@ -110,9 +110,6 @@ func (c *Client) subscribeGroups(ctx context.Context, groups [][]string, parsed 
 			case ts == nil:
 				ts = newTopicState(parsed[g][i])
 				c.topics.add(ts)
-				if ts.key != "" {
-					c.routes.Store(ts.key, ts)
-				}
 				fresh = append(fresh, ts)
 			case !ts.confirmed && !seen:
 				joined = append(joined, ts)
@@ -229,9 +226,6 @@ func (c *Client) queue(subs []*Subscription, parsed [][]*protocol.Topic) bool {
 				ts.resumed.Store(c.up)
 				close(ts.ready)
 				c.topics.add(ts)
-				if ts.key != "" {
-					c.routes.Store(ts.key, ts)
-				}
 			}
 			ts.attach(s)
 			s.states = append(s.states, ts)
@@ -434,7 +428,7 @@ func (c *Client) settleLocked(cn *conn, ops []*subscribeOp) (refused []*topicSta
 	if len(undo) > 0 {
 		_, _ = c.sendUnsubscribeLocked(cn, undo, new(opRound))
 		for _, ts := range undo {
-			c.routes.CompareAndDelete(ts.key, ts)
+			c.topics.unroute(ts)
 		}
 	}
 	return refused, failed

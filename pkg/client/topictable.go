@@ -1,17 +1,24 @@
 package client
 
-// topicTable holds every topic subscribed on the server, by name and as a
-// slice: a restore walks the slice, which for 100 topics costs a fraction
-// of iterating a map. Order is not kept (removal swaps in the last entry);
-// servers do not care in which order topics are restored. Client.mu
-// protects it.
+import "github.com/wsfan/wsfan/internal/syncx"
+
+// topicTable holds every topic subscribed on the server, and is the one
+// place that writes where they are found: by name and as a slice, which
+// Client.mu protects (a restore walks the slice, which for 100 topics
+// costs a fraction of iterating a map; order is not kept, removal swaps in
+// the last entry, and servers do not care in which order topics are
+// restored), and by routing key (routes), which the reader goroutine
+// reads on every frame without locking. The zero value is ready to use.
 type topicTable struct {
 	byName map[string]*topicState
 	list   []*topicState
-}
 
-func newTopicTable() topicTable {
-	return topicTable{byName: make(map[string]*topicState)}
+	// routes maps a routing key to its topic: the topic's name where the
+	// dialect routes by name, else the key the server assigned (an
+	// Ethereum subscription id). Written under Client.mu, but for
+	// routeServerKey, which the reader calls as an acknowledgement
+	// arrives, before Client.mu is taken.
+	routes syncx.Map[string, *topicState]
 }
 
 func (t *topicTable) get(name string) *topicState { return t.byName[name] }
@@ -22,14 +29,22 @@ func (t *topicTable) len() int { return len(t.list) }
 // add or remove.
 func (t *topicTable) all() []*topicState { return t.list }
 
+// add puts ts in the table, routable at once when its key is known before
+// the server answers (a name).
 func (t *topicTable) add(ts *topicState) {
+	if t.byName == nil {
+		t.byName = make(map[string]*topicState)
+	}
 	ts.index = len(t.list)
 	t.list = append(t.list, ts)
 	t.byName[ts.name] = ts
+	if ts.key != "" {
+		t.routes.Store(ts.key, ts)
+	}
 }
 
 // remove drops ts, which must be in the table (topicState.removed says
-// whether it still is).
+// whether it still is), and its route.
 func (t *topicTable) remove(ts *topicState) {
 	last := len(t.list) - 1
 	moved := t.list[last]
@@ -38,4 +53,34 @@ func (t *topicTable) remove(ts *topicState) {
 	t.list[last] = nil
 	t.list = t.list[:last]
 	delete(t.byName, ts.name)
+	t.unroute(ts)
+}
+
+// route finds the topic of a routing key. Safe on any goroutine.
+func (t *topicTable) route(key string) (*topicState, bool) { return t.routes.Load(key) }
+
+// eachRoute calls fn for every routed topic until fn returns false. Safe
+// on any goroutine.
+func (t *topicTable) eachRoute(fn func(key string, ts *topicState) bool) { t.routes.Range(fn) }
+
+// routeServerKey makes ts routable by key, the key the server assigned
+// in its acknowledgement, before the next frame is read. Called on the
+// reader goroutine; ts.key follows under Client.mu (settleLocked).
+func (t *topicTable) routeServerKey(key string, ts *topicState) { t.routes.Store(key, ts) }
+
+// unroute removes ts's route, if it is still ts's.
+func (t *topicTable) unroute(ts *topicState) {
+	if ts.key != "" {
+		t.routes.CompareAndDelete(ts.key, ts)
+	}
+}
+
+// forgetServerKey drops a key the server assigned on a connection that
+// has ended: the next connection assigns another. A topic routed by name
+// keeps its route.
+func (t *topicTable) forgetServerKey(ts *topicState) {
+	if ts.topic.Key == "" && ts.key != "" {
+		t.routes.CompareAndDelete(ts.key, ts)
+		ts.key = ""
+	}
 }

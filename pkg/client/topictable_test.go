@@ -4,13 +4,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Removing swaps the last topic into the hole; every topic keeps its
 // index right, so later removals find it.
 func TestTopicTableRemoveKeepsIndexes(t *testing.T) {
-	table := newTopicTable()
+	var table topicTable
 	states := map[string]*topicState{}
 	for _, name := range []string{"ticker.A.raw", "ticker.B.raw", "ticker.C.raw", "ticker.D.raw"} {
 		states[name] = newTopicState(&protocol.Topic{Name: name, Key: name})

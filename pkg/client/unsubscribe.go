@@ -71,9 +71,6 @@ func (c *Client) detachLocked(s *Subscription) []*topicState {
 		}
 		ts.removed = true
 		c.topics.remove(ts)
-		if ts.key != "" {
-			c.routes.CompareAndDelete(ts.key, ts)
-		}
 		if ts.confirmed {
 			orphans = append(orphans, ts)
 		}
