@@ -218,7 +218,7 @@ func (u *benchUpstream) dial(context.Context) (natsbridge.Upstream, error) {
 	return u, nil
 }
 
-func (u *benchUpstream) Subscribe(context.Context, string) (natsbridge.Feed, error) {
+func (u *benchUpstream) Subscribe(context.Context, string) (client.Stream, error) {
 	u.once.Do(func() { close(u.subscribed) })
 	return benchFeed{u}, nil
 }
@@ -239,3 +239,4 @@ type benchFeed struct{ u *benchUpstream }
 func (f benchFeed) C() <-chan client.Message          { return f.u.feed }
 func (f benchFeed) Err() <-chan error                 { return f.u.errc }
 func (f benchFeed) Unsubscribe(context.Context) error { return nil }
+func (f benchFeed) Dropped() uint64                   { return 0 }

@@ -174,7 +174,7 @@ type taggedUpstream struct {
 	tag string
 }
 
-func (u taggedUpstream) Subscribe(ctx context.Context, topic string) (natsbridge.Feed, error) {
+func (u taggedUpstream) Subscribe(ctx context.Context, topic string) (client.Stream, error) {
 	f, err := u.Upstream.Subscribe(ctx, topic)
 	if err != nil {
 		return nil, err
@@ -187,7 +187,7 @@ func (u taggedUpstream) Subscribe(ctx context.Context, topic string) (natsbridge
 // taggedFeed copies its upstream feed, prefixing payloads; its goroutine
 // ends when the upstream feed does or Unsubscribe is called.
 type taggedFeed struct {
-	in       natsbridge.Feed
+	in       client.Stream
 	out      chan client.Message
 	errc     chan error
 	quit     chan struct{}
@@ -212,6 +212,9 @@ func (f *taggedFeed) run(tag string) {
 
 func (f *taggedFeed) C() <-chan client.Message { return f.out }
 func (f *taggedFeed) Err() <-chan error        { return f.errc }
+
+// Dropped is the upstream feed's count: the copy drops nothing itself.
+func (f *taggedFeed) Dropped() uint64 { return f.in.Dropped() }
 func (f *taggedFeed) Unsubscribe(ctx context.Context) error {
 	f.quitOnce.Do(func() { close(f.quit) })
 	return f.in.Unsubscribe(ctx)
@@ -386,7 +389,7 @@ type collector struct {
 	err  error
 }
 
-func collect(sub natsbridge.Feed) *collector {
+func collect(sub client.Stream) *collector {
 	c := &collector{done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
@@ -435,7 +438,7 @@ func (c *collector) waitEach(t testing.TB, topics []string, base map[string]int,
 var errNoMessage = errors.New("no message")
 
 // next waits for the next message on a subscription.
-func next(sub natsbridge.Feed, within time.Duration) (client.Message, error) {
+func next(sub client.Stream, within time.Duration) (client.Message, error) {
 	select {
 	case m, ok := <-sub.C():
 		if !ok {

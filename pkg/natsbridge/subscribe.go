@@ -7,8 +7,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/wsfan/wsfan/internal/format"
 	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/internal/format"
 )
 
 // Subscribe subscribes to topics of the group and returns once: NATS has

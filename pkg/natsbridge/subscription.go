@@ -10,8 +10,8 @@ import (
 
 // Subscription is a stream of a group's messages for one or more topics,
 // read from NATS: each topic's last value first (when the group has one),
-// then the live stream, with no duplicate and no reordering. It
-// implements Feed, and reads like a *client.Subscription: Message.Seq
+// then the live stream, with no duplicate and no reordering. It is a
+// client.Stream, and reads like a *client.Subscription: Message.Seq
 // counts from 1 and jumps over lost messages, FlagReconnected marks a
 // topic's first message from a new leader (or after the leader's
 // upstream reconnected) and FlagGap a message after lost ones.

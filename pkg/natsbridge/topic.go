@@ -120,7 +120,7 @@ func (l *leader) waitUnwanted(t *leaderTopic) {
 
 // pump publishes feed's messages until t is no longer wanted (nil) or the
 // feed ends (why it ended).
-func (l *leader) pump(t *leaderTopic, p *publisher, feed Feed) error {
+func (l *leader) pump(t *leaderTopic, p *publisher, feed client.Stream) error {
 	for {
 		select {
 		case m, ok := <-feed.C():

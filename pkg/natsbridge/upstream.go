@@ -16,25 +16,13 @@ type Upstream interface {
 	// Subscribe subscribes to one topic upstream and returns once the
 	// server acknowledged it. A refused topic is an error for which
 	// errors.Is(err, client.ErrRefused) holds.
-	Subscribe(ctx context.Context, topic string) (Feed, error)
+	Subscribe(ctx context.Context, topic string) (client.Stream, error)
 	// CallRaw makes an RPC call upstream: params is JSON (or nil) and the
 	// result is the JSON result; a server error is a *client.RPCError.
 	CallRaw(ctx context.Context, method string, params []byte) ([]byte, error)
 	// Close drops the connection and ends every Feed; the connection is
 	// gone when it returns.
 	Close() error
-}
-
-// Feed is one topic's stream: *client.Subscription implements it, and so
-// does this package's Subscription, so a consumer of either reads the
-// same way.
-type Feed interface {
-	// C delivers the messages; it is closed when the feed ends.
-	C() <-chan client.Message
-	// Err yields why the feed ended (nothing for Unsubscribe and Close).
-	Err() <-chan error
-	// Unsubscribe ends the feed.
-	Unsubscribe(ctx context.Context) error
 }
 
 // Dialer connects to the upstream. It is called by the leader, again
@@ -61,7 +49,7 @@ type clientUpstream struct{ c *client.Client }
 
 // Subscribe reports a topic the dialect cannot express as refused: no
 // retry can make it valid.
-func (u clientUpstream) Subscribe(ctx context.Context, topic string) (Feed, error) {
+func (u clientUpstream) Subscribe(ctx context.Context, topic string) (client.Stream, error) {
 	s, err := u.c.Subscribe(ctx, []string{topic})
 	switch {
 	case errors.Is(err, protocol.ErrInvalidTopic):

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/wsfan/wsfan/internal/format"
+	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -231,7 +232,7 @@ func (h *hub) open(topics []*topic) {
 
 // run is a topic's goroutine: it runs the pump until the upstream
 // subscription ends.
-func (h *hub) run(t *topic, sub feed) {
+func (h *hub) run(t *topic, sub client.Stream) {
 	defer h.wg.Done()
 	if err := t.pump(sub); err != nil {
 		h.lost(t, err)

@@ -137,7 +137,7 @@ func TestHubSubscribeFailure(t *testing.T) {
 	var st stats
 	var calls atomic.Int32
 	refused := errors.New("refused")
-	h := newTestHub(t, testConfig(t, nil), &st, oneByOne(func(context.Context, string) (feed, error) {
+	h := newTestHub(t, testConfig(t, nil), &st, oneByOne(func(context.Context, string) (client.Stream, error) {
 		calls.Add(1)
 		return nil, refused
 	}), nil)
@@ -157,7 +157,7 @@ func TestHubSubscribeFailure(t *testing.T) {
 func TestHubReserveLimits(t *testing.T) {
 	var st stats
 	h := newTestHub(t, testConfig(t, func(c *Config) { c.MaxTopics = 1 }), &st,
-		oneByOne(func(ctx context.Context, _ string) (feed, error) { // opens never finish before the end
+		oneByOne(func(ctx context.Context, _ string) (client.Stream, error) { // opens never finish before the end
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}), nil)
@@ -182,7 +182,7 @@ func TestHubExpiresATopicStillOpening(t *testing.T) {
 	exch, u, stop := newTestUpstream(t, &st)
 	unblock := make(chan struct{})
 	h := newTestHub(t, testConfig(t, func(c *Config) { c.Grace = time.Millisecond }), &st,
-		func(ctx context.Context, topics []string) ([]feed, []error, error) {
+		func(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
 			<-unblock
 			return u.subscribe(ctx, topics)
 		}, stop)

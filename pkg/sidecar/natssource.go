@@ -141,12 +141,12 @@ func (n *natsSource) member(ctx context.Context) (*natsbridge.Member, error) {
 
 // subscribe subscribes the topics through the group one by one: a member
 // asks the leader for each topic it wants.
-func (n *natsSource) subscribe(ctx context.Context, topics []string) ([]feed, []error, error) {
+func (n *natsSource) subscribe(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
 	return oneByOne(n.subscribeOne)(ctx, topics)
 }
 
 // subscribeOne subscribes one topic through the group.
-func (n *natsSource) subscribeOne(ctx context.Context, topic string) (feed, error) {
+func (n *natsSource) subscribeOne(ctx context.Context, topic string) (client.Stream, error) {
 	m, err := n.member(ctx)
 	if err != nil {
 		return nil, err

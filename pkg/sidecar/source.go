@@ -18,9 +18,9 @@ type source interface {
 	// succeeds, so the sidecar may start before what it depends on) and
 	// watches the connection until ctx ends.
 	run(ctx context.Context)
-	// subscribe subscribes topics, a feed each, waiting for the source
+	// subscribe subscribes topics, a client.Stream each, waiting for the source
 	// within ctx (a subscribeFunc).
-	subscribe(ctx context.Context, topics []string) ([]feed, []error, error)
+	subscribe(ctx context.Context, topics []string) ([]client.Stream, []error, error)
 	// call makes an RPC call upstream and returns the raw result,
 	// waiting for the source within ctx; a call that may have been sent
 	// is never sent twice.

@@ -55,7 +55,7 @@ type topic struct {
 
 	ready chan struct{} // closed when the upstream subscribe has finished
 	err   error         // why it failed; set before ready closes
-	sub   feed          // set before ready closes, if the subscribe succeeded
+	sub   client.Stream // set before ready closes, if the subscribe succeeded
 	done  chan struct{} // closed when the pump has ended, or the subscribe failed
 
 	// mu orders attach (and the cached message a joiner gets first)
@@ -130,7 +130,7 @@ func (t *topic) fail(err error) {
 // pump makes sub the topic's upstream subscription, marks the topic
 // ready, and forwards every message of sub to the local subscribers until
 // sub ends. It returns why sub ended: nil after an unsubscribe.
-func (t *topic) pump(sub feed) error {
+func (t *topic) pump(sub client.Stream) error {
 	defer close(t.done)
 	t.sub = sub
 	close(t.ready)

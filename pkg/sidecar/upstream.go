@@ -14,31 +14,18 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 )
 
-// feed is one upstream subscription as a topic's pump reads it.
-// *client.Subscription is one; another upstream source provides its own.
-type feed interface {
-	// C delivers the messages; it is closed when the subscription ends.
-	C() <-chan client.Message
-	// Err yields why the subscription ended, nil after Unsubscribe.
-	Err() <-chan error
-	// Dropped counts messages lost because the pump fell behind.
-	Dropped() uint64
-	// Unsubscribe ends the subscription upstream.
-	Unsubscribe(ctx context.Context) error
-}
-
-// subscribeFunc subscribes topics upstream, a feed each, in as few
+// subscribeFunc subscribes topics upstream, a client.Stream each, in as few
 // requests as the upstream allows, waiting out an outage within ctx:
 // feeds[i] is topics[i]'s, or nil with errs[i] saying why; err is for the
 // whole call. The hub opens the topics one local request asks for with
 // one call.
-type subscribeFunc func(ctx context.Context, topics []string) (feeds []feed, errs []error, err error)
+type subscribeFunc func(ctx context.Context, topics []string) (feeds []client.Stream, errs []error, err error)
 
 // oneByOne makes a subscribeFunc of a function subscribing one topic:
 // for a source that has no batched subscribe.
-func oneByOne(subscribe func(ctx context.Context, topic string) (feed, error)) subscribeFunc {
-	return func(ctx context.Context, topics []string) ([]feed, []error, error) {
-		feeds, errs := make([]feed, len(topics)), make([]error, len(topics))
+func oneByOne(subscribe func(ctx context.Context, topic string) (client.Stream, error)) subscribeFunc {
+	return func(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
+		feeds, errs := make([]client.Stream, len(topics)), make([]error, len(topics))
 		for i, topic := range topics {
 			feeds[i], errs[i] = subscribe(ctx, topic)
 		}
@@ -228,11 +215,11 @@ func (u *upstream) await(ctx context.Context) (*client.Client, error) {
 }
 
 // subscribe subscribes topics upstream in one round of requests
-// (client.SubscribeEach), a feed each. While the upstream is down the
+// (client.SubscribeEach), a client.Stream each. While the upstream is down the
 // client queues them and answers at once (they are subscribed when it is
 // back); only before the client exists, for the first dial, does it wait.
 // A connection lost during the subscribe is retried.
-func (u *upstream) subscribe(ctx context.Context, topics []string) ([]feed, []error, error) {
+func (u *upstream) subscribe(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
 	for {
 		c, err := u.await(ctx)
 		if err != nil {
@@ -240,7 +227,7 @@ func (u *upstream) subscribe(ctx context.Context, topics []string) ([]feed, []er
 		}
 		subs, errs, err := c.SubscribeEach(ctx, topics)
 		if err == nil {
-			feeds := make([]feed, len(subs))
+			feeds := make([]client.Stream, len(subs))
 			for i, sub := range subs {
 				if sub != nil {
 					feeds[i] = sub
