@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -59,4 +62,31 @@ func TestGapNoticeAfterUpstreamReconnect(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A break in a book's chain upstream (Deribit's prev_change_id) is told
+// too: the opted-in client gets a notice with cause "gap" before the
+// message that does not follow.
+func TestGapNoticeAfterABrokenChain(t *testing.T) {
+	const topic = "book.BTC-PERPETUAL.100ms"
+	r := newRig(t, deribit.Name, nil)
+	r.up.StartFeed(exchangetest.FeedOptions{Instruments: []string{"BTC-PERPETUAL"}, Interval: 10 * time.Millisecond})
+	defer r.up.StopFeed()
+	ws := r.dialWith(t, "?notify=gaps", nil)
+	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["`+topic+`"]}}`)
+	testutil.RecvJSON(t, ws)
+	require.NoError(t, r.up.WaitSubscribers(testutil.Context(t), topic, 1))
+	testutil.Recv(t, ws) // the snapshot: the chain has started
+	require.NoError(t, r.up.LoseBookChanges(topic, 1))
+
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		n, ok := protocol.ParseGapNotice([]byte(testutil.Recv(t, ws)))
+		if !ok {
+			continue
+		}
+		assert.Equal(t, protocol.GapNotice{Channel: topic, Cause: protocol.GapSequence}, n)
+		return
+	}
+	t.Fatal("no gap notice after the broken chain")
 }
