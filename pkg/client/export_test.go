@@ -39,7 +39,7 @@ func (c *Client) subscribeLocal(topics ...string) *Subscription {
 	if err != nil {
 		panic(err)
 	}
-	s := newSubscription(c, names, c.subscribeConfig(nil))
+	s := newSubscription(c, names, c.subscribeConfig(nil), channelSlots)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, name := range names {

@@ -20,7 +20,7 @@ const partBuffer = channelSlots
 // with p.mu held.
 func (p *Pool) subscribeSpanning(ctx context.Context, names []string, placed []placement, opts []SubscribeOption) (*Subscription, error) {
 	first := placed[0].c
-	s := newSubscription(first, names, first.subscribeConfig(opts))
+	s := newSubscription(first, names, first.subscribeConfig(opts), channelSlots)
 	s.pool = p
 	partOpts := []SubscribeOption{Buffer(partBuffer), Overflow(Block), PendingBytes(0)}
 	for _, pl := range placed {
@@ -70,6 +70,9 @@ func (s *Subscription) endParts(ctx context.Context, err error) error {
 // detachAsync leaves the subscription's topics off the reader goroutine,
 // after its overflow policy ended it.
 func (s *Subscription) detachAsync() {
+	if s.c == nil { // an Inlet's: attached to no topic
+		return
+	}
 	if s.parts == nil {
 		s.c.detachAsync(s)
 		return

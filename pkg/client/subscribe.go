@@ -65,7 +65,7 @@ func (c *Client) subscribeGroups(ctx context.Context, groups [][]string, parsed 
 	cfg := c.subscribeConfig(opts)
 	subs := make([]*Subscription, len(groups))
 	for i, names := range groups {
-		subs[i] = newSubscription(c, names, cfg)
+		subs[i] = newSubscription(c, names, cfg, channelSlots)
 	}
 	errs := make([]error, len(groups))
 	all := allTopics(groups)

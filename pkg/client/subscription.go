@@ -61,8 +61,10 @@ type Subscription struct {
 // consumer is behind.
 const channelSlots = 64
 
-func newSubscription(c *Client, topics []string, sc subConfig) *Subscription {
-	slots := min(sc.buffer, channelSlots)
+// newSubscription makes a subscription whose channel has at most
+// maxSlots slots (channelSlots, or inletSlots for an Inlet's).
+func newSubscription(c *Client, topics []string, sc subConfig, maxSlots int) *Subscription {
+	slots := min(sc.buffer, maxSlots)
 	return &Subscription{
 		c:        c,
 		topics:   topics,
@@ -127,6 +129,10 @@ func (s *Subscription) Unsubscribe(ctx context.Context) error {
 	if s.parts != nil {
 		return s.endParts(ctx, nil)
 	}
+	if s.c == nil { // an Inlet's: nothing to leave on a server
+		s.end(nil)
+		return nil
+	}
 	return s.c.unsubscribe(ctx, s, nil)
 }
 
@@ -152,13 +158,27 @@ const (
 // catch up, then applies the overflow policy. Runs on the reader
 // goroutine.
 func (s *Subscription) deliver(m Message) bool {
+	queued, _ := s.deliverStep(m, 1)
+	return queued
+}
+
+// deliverStep is deliver with Seq moved on by step: 1, or more over
+// messages known lost before they reached the subscription (Inlet); it
+// also reports whether the subscription has ended.
+func (s *Subscription) deliverStep(m Message, step uint64) (queued, ended bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
-		return false
+		return false, true
 	}
-	s.seq++
+	s.seq += step
 	m.Seq = s.seq
+	queued = s.place(m) // may end the subscription (CloseSubscription)
+	return queued, s.ended
+}
+
+// place queues m under the overflow policy. Called with s.mu held.
+func (s *Subscription) place(m Message) bool {
 	if s.offer(m, true) {
 		return true
 	}
@@ -228,7 +248,7 @@ func (s *Subscription) deliver(m Message) bool {
 // (liveness.go). A spanning subscription (Pool) is fed by its own
 // goroutines, whose waits hold up no reader.
 func (s *Subscription) markStall() {
-	if s.pool == nil {
+	if s.pool == nil && s.c != nil {
 		s.c.stalled.Store(true)
 	}
 }
@@ -364,8 +384,7 @@ func (s *Subscription) moveLoop() {
 			select {
 			case s.ch <- m:
 			default:
-				s.dropped.Add(1)
-				s.c.stats.dropped[dropOverflow].Add(1)
+				s.countDrops(1)
 			}
 		}
 		s.hand.Store(false)
@@ -396,12 +415,22 @@ func (s *Subscription) await(m Message, deadline <-chan time.Time) bool {
 // drop counts one dropped message, of topic; the first drop of an
 // episode raises a SlowConsumer event.
 func (s *Subscription) drop(topic string) {
-	n := s.dropped.Add(1)
-	s.c.stats.dropped[dropOverflow].Add(1)
+	n := s.countDrops(1)
 	if !s.slow {
 		s.slow = true
-		s.c.emit(Event{Kind: SlowConsumer, Topic: topic, Dropped: n, Subscription: s})
+		if s.c != nil {
+			s.c.emit(Event{Kind: SlowConsumer, Topic: topic, Dropped: n, Subscription: s})
+		}
 	}
+}
+
+// countDrops counts n dropped messages, in the client's stats too, and
+// returns the subscription's drops so far.
+func (s *Subscription) countDrops(n uint64) uint64 {
+	if s.c != nil {
+		s.c.stats.dropped[dropOverflow].Add(n)
+	}
+	return s.dropped.Add(n)
 }
 
 // end closes the subscription's channels, with err as the reason (nil
@@ -434,8 +463,7 @@ func (s *Subscription) endLocked(err error) {
 			s.overflow.pop()
 		}
 		s.overflowBytes = 0
-		s.dropped.Add(uint64(left))
-		s.c.stats.dropped[dropOverflow].Add(uint64(left))
+		s.countDrops(uint64(left))
 	}
 	if !s.moving {
 		close(s.ch)

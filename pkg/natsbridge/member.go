@@ -183,11 +183,10 @@ func (m *Member) register(s *Subscription) error {
 	if m.closed {
 		return ErrClosed
 	}
-	s.mu.Lock()
-	if !s.ended {
+	// A finish after this check forgets s under m.mu, so after the insert.
+	if !s.in.Ended() {
 		m.subs[s] = struct{}{}
 	}
-	s.mu.Unlock()
 	return nil
 }
 

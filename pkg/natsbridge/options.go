@@ -37,8 +37,7 @@ type config struct {
 	lastValue   bool
 	replicas    int
 	lvcStorage  jetstream.StorageType
-	bufferSize  int
-	overflow    client.OverflowPolicy
+	delivery    []client.DeliveryOption
 	reqTimeout  time.Duration
 	maxCalls    int
 	policy      CallPolicy
@@ -66,8 +65,7 @@ func defaultConfig() config {
 		lastValue:   true,
 		replicas:    1,
 		lvcStorage:  jetstream.MemoryStorage,
-		bufferSize:  DefaultBufferSize,
-		overflow:    client.DropOldest,
+		delivery:    []client.DeliveryOption{client.Buffer(DefaultBufferSize), client.PendingBytes(0)},
 		reqTimeout:  DefaultRequestTimeout,
 		maxCalls:    DefaultMaxCalls,
 		logger:      zap.NewNop(),
@@ -92,7 +90,6 @@ func (c *config) validate(group string) error {
 	if c.wantTTL < time.Second {
 		return fmt.Errorf("natsbridge: want TTL %v is below 1s", c.wantTTL)
 	}
-	c.bufferSize = max(c.bufferSize, 1)
 	c.maxCalls = max(c.maxCalls, 1)
 	c.replicas = max(c.replicas, 1)
 	return nil
@@ -154,12 +151,14 @@ func WithLastValueStorage(s jetstream.StorageType) Option {
 	return func(c *config) { c.lvcStorage = s }
 }
 
-// WithBufferSize sets each subscription's channel capacity. Default: 1024.
-func WithBufferSize(n int) Option { return func(c *config) { c.bufferSize = n } }
-
-// WithOverflow sets what happens when a subscription's buffer is full, as
-// in pkg/client. Default: client.DropOldest.
-func WithOverflow(p client.OverflowPolicy) Option { return func(c *config) { c.overflow = p } }
+// WithDelivery sets every subscription's delivery, with pkg/client's own
+// options (client.Buffer, client.Overflow, client.PendingBytes), which
+// mean here what they mean there. Default: client.Buffer(DefaultBufferSize),
+// client.Overflow(client.DropOldest), and no byte limit
+// (client.PendingBytes(0)): the count alone bounds the buffer.
+func WithDelivery(opts ...client.DeliveryOption) Option {
+	return func(c *config) { c.delivery = append(c.delivery, opts...) }
+}
 
 // WithRequestTimeout bounds Subscribe and CallRaw when their context has
 // no earlier deadline, and each call the leader forwards upstream.

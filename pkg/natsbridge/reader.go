@@ -38,7 +38,7 @@ func newTopicReader(s *Subscription, names topicNames) *topicReader {
 func (r *topicReader) onMsg(msg *nats.Msg) {
 	r.mu.Lock()
 	if !r.started {
-		if len(r.pending) == r.s.m.cfg.bufferSize { // the overflow shows as a gap
+		if len(r.pending) == r.s.in.Capacity() { // the overflow shows as a gap
 			r.pending[0] = nil
 			r.pending = r.pending[1:]
 			r.s.drop()

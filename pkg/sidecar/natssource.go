@@ -68,7 +68,7 @@ func newNATSSource(cfg *Config, upstream []client.Option, st *stats, log *zap.Lo
 		natsbridge.WithLeaseTTL(cfg.NATSLeaseTTL),
 		natsbridge.WithGrace(cfg.Grace),
 		natsbridge.WithRequestTimeout(cfg.RequestTimeout),
-		natsbridge.WithBufferSize(8192),
+		natsbridge.WithDelivery(client.Buffer(8192)),
 		natsbridge.WithLogger(log),
 		// The leader refuses what its own configuration blocks, whatever
 		// the member that forwarded the call allows.
