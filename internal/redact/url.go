@@ -33,6 +33,12 @@ const shortestSecret = 16
 func URL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Opaque != "" || u.Scheme == "" || u.Host == "" {
+		if v, err := url.Parse("ws://" + raw); err == nil && v.Host != "" && !strings.Contains(raw, "://") {
+			// A URL written without its scheme (thalex.com/ws/api/v2,
+			// 127.0.0.1:8765): shown as the URL it would be with one, so
+			// the mistake can be seen, its secrets still hidden.
+			return strings.TrimPrefix(URL("ws://"+raw), "ws://")
+		}
 		return schemeAndHost(raw)
 	}
 	var b strings.Builder

@@ -11,6 +11,11 @@ func TestURL(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		// What endpoints are told apart by stays.
 		{"wss://thalex.com/ws/api/v2", "wss://thalex.com/ws/api/v2"},
+		// Written without a scheme: shown, so the mistake can be seen,
+		// with its secrets hidden as they would be with one.
+		{"thalex.com/ws/api/v2", "thalex.com/ws/api/v2"},
+		{"127.0.0.1:1", "127.0.0.1:1"},
+		{"user:hunter2@mainnet.example.com/v3/0123456789abcdef0123", "mainnet.example.com/v3/REDACTED"},
 		{"ws://127.0.0.1:8765/ws", "ws://127.0.0.1:8765/ws"},
 		{"wss://www.deribit.com/ws/api/v2", "wss://www.deribit.com/ws/api/v2"},
 		{"ws://[::1]:9000/", "ws://[::1]:9000/"},

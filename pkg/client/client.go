@@ -107,6 +107,9 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	if cfg.protocol == nil {
 		return nil, errors.New("client: no protocol: pass WithProtocol with an exchange package's Protocol(), such as WithProtocol(thalex.Protocol())")
 	}
+	if err := checkURL(url); err != nil {
+		return nil, err
+	}
 	cfg.exchangeLimits()
 	if ch, ok := cfg.protocol.(protocol.Checker); ok {
 		if err := ch.Check(); err != nil {

@@ -91,6 +91,20 @@ func TestDialErrorsAndLogsRedactTheURL(t *testing.T) {
 	_, err = client.Dial(ctx, "ws://127.0.0.1:1/v3/"+leakPathKey+"/%zz?apikey="+leakQueryKey, client.WithProtocol(thalex.Protocol(thalex.WithNotices(false))))
 	require.Error(t, err)
 	assertNoKey(t, "a malformed URL's error", err.Error())
+
+	// A URL without its scheme: shown, but for its secrets, with what
+	// is wanted, before any dial.
+	for raw, shown := range map[string]string{
+		"127.0.0.1:1": `"127.0.0.1:1"`,
+		"thalex.com/v3/" + leakPathKey + "?apikey=" + leakQueryKey: `"thalex.com/v3/REDACTED?apikey=REDACTED"`,
+		"https://thalex.com/ws/api/v2":                             `"https://thalex.com/ws/api/v2"`,
+	} {
+		_, err = client.Dial(ctx, raw, client.WithProtocol(thalex.Protocol()))
+		require.Error(t, err)
+		assertNoKey(t, "a scheme-less URL's error", err.Error())
+		assert.Contains(t, err.Error(), shown)
+		assert.Contains(t, err.Error(), "want a ws:// or wss:// URL")
+	}
 }
 
 // A connected client logs its URL redacted.

@@ -2,8 +2,11 @@ package client
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/url"
+
+	"github.com/wsfan/wsfan/internal/redact"
 )
 
 // basicAuthFromURL moves a URL's user:password@ into an "Authorization:
@@ -29,4 +32,15 @@ func basicAuthFromURL(raw string, h http.Header) (string, http.Header) {
 		h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(user+":"+pass)))
 	}
 	return u.String(), h
+}
+
+// checkURL refuses a URL Dial cannot dial, before any dial: one without
+// the ws:// or wss:// scheme and a host (127.0.0.1:8765 alone, or
+// https://…), named redacted.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err == nil && (u.Scheme == "ws" || u.Scheme == "wss") && u.Host != "" {
+		return nil
+	}
+	return fmt.Errorf("client: cannot dial %q: want a ws:// or wss:// URL, such as wss://thalex.com/ws/api/v2", redact.URL(raw))
 }
