@@ -53,6 +53,9 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 			fs.SetOutput(usage)
 			fs.Usage()
 		}
+		if !errors.Is(err, flag.ErrHelp) {
+			err = fmt.Errorf("%w (see sidecar -h)", err)
+		}
 		return nil, hideSecretArgs(err, args) // the flag package names the flag and the value
 	}
 	if o.version { // whatever else is wrong

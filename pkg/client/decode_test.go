@@ -172,3 +172,10 @@ func TestDecodeErrorNamesTheField(t *testing.T) {
 	_, err = client.Decode[ticker](client.Message{Data: []byte(`{"price":`)})
 	assert.ErrorContains(t, err, "cannot decode into client_test.ticker")
 }
+
+// Flags print by name, not as numbers.
+func TestFlagsString(t *testing.T) {
+	assert.Equal(t, "none", client.Flags(0).String())
+	assert.Equal(t, "reconnected|snapshot", (client.FlagReconnected | client.FlagSnapshot).String())
+	assert.Equal(t, "gap|stale|Flags(0x80)", (client.FlagGap | client.FlagStale | 0x80).String())
+}

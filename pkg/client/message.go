@@ -1,6 +1,10 @@
 package client
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Flags mark messages a consumer may need to act on.
 type Flags uint8
@@ -28,6 +32,28 @@ const (
 	// (WithStaleAfter): messages may have been lost meanwhile.
 	FlagStale
 )
+
+// String names the flags set, such as "reconnected|snapshot"; "none"
+// when none is.
+func (f Flags) String() string {
+	var names []string
+	for _, n := range []struct {
+		flag Flags
+		name string
+	}{{FlagReconnected, "reconnected"}, {FlagGap, "gap"}, {FlagSnapshot, "snapshot"}, {FlagStale, "stale"}} {
+		if f&n.flag != 0 {
+			names = append(names, n.name)
+			f &^= n.flag
+		}
+	}
+	if f != 0 {
+		names = append(names, fmt.Sprintf("Flags(%#x)", uint8(f)))
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, "|")
+}
 
 // Message is one notification delivered to a subscription.
 type Message struct {

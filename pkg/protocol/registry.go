@@ -72,7 +72,8 @@ func lookup(name string) (Dialect, error) {
 	if len(names) == 0 {
 		return Dialect{}, fmt.Errorf("protocol: unknown dialect %q: none is registered (import an exchange package, such as github.com/wsfan/wsfan/pkg/thalex)", name)
 	}
-	return Dialect{}, fmt.Errorf("protocol: unknown dialect %q (want %s)", name, format.OneOf(names))
+	return Dialect{}, fmt.Errorf("protocol: unknown dialect %q (want %s): a dialect is registered by importing its exchange's package, as in import _ \"github.com/wsfan/wsfan/pkg/%s\" for one of wsfan's",
+		name, format.OneOf(names), strings.ToLower(name))
 }
 
 // ByName returns the client half of the dialect called name (in any

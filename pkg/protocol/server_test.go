@@ -48,6 +48,7 @@ func TestServerByName(t *testing.T) {
 	}
 	_, err := protocol.ServerByName("binance")
 	assert.ErrorContains(t, err, `unknown dialect "binance"`)
+	assert.ErrorContains(t, err, `import _ "github.com/wsfan/wsfan/pkg/binance"`, "says how a dialect becomes known")
 }
 
 // TestServerNotificationWireFormat pins each dialect's notification to

@@ -56,7 +56,7 @@ func (tc *tokenCheck) wrap(next http.Handler) http.Handler {
 				tc.log.Warn("refused another address's token; further ones are counted in wsfan_sidecar_token_refusals_total")
 			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="wsfan-sidecar"`)
-			http.Error(w, "missing or wrong token", http.StatusUnauthorized)
+			http.Error(w, "missing or wrong token: send it as the header 'Authorization: Bearer TOKEN', or as ?token=TOKEN", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)

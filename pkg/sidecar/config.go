@@ -56,7 +56,7 @@ func (o *Overflow) UnmarshalText(b []byte) error {
 func (o Overflow) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 
 // Config configures a Server. The zero value of every field means its
-// documented default; only Upstream is required. The yaml tags are the
+// documented default; Upstream and Protocol are required. The yaml tags are the
 // names of the sidecar's configuration file.
 type Config struct {
 	// Upstream is the WebSocket URL of the real server. Required.

@@ -22,6 +22,9 @@
 //	                   message events with ids, resumable with Last-Event-ID;
 //	                   &event=topic names each event after its topic
 //	/                  the status page (a browser), live from /v1/status/stream
+//	/v1/book?topic=    JSON: the book the sidecar keeps of a book topic (or
+//	                   ?instrument=), exact decimal strings, &depth= levels
+//	/v1/book/stream?topic=  the same as SSE, at most &hz= books a second
 //	/v1/status         JSON: upstream state, topics, local clients
 //	/v1/status/stream  the same as SSE message events, once a second
 //	/metrics           Prometheus, wsfan_sidecar_* and the upstream's wsfan_client_*

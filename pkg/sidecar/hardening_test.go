@@ -79,8 +79,9 @@ func TestWrongTokensCountedAndLogged(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
 	r := newRig(t, thalex.Name, func(c *sidecar.Config) { c.Token = "s3cret"; c.Logger = zap.New(core) })
 	for range 20 {
-		code, _ := httpGet(t, r.url+"/v1/status?token=wrong")
+		code, body := httpGet(t, r.url+"/v1/status?token=wrong")
 		require.Equal(t, http.StatusUnauthorized, code)
+		require.Contains(t, body, "'Authorization: Bearer TOKEN', or as ?token=TOKEN", "says how to send one")
 	}
 	assert.Equal(t, 1, logs.FilterMessageSnippet("wrong token").Len(), "logged once for the address")
 	_, metrics := httpGet(t, r.url+"/metrics?token=s3cret")
@@ -278,4 +279,28 @@ func TestOversizedUpstreamFrameMarksAGap(t *testing.T) {
 	r.up.Publish(topic, []byte(`{"n":2}`))
 	assert.Equal(t, `{"topic":"`+topic+`","gap":true}`, st.next(t).data)
 	assert.Contains(t, st.next(t).data, `{"n":2}`)
+}
+
+// A refusal's JSON body reads as written: no \u0026 for '&'.
+func TestRefusalBodyIsPlainJSON(t *testing.T) {
+	r := newRig(t, thalex.Name, nil)
+	code, body := httpGet(t, r.url+"/v1/stream")
+	assert.Equal(t, http.StatusBadRequest, code)
+	assert.Contains(t, body, "/v1/stream?topic=NAME[&topic=NAME...]")
+	assert.NotContains(t, body, `\u0026`)
+}
+
+// A stream request that names no topic the way the sidecar reads them
+// is told what is wrong with it, not only to name a topic.
+func TestStreamQueryMistakesAreNamed(t *testing.T) {
+	r := newRig(t, thalex.Name, nil)
+	for query, want := range map[string]string{
+		"topics=a.b":         `name each topic with its own topic=`,
+		"topic=a%ZZ":         `malformed query: invalid URL escape`,
+		"topic=a.b&topic=%z": `escape a topic's % as %25`,
+	} {
+		code, body := httpGet(t, r.url+"/v1/stream?"+query)
+		assert.Equal(t, http.StatusBadRequest, code, query)
+		assert.Contains(t, body, want, query)
+	}
 }

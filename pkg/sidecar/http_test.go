@@ -259,7 +259,7 @@ func TestNewErrors(t *testing.T) {
 		{}:                             "no upstream: Config.Upstream is required",
 		{Upstream: "ws://127.0.0.1:1"}: "no protocol: Config.Protocol is required, one of the registered dialects: deribit, ethereal, ethereum or thalex",
 		{Upstream: "ws://127.0.0.1:1", Protocol: "thalex", Listen: "0.0.0.0:1"}: "listening on 0.0.0.0:1 (not loopback) requires a token",
-		{Upstream: "ws://127.0.0.1:1", Protocol: "smoke"}:                       `protocol: unknown dialect "smoke" (want deribit, ethereal, ethereum or thalex)`,
+		{Upstream: "ws://127.0.0.1:1", Protocol: "smoke"}:                       `protocol: unknown dialect "smoke" (want deribit, ethereal, ethereum or thalex): a dialect is registered by importing its exchange's package, as in import _ "github.com/wsfan/wsfan/pkg/smoke" for one of wsfan's`,
 	} {
 		_, err := sidecar.New(*cfg)
 		assert.EqualError(t, err, want)

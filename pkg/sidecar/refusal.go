@@ -24,7 +24,9 @@ func httpRefusal(w http.ResponseWriter, status int, message string, more map[str
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(body)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // the body is JSON, never HTML: topic=a&topic=b reads as written
+	_ = enc.Encode(body)
 }
 
 // subscribeStatus is the HTTP status of a stream whose topics could not

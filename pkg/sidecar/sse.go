@@ -29,7 +29,7 @@ const sseRetry = 2 * time.Second
 // goroutine is the session's reader and writer both. A topic that cannot
 // be subscribed fails the whole request.
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
-	topics, err := streamTopics(r.URL.Query(), s.cfg.MaxTopicsPerClient)
+	topics, err := streamTopics(r.URL.RawQuery, s.cfg.MaxTopicsPerClient)
 	if err != nil {
 		httpRefusal(w, http.StatusBadRequest, err.Error(), nil)
 		return
@@ -89,9 +89,16 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 
 // streamTopics reads the topics a stream asks for (?topic=A&topic=B),
 // sorted and without repeats: at least one, at most limit.
-func streamTopics(q url.Values, limit int) ([]string, error) {
+func streamTopics(rawQuery string, limit int) ([]string, error) {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil { // net/http would drop the malformed pair, and with it a topic
+		return nil, fmt.Errorf("malformed query: %v: escape a topic's %% as %%25, & as %%26 and + as %%2B", err)
+	}
 	topics := slices.Compact(slices.Sorted(slices.Values(q["topic"])))
-	if len(topics) == 0 {
+	switch {
+	case len(topics) == 0 && q.Has("topics"):
+		return nil, errors.New(`no parameter "topics": name each topic with its own topic=, /v1/stream?topic=NAME[&topic=NAME...]`)
+	case len(topics) == 0:
 		return nil, errors.New("name at least one topic: /v1/stream?topic=NAME[&topic=NAME...]")
 	}
 	if len(topics) > limit {
