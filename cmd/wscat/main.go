@@ -102,7 +102,13 @@ func run(ctx context.Context, args []string, in io.Reader, out io.Writer) error 
 		_, msg, err := ws.ReadMessage()
 		if err != nil {
 			var ce *websocket.CloseError
-			if errors.As(err, &ce) || ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+			if errors.As(err, &ce) {
+				// Why the server closed is worth seeing: a sidecar says
+				// "slow consumer", "too many topics"...
+				_, werr := fmt.Fprintf(out, "closed by the server: %d %s\n", ce.Code, ce.Text)
+				return werr
+			}
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
 			return err

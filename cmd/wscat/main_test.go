@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -40,4 +43,23 @@ func TestRefusedHandshakeSaysWhy(t *testing.T) {
 	err := run(context.Background(), []string{srv.URL()}, strings.NewReader(""), &bytes.Buffer{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "401")
+}
+
+// A close frame is printed with its code and reason, not swallowed.
+func TestCloseFrameIsPrinted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		_ = ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(4008, "slow consumer"))
+		_, _, _ = ws.ReadMessage() // the close answer
+	}))
+	defer srv.Close()
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, run(ctx, []string{"ws" + strings.TrimPrefix(srv.URL, "http")}, strings.NewReader(""), &out))
+	assert.Equal(t, "closed by the server: 4008 slow consumer\n", out.String())
 }
