@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,14 +152,19 @@ func TestSidecarsShareOneUpstream(t *testing.T) {
 	}
 }
 
-// A sidecar started before NATS is not ready, and serves once NATS is up
-// and the group joined.
+// A sidecar started before NATS is not ready, says why (the connection
+// refused, not a publish's "outbound buffer limit exceeded"), and serves
+// once NATS is up and the group joined.
 func TestSidecarWaitsForNATS(t *testing.T) {
 	ns := startNATS(t)
 	ns.stop()
 	ex := exchange(t)
 	car := startSidecar(t, ns.url(), "late", ex, "late")
 	assert.False(t, car.ready(t), "not ready without NATS")
+	require.Eventually(t, func() bool {
+		return strings.Contains(car.srv.Status().Upstream.LastError, "connection refused")
+	}, 10*time.Second, 20*time.Millisecond, "the status names the cause: %q", car.srv.Status().Upstream.LastError)
+	assert.Contains(t, car.srv.Status().Upstream.LastError, "NATS unreachable")
 	ns.start()
 	require.Eventually(t, func() bool { return car.ready(t) }, 20*time.Second, 20*time.Millisecond, "ready once NATS is up")
 

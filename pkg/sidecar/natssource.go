@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -32,10 +33,13 @@ type natsSource struct {
 	issues trouble // the NATS connection's last failure
 
 	// mu protects the following.
-	mu      sync.Mutex
-	nc      *nats.Conn         // nil until run connects
-	m       *natsbridge.Member // nil until the member joined
-	changed chan struct{}      // closed and replaced when m is set
+	mu sync.Mutex
+	nc *nats.Conn // nil until run connects
+	// unreachable is set while NATS cannot be reached and the failure
+	// was logged, so it is logged once an outage.
+	unreachable atomic.Bool
+	m           *natsbridge.Member // nil until the member joined
+	changed     chan struct{}      // closed and replaced when m is set
 }
 
 func newNATSSource(cfg *Config, upstream []client.Option, st *stats, log *zap.Logger) *natsSource {
@@ -52,6 +56,16 @@ func newNATSSource(cfg *Config, upstream []client.Option, st *stats, log *zap.Lo
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			n.log.Info("NATS reconnected", zap.String("server", nc.ConnectedUrlRedacted()))
+			n.unreachable.Store(false)
+		}),
+		// Why NATS cannot be reached (connection refused, a TLS or
+		// credentials refusal), from the first attempt on: without it the
+		// only error seen is a publish's "outbound buffer limit exceeded".
+		nats.ReconnectErrHandler(func(_ *nats.Conn, err error) {
+			n.issues.failed(fmt.Errorf("NATS unreachable: %w", err), 0, time.Time{})
+			if !n.unreachable.Swap(true) {
+				n.log.Warn("NATS unreachable; retrying (logged once until it is reached)", zap.Error(err))
+			}
 		}),
 	}
 	if cfg.NATSCreds != "" {
@@ -134,7 +148,7 @@ func (n *natsSource) member(ctx context.Context) (*natsbridge.Member, error) {
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("group %s not joined: %w", n.cfg.NATSGroup, ctx.Err())
+			return nil, fmt.Errorf("group %s not joined (%s): %w", n.cfg.NATSGroup, n.issues.describe(), ctx.Err())
 		}
 	}
 }
