@@ -34,6 +34,10 @@ type Book struct {
 
 	u Update // the message being applied; owned by the applying goroutine
 
+	// changed is closed at the book's next change, for Changed's
+	// waiters; nil while nobody waits. Under mu.
+	changed chan struct{}
+
 	snapshots, changes, ignored, breaks atomic.Uint64
 }
 
@@ -99,6 +103,7 @@ func (b *Book) Apply(payload []byte, marked bool) error {
 	if err := b.rules.Parse(payload, marked, u); err != nil {
 		b.mu.Lock()
 		b.valid = false
+		b.notifyLocked()
 		b.mu.Unlock()
 		b.breaks.Add(1)
 		return &BreakError{Topic: b.topic, Reason: err.Error(), Malformed: true}
@@ -111,6 +116,7 @@ func (b *Book) Apply(payload []byte, marked bool) error {
 		b.applyLocked(u)
 		crossed := b.crossedLocked()
 		b.valid = !crossed
+		b.notifyLocked()
 		b.mu.Unlock()
 		if crossed {
 			b.breaks.Add(1)
@@ -135,6 +141,7 @@ func (b *Book) Apply(payload []byte, marked bool) error {
 	if crossed {
 		b.valid = false
 	}
+	b.notifyLocked()
 	b.mu.Unlock()
 	if crossed {
 		b.breaks.Add(1)
@@ -175,6 +182,7 @@ func (b *Book) breakWith(reason string) error {
 	b.mu.Lock()
 	was := b.valid
 	b.valid = false
+	b.notifyLocked()
 	b.mu.Unlock()
 	if !was {
 		b.ignored.Add(1)
@@ -196,7 +204,35 @@ func (b *Book) Valid() bool {
 func (b *Book) Invalidate() {
 	b.mu.Lock()
 	b.valid = false
+	b.notifyLocked()
 	b.mu.Unlock()
+}
+
+// Changed returns a channel closed at the book's next change: a snapshot
+// or a change applied, or the book becoming invalid. A reader waits on it
+// rather than polling Seq, then reads the book and asks again:
+//
+//	for {
+//		changed := b.Changed() // before reading, so no change is missed
+//		bid, ask, ok := b.Best()
+//		...
+//		<-changed
+//	}
+func (b *Book) Changed() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.changed == nil {
+		b.changed = make(chan struct{})
+	}
+	return b.changed
+}
+
+// notifyLocked wakes Changed's waiters. Called with mu held for writing.
+func (b *Book) notifyLocked() {
+	if b.changed != nil {
+		close(b.changed)
+		b.changed = nil
+	}
 }
 
 // Best returns the best bid and ask; ok is false while the book is

@@ -144,3 +144,35 @@ func TestMalformedMessage(t *testing.T) {
 		assert.True(t, errors.Is(err, book.ErrMalformed), "%s: %v", bad, err)
 	}
 }
+
+// A reader is told the book changed without polling Seq: Changed's
+// channel closes at the next snapshot, change or break, and a new one is
+// handed out after.
+func TestChangedWakesAReader(t *testing.T) {
+	b := book.New("book.BTC-PERPETUAL.100ms", deribit.BookRules("book.BTC-PERPETUAL.100ms"))
+	changed := b.Changed()
+	assert.Equal(t, changed, b.Changed(), "the same channel until a change")
+	select {
+	case <-changed:
+		t.Fatal("closed before any change")
+	default:
+	}
+	require.NoError(t, b.Apply([]byte(`{"type":"snapshot","timestamp":1,"instrument_name":"BTC-PERPETUAL","change_id":7,"bids":[["new",5042.34,30]],"asks":[["new",5042.64,40]]}`), false))
+	<-changed // closed by the snapshot
+
+	next := b.Changed()
+	require.NoError(t, b.Apply([]byte(`{"type":"change","timestamp":2,"prev_change_id":7,"instrument_name":"BTC-PERPETUAL","change_id":8,"bids":[],"asks":[["change",5042.64,35]]}`), false))
+	<-next
+
+	broken := b.Changed()
+	require.Error(t, b.Apply([]byte(`{"type":"change","timestamp":3,"prev_change_id":99,"instrument_name":"BTC-PERPETUAL","change_id":100,"bids":[],"asks":[]}`), false))
+	<-broken
+	assert.False(t, b.Valid())
+}
+
+// Events print by name, and the zero Event is no kind at all.
+func TestEventString(t *testing.T) {
+	assert.Equal(t, "synced", book.Event{Kind: book.Synced}.String())
+	assert.Equal(t, "broken (resync asked: true)", book.Event{Kind: book.Broken, Resynced: true}.String())
+	assert.Equal(t, "EventKind(0)", book.Event{}.String())
+}

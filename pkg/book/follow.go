@@ -29,11 +29,22 @@ type EventKind uint8
 
 const (
 	// Synced: a snapshot made the book valid (the first, or a resync's).
-	Synced EventKind = iota
+	// The zero EventKind is none of them.
+	Synced EventKind = iota + 1
 	// Broken: a message broke the chain or crossed the book; the book is
 	// invalid until the resync's snapshot. Event.Err says why.
 	Broken
 )
+
+func (k EventKind) String() string {
+	switch k {
+	case Synced:
+		return "synced"
+	case Broken:
+		return "broken"
+	}
+	return fmt.Sprintf("EventKind(%d)", uint8(k))
+}
 
 // Event is something that happened to a followed book.
 type Event struct {
@@ -43,6 +54,16 @@ type Event struct {
 	// under way, or the client is not connected: the restore after the
 	// reconnect brings the snapshot then).
 	Resynced bool
+}
+
+func (e Event) String() string {
+	switch {
+	case e.Kind == Broken && e.Err != nil:
+		return fmt.Sprintf("broken: %v (resync asked: %v)", e.Err, e.Resynced)
+	case e.Kind == Broken:
+		return fmt.Sprintf("broken (resync asked: %v)", e.Resynced)
+	}
+	return e.Kind.String()
 }
 
 // eventBuffer is how many events wait for a reader before the oldest are
