@@ -1,6 +1,11 @@
 package client
 
-import "github.com/wsfan/wsfan/internal/syncx"
+import (
+	"sync"
+	"time"
+
+	"github.com/wsfan/wsfan/internal/syncx"
+)
 
 // topicTable holds every topic subscribed on the server, and is the one
 // place that writes where they are found: by name and as a slice, which
@@ -19,6 +24,11 @@ type topicTable struct {
 	// routeServerKey, which the reader calls as an acknowledgement
 	// arrives, before Client.mu is taken.
 	routes syncx.Map[string, *topicState]
+
+	// left remembers the routing keys of the last topics removed, so the
+	// frames a server still sends before it reads the unsubscribe are
+	// dropped quietly (counted, not logged as if something were wrong).
+	left recentKeys
 }
 
 func (t *topicTable) get(name string) *topicState { return t.byName[name] }
@@ -54,6 +64,47 @@ func (t *topicTable) remove(ts *topicState) {
 	t.list = t.list[:last]
 	delete(t.byName, ts.name)
 	t.unroute(ts)
+	if ts.key != "" {
+		t.left.add(ts.key, time.Now())
+	}
+}
+
+// justLeft reports whether key routed a topic removed moments ago. Safe
+// on any goroutine; the reader asks only about frames it cannot route.
+func (t *topicTable) justLeft(key string) bool { return t.left.has(key, time.Now()) }
+
+// recentKeys is a small ring of keys and when they were added, for
+// justLeft. Its own lock: the reader asks without Client.mu.
+type recentKeys struct {
+	mu   sync.Mutex
+	keys [recentLeft]string
+	at   [recentLeft]time.Time
+	next int
+}
+
+// recentLeft is how many removed keys are remembered, and leftQuiet for
+// how long: a server reads an unsubscribe within a round trip.
+const (
+	recentLeft = 64
+	leftQuiet  = 10 * time.Second
+)
+
+func (r *recentKeys) add(key string, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.keys[r.next], r.at[r.next] = key, now
+	r.next = (r.next + 1) % recentLeft
+}
+
+func (r *recentKeys) has(key string, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, k := range r.keys {
+		if k == key && now.Sub(r.at[i]) < leftQuiet {
+			return true
+		}
+	}
+	return false
 }
 
 // route finds the topic of a routing key. Safe on any goroutine.
