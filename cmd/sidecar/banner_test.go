@@ -62,10 +62,19 @@ func TestBannerCommandsWork(t *testing.T) {
 		return ""
 	}
 
+	// The status page's URL: the page itself.
+	page := regexp.MustCompile(`(http://\S+/)$`).FindStringSubmatch(line("Open the status page"))
+	require.NotNil(t, page)
+	resp, err := http.Get(page[1])
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	assert.Contains(t, string(body), "wsfan sidecar", "the status page")
+
 	// curl -N 'http://ADDR/v1/stream?topic=T': the first event.
 	stream := regexp.MustCompile(`'(http://[^']+/v1/stream\?topic=[^']+)'`).FindStringSubmatch(line("curl -N"))
 	require.NotNil(t, stream)
-	resp, err := http.Get(stream[1])
+	resp, err = http.Get(stream[1])
 	require.NoError(t, err)
 	events := bufio.NewScanner(resp.Body)
 	for events.Scan() && !strings.HasPrefix(events.Text(), "data:") {

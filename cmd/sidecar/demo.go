@@ -67,6 +67,8 @@ func (d *demoUpstream) printHelp(w io.Writer, addr, token string) {
 wsfan sidecar demo: a simulated %[1]s exchange (upstream %[2]s)
 is publishing %[3]s, and the sidecar serves it on %[4]s.
 
+  Open the status page in a browser: %[6]s/%[13]s
+
   Stream a topic as Server-Sent Events:
     curl -N%[5]s '%[6]s/v1/stream?topic=%[7]s'
 
@@ -89,7 +91,16 @@ Press Ctrl+C to stop.
 
 `, d.srv.Dialect(), d.srv.URL(), strings.Join(topics, ", "), addr,
 		auth, base, url.QueryEscape(topic), ws, subscribeFrame(d.srv.Dialect(), topic), wscatAuth(token), topic,
-		d.bookHelp(base, auth))
+		d.bookHelp(base, auth), pageToken(token))
+}
+
+// pageToken is the status page's query for token: a browser sends no
+// header of its own.
+func pageToken(token string) string {
+	if token == "" {
+		return ""
+	}
+	return "?token=" + url.QueryEscape(token)
 }
 
 // bookHelp is the banner's paragraph on the books the sidecar keeps, or
