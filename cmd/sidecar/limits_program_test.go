@@ -182,9 +182,10 @@ func TestProgramOversizedTopicRefused(t *testing.T) {
 }
 
 // The program's HTTP server closes connections that stop sending. Its
-// idle timeout for a keep-alive connection between requests is 2
-// minutes, fixed in pkg/sidecar (no flag), too long for this test; what
-// is checked is the 10s header timeout (also fixed): a keep-alive
+// idle timeout for a keep-alive connection between requests is
+// -idle-conn-timeout (5s; pkg/sidecar's TestIdleConnectionsDoNotKeepClientsOut
+// checks it, and the reaping near the cap); what is checked here is the
+// 10s header timeout (fixed): a keep-alive
 // connection that has been answered and then starts a request it never
 // finishes, and a connection that never sends anything, are both closed
 // by the program (a read returns EOF) about 10s later, not before.

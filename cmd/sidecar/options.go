@@ -53,7 +53,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 			fs.SetOutput(usage)
 			fs.Usage()
 		}
-		if !errors.Is(err, flag.ErrHelp) {
+		if strings.HasPrefix(err.Error(), "flag provided but not defined") {
 			err = fmt.Errorf("%w (see sidecar -h)", err)
 		}
 		return nil, hideSecretArgs(err, args) // the flag package names the flag and the value
@@ -119,6 +119,9 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.BoolVar(&c.LastMessageCache, "last-message-cache", false, "send new subscribers the topic's last message first")
 	fs.Var(listValue(&c.Topics), "topics", "comma-separated `topics` the upstream offers; any other is refused at once, naming them\n(default: none, every topic is asked upstream)")
 	fs.Var(countValue(&c.MaxClients), "max-clients", "`number` of local clients allowed (default 10000)")
+	fs.Var(durationValue(&c.IdleConnTimeout), "idle-conn-timeout", "the longest `duration` a keep-alive connection may sit without a request after its last; while\n"+
+		"-max-clients plus 128 connections are open, one that is not a client and has been idle (or silent) for 1s\n"+
+		"is closed at once; WebSocket clients and streams are never cut (default 5s)")
 	fs.Var(countValue(&c.MaxTopicsPerClient), "max-topics-per-client", "`number` of topics one local client may hold (default 1000)")
 	fs.Var(countValue(&c.MaxTopics), "max-topics", "`number` of distinct upstream topics (default 10000)")
 	fs.Var(sizeValue(&c.MaxFrameBytes), "max-frame-bytes", "`size` of the largest frame accepted from a local client (default 1MiB)")

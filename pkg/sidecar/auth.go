@@ -3,10 +3,12 @@ package sidecar
 import (
 	"crypto/subtle"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -17,11 +19,14 @@ import (
 // open paths, as "Authorization: Bearer TOKEN" or as "?token=TOKEN" (for
 // browsers' EventSource and WebSocket, which cannot set headers); the
 // comparison takes constant time. A refusal is counted
-// (wsfan_sidecar_token_refusals_total) and logged once per remote host.
+// (wsfan_sidecar_token_refusals_total) and logged once per remote host;
+// guard paces the refusals of each address (tokenguard.go), so guessing
+// is slow, and never sees a request with the right token.
 type tokenCheck struct {
 	token   []byte // empty: everything passes
 	open    []string
 	refused *atomic.Uint64
+	guard   *tokenGuard
 	log     *zap.Logger
 	logged  logOnce
 }
@@ -55,6 +60,12 @@ func (tc *tokenCheck) wrap(next http.Handler) http.Handler {
 			} else if logFull {
 				tc.log.Warn("refused another address's token; further ones are counted in wsfan_sidecar_token_refusals_total")
 			}
+			if retry := tc.guard.wait(r.Context(), r.RemoteAddr); retry > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
+				w.Header().Set("Connection", "close")
+				http.Error(w, "too many wrong tokens from this address at once: retry later with the right token", http.StatusTooManyRequests)
+				return
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="wsfan-sidecar"`)
 			http.Error(w, "missing or wrong token: send it as the header 'Authorization: Bearer TOKEN', or as ?token=TOKEN", http.StatusUnauthorized)
 			return
@@ -82,6 +93,10 @@ func (s *Server) refuseCrossSite(next http.Handler) http.Handler {
 			return
 		}
 		s.stats.crossSiteRefusals.Add(1)
+		if r.Header.Get("Origin") != "" { // a page's fetch or EventSource: told why, in a body it may read
+			s.refuseOrigin(w, r)
+			return
+		}
 		http.Error(w, fmt.Sprintf("a %s request without an allowed origin (Origin %q) is refused: a page of another site may use the sidecar "+
 			"only from an origin listed in -allowed-origins (WSFAN_ALLOWED_ORIGINS, Config.AllowedOrigins)", site, r.Header.Get("Origin")),
 			http.StatusForbidden)

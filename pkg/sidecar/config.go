@@ -119,6 +119,15 @@ type Config struct {
 	// connections more (plain requests, clients being refused); the rest
 	// wait to be accepted. Default: 10000.
 	MaxClients int `yaml:"max_clients"`
+	// IdleConnTimeout closes a keep-alive connection that has sat this
+	// long without a request since its last one (a connection that never
+	// sends one is closed 10s after it connected, the header timeout).
+	// While the listener is full (MaxClients plus 128), a connection
+	// that is not a client and has been idle (or silent) for a second is
+	// closed at once, so idle connections never keep clients out.
+	// WebSocket clients and SSE, status and book streams are never cut
+	// by either. Default: 5s.
+	IdleConnTimeout time.Duration `yaml:"idle_conn_timeout"`
 	// MaxTopicsPerClient caps one client's subscriptions. Default: 1000.
 	MaxTopicsPerClient int `yaml:"max_topics_per_client"`
 	// MaxTopics caps distinct upstream topics, which also bounds the topic
@@ -250,6 +259,7 @@ func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 	setDefault(&c.Grace, 5*time.Second)
 	setDefault(&c.QueueBytes, 4<<20)
 	setDefault(&c.MaxClients, 10000)
+	setDefault(&c.IdleConnTimeout, defaultIdleConnTimeout)
 	setDefault(&c.MaxTopicsPerClient, 1000)
 	setDefault(&c.MaxTopics, 10000)
 	setDefault(&c.MaxFrameBytes, 1<<20)
@@ -263,7 +273,7 @@ func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 		setDefault(&c.RateBurst, int(math.Ceil(c.RateLimit)))
 	}
 	for name, d := range map[string]time.Duration{"UpstreamPing": c.UpstreamPing, "UpstreamPingTimeout": c.UpstreamPingTimeout,
-		"UpstreamDialTimeout": c.UpstreamDialTimeout, "UpstreamReconnectMax": c.UpstreamReconnectMax} {
+		"UpstreamDialTimeout": c.UpstreamDialTimeout, "UpstreamReconnectMax": c.UpstreamReconnectMax, "IdleConnTimeout": c.IdleConnTimeout} {
 		if d < 0 {
 			return c, nil, fmt.Errorf("%s %v is negative: want a duration, or 0 for the default", name, d)
 		}

@@ -15,6 +15,8 @@ type collector struct {
 	hub      *hub
 	sessions *registry
 	upstream func() client.State
+	conns    *idleConns
+	guard    *tokenGuard
 	build    prometheus.Collector
 
 	clients, topics, upstreamUp, queueBytes                           *prometheus.Desc
@@ -22,9 +24,10 @@ type collector struct {
 	reconnects, resumes, received, delivered, topicDropped, topicRefs *prometheus.Desc
 	hostRefusals, crossSiteRefusals, tokenRefusals                    *prometheus.Desc
 	invalidUTF8                                                       *prometheus.Desc
+	openConns, idleReaped, tokenDelayed, tokenThrottled, tokenSlowed  *prometheus.Desc
 }
 
-func newCollector(st *stats, h *hub, sessions *registry, upstream func() client.State) *collector {
+func newCollector(st *stats, h *hub, sessions *registry, upstream func() client.State, conns *idleConns, guard *tokenGuard) *collector {
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc("wsfan_sidecar_"+name, help, labels, nil)
 	}
@@ -33,6 +36,8 @@ func newCollector(st *stats, h *hub, sessions *registry, upstream func() client.
 		hub:               h,
 		sessions:          sessions,
 		upstream:          upstream,
+		conns:             conns,
+		guard:             guard,
 		build:             client.NewBuildInfoCollector(),
 		clients:           desc("clients", "Local clients connected, by kind.", "kind"),
 		topics:            desc("topics", "Upstream topics held."),
@@ -54,13 +59,19 @@ func newCollector(st *stats, h *hub, sessions *registry, upstream func() client.
 		invalidUTF8:       desc("upstream_invalid_utf8_total", "Upstream messages that were not valid UTF-8, passed on with U+FFFD in place of each invalid byte sequence."),
 		crossSiteRefusals: desc("cross_site_refusals_total", "Browser requests of another site refused for want of an allowed origin."),
 		tokenRefusals:     desc("token_refusals_total", "Requests refused for a missing or wrong token."),
+		openConns:         desc("open_connections", "Connections the listener holds: clients, requests, idle ones."),
+		idleReaped:        desc("idle_connections_reaped_total", "Connections that were not clients, closed after sitting idle while the listener was full."),
+		tokenDelayed:      desc("token_delayed_total", "Requests with a wrong token whose 401 was delayed: guessing slowed down."),
+		tokenThrottled:    desc("token_throttled_total", "Requests with a wrong token refused at once with 429: too many of their address were waiting."),
+		tokenSlowed:       desc("token_slowed_addresses", "Addresses whose wrong tokens are being slowed down."),
 	}
 }
 
 func (m *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.clients, m.topics, m.upstreamUp, m.queueBytes,
 		m.connections, m.dropped, m.disconnects, m.written, m.calls, m.callErrors,
-		m.reconnects, m.resumes, m.received, m.delivered, m.topicDropped, m.topicRefs, m.hostRefusals, m.crossSiteRefusals, m.tokenRefusals, m.invalidUTF8} {
+		m.reconnects, m.resumes, m.received, m.delivered, m.topicDropped, m.topicRefs, m.hostRefusals, m.crossSiteRefusals, m.tokenRefusals, m.invalidUTF8,
+		m.openConns, m.idleReaped, m.tokenDelayed, m.tokenThrottled, m.tokenSlowed} {
 		ch <- d
 	}
 	m.build.Describe(ch)
@@ -108,6 +119,11 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(m.invalidUTF8, m.stats.invalidUTF8.Load())
 	counter(m.crossSiteRefusals, m.stats.crossSiteRefusals.Load())
 	counter(m.tokenRefusals, m.stats.tokenRefusals.Load())
+	gauge(m.openConns, float64(m.conns.openConns()))
+	counter(m.idleReaped, m.conns.reaped.Load())
+	counter(m.tokenDelayed, m.guard.delayed.Load())
+	counter(m.tokenThrottled, m.guard.throttled.Load())
+	gauge(m.tokenSlowed, float64(m.guard.slowedAddresses()))
 	topics := m.hub.status()
 	gauge(m.topics, float64(len(topics)))
 	for _, t := range topics {

@@ -53,6 +53,9 @@ func (s *Server) refuseOrigin(w http.ResponseWriter, r *http.Request) {
 	} else if logFull {
 		s.log.Warn("refused another origin; further refused origins are not logged")
 	}
+	// The refused page may read why (and only why): without this header
+	// the browser hides the answer from it, and it can only guess.
+	w.Header().Set("Access-Control-Allow-Origin", origin)
 	httpRefusal(w, http.StatusForbidden, fmt.Sprintf("origin %q is not allowed: a page may use the sidecar only from an origin "+
 		"listed in -allowed-origins (WSFAN_ALLOWED_ORIGINS, allowed_origins in the config file, Config.AllowedOrigins); "+
 		"a page opened from a file has the origin \"null\"", origin), map[string]any{"origin": origin})

@@ -45,6 +45,12 @@ const (
 // listener accepts at once: plain requests, and clients being refused.
 const connectionMargin = 128
 
+// headerTimeout bounds the reading of a request's header, counted from
+// the connection's start or the request's first byte: a connection that
+// never sends one is closed after it (at once, when idle a second while
+// the listener is full: idleconns.go).
+const headerTimeout = 10 * time.Second
+
 // readBufferSize is a WebSocket client's read buffer.
 const readBufferSize = 512
 
@@ -73,7 +79,9 @@ type Server struct {
 	src     source // the upstream held here, or a NATS group's
 	hub     *hub
 	clients *registry
-	wsCfg   wsConfig // what every WebSocket session shares
+	conns   *idleConns  // the listener's connections, idle ones reaped when it is full (Serve)
+	guard   *tokenGuard // paces wrong tokens by address (auth.go)
+	wsCfg   wsConfig    // what every WebSocket session shares
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -165,12 +173,14 @@ func New(cfg Config) (*Server, error) {
 			stream: s.streamID, resync: s.src.resync, log: s.log, noBooks: cfg.NATS != "",
 			history: historyLimit{messages: cfg.SSEHistory, bytes: cfg.SSEHistoryBytes}}, s.log)
 	s.clients = newRegistry(cfg.MaxClients, &s.stats)
+	s.conns = newIdleConns(cfg.MaxClients + connectionMargin)
+	s.guard = newTokenGuard(s.log, s.ctx.Done())
 	s.offered = offeredTopics(proto, cfg.Topics)
 	ex := venue.ByName(proto.Name())
 	keepalive, _ := wire.(protocol.KeepaliveServer)
 	s.wsCfg = wsConfig{Config: &s.cfg, wire: wire, keepalive: keepalive, subIDs: wire.SubscriptionID() != "", noticeTopic: ex.NoticeTopic, stats: &s.stats, hub: s.hub,
 		ctx: s.ctx, callsCtx: s.callsCtx, call: s.src.call, clients: s.clients, log: s.log}
-	s.coll = newCollector(&s.stats, s.hub, s.clients, s.src.state)
+	s.coll = newCollector(&s.stats, s.hub, s.clients, s.src.state, s.conns, s.guard)
 	if err := s.reg.Register(s.coll); err != nil {
 		s.cancel()
 		return nil, fmt.Errorf("failed to register metrics: %w", err)
@@ -222,7 +232,7 @@ func (s *Server) routes() http.Handler {
 	// The Host check comes first, for every path: a rebound page is
 	// refused before anything else answers it; then a page of another
 	// site without an allowed origin; the token applies on top.
-	tc := &tokenCheck{token: []byte(s.cfg.Token), open: []string{"/healthz", "/readyz"}, refused: &s.stats.tokenRefusals, log: s.log}
+	tc := &tokenCheck{token: []byte(s.cfg.Token), open: []string{"/healthz", "/readyz"}, refused: &s.stats.tokenRefusals, guard: s.guard, log: s.log}
 	return s.hosts.wrap(s.refuseCrossSite(tc.wrap(mux)))
 }
 
@@ -255,14 +265,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.log.Info("serving", zap.String("addr", ln.Addr().String()), zap.String("upstream", redact.URL(s.cfg.Upstream)))
 	// Connections beyond the clients' limit and a margin for requests
 	// (status, probes, a refusal being written) wait in the kernel's
-	// accept queue instead of holding descriptors.
-	ln = netutil.LimitListener(ln, s.cfg.MaxClients+connectionMargin)
+	// accept queue instead of holding descriptors. Connections that are
+	// not clients cannot keep them there: one idle between keep-alive
+	// requests is closed after Config.IdleConnTimeout, one that sends no
+	// request after headerTimeout, and either at once (after reapMinIdle)
+	// while the listener is full (idleconns.go).
+	ln = s.conns.listener(netutil.LimitListener(ln, s.cfg.MaxClients+connectionMargin))
 	hs := &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		// An idle keep-alive connection holds a descriptor for nothing.
-		IdleTimeout: 2 * time.Minute,
-		ErrorLog:    log.New(io.Discard, "", 0),
+		ReadHeaderTimeout: headerTimeout,
+		IdleTimeout:       s.cfg.IdleConnTimeout,
+		ConnState:         s.conns.connState,
+		ErrorLog:          log.New(io.Discard, "", 0),
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
