@@ -334,3 +334,37 @@ func (p *proxy) heal() {
 	defer p.mu.Unlock()
 	p.cutOf = false
 }
+
+// The example page opened as a file has the origin "null": a sidecar
+// that does not allow it refuses the stream, and the page shows why
+// (naming -allowed-origins and "null") instead of "reconnecting…"; with
+// -allowed-origins null it streams.
+func TestEventSourcePageAsAFile(t *testing.T) {
+	page, err := filepath.Abs("../examples/browser/index.html")
+	require.NoError(t, err)
+	const topic = "ticker.TEST.raw"
+	for _, allowed := range [][]string{nil, {"null"}} {
+		r := newRig(t, allowed...)
+		ctx := browser(t)
+		url := fmt.Sprintf("file://%s?sidecar=http://%s&topic=%s", page, r.proxy.addr, topic)
+		if allowed == nil {
+			var state string
+			require.NoError(t, chromedp.Run(ctx,
+				chromedp.Navigate(url),
+				chromedp.WaitVisible(`//span[@id="state" and starts-with(text(), "refused: ")]`),
+				chromedp.Text(`#state`, &state),
+			))
+			assert.Contains(t, state, `origin "null" is not allowed`)
+			assert.Contains(t, state, "-allowed-origins")
+			screenshot(t, ctx, "eventsource-page-refused.png")
+			continue
+		}
+		require.NoError(t, chromedp.Run(ctx,
+			chromedp.Navigate(url),
+			chromedp.WaitVisible(`//span[@id="state" and text()="live"]`),
+		))
+		require.NoError(t, r.ex.WaitSubscribers(context.Background(), topic, 1))
+		r.ex.Publish(topic, []byte(`{"n":1}`))
+		waitReceived(t, ctx, 1)
+	}
+}
