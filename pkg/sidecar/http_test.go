@@ -369,3 +369,23 @@ func refusalText(t *testing.T, body string) string {
 	require.NoError(t, json.Unmarshal([]byte(body), &r), body)
 	return r.Error
 }
+
+// Addr is the address the server listens on, the port the system chose
+// for :0 included, so a program can tell its clients where to connect.
+func TestAddrIsTheListenersOnceServing(t *testing.T) {
+	up := exchangetest.NewServer(thalex.Name)
+	t.Cleanup(up.Close)
+	srv, err := sidecar.New(sidecar.Config{Upstream: up.URL(), Protocol: thalex.Name, Listen: "127.0.0.1:0", DrainTimeout: time.Second})
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:0", srv.Addr(), "the configured address before serving")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ListenAndServe(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	require.Eventually(t, func() bool { return srv.Addr() != "127.0.0.1:0" }, 5*time.Second, 5*time.Millisecond)
+	code, _ := httpGet(t, "http://"+srv.Addr()+"/healthz")
+	assert.Equal(t, http.StatusOK, code)
+}

@@ -71,6 +71,7 @@ type Server struct {
 	// sequence of SSE event ids, which streamID (this process's start
 	// time) prefixes.
 	published atomic.Uint64
+	addr      atomic.Pointer[string] // the listener's address, once Serve has it
 	streamID  string
 
 	offered     []OfferedTopic // Config.Topics and how to try each
@@ -244,8 +245,15 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Registry returns the registry /metrics serves.
 func (s *Server) Registry() *prometheus.Registry { return s.reg }
 
-// Addr returns the configured listen address.
-func (s *Server) Addr() string { return s.cfg.Listen }
+// Addr returns the address the Server listens on: the listener's once
+// Serve (or ListenAndServe) has it, so a Listen of 127.0.0.1:0 reads as
+// the port the system chose; the configured Config.Listen before.
+func (s *Server) Addr() string {
+	if a := s.addr.Load(); a != nil {
+		return *a
+	}
+	return s.cfg.Listen
+}
 
 // ListenAndServe listens on Config.Listen and serves until ctx ends, then
 // drains (see Shutdown) within Config.DrainTimeout and closes the Server.
@@ -262,7 +270,9 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 // Config.DrainTimeout and closes the Server. It returns nil after a clean
 // drain.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	s.log.Info("serving", zap.String("addr", ln.Addr().String()), zap.String("upstream", redact.URL(s.cfg.Upstream)))
+	addr := ln.Addr().String()
+	s.addr.Store(&addr)
+	s.log.Info("serving", zap.String("addr", addr), zap.String("upstream", redact.URL(s.cfg.Upstream)))
 	// Connections beyond the clients' limit and a margin for requests
 	// (status, probes, a refusal being written) wait in the kernel's
 	// accept queue instead of holding descriptors. Connections that are
