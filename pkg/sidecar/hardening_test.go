@@ -304,3 +304,24 @@ func TestStreamQueryMistakesAreNamed(t *testing.T) {
 		assert.Contains(t, body, want, query)
 	}
 }
+
+// A subscribe naming a known and an unknown topic is answered as the
+// exchange answers it: the channels subscribed, the unknown one left out
+// of the list (Deribit answers an unknown channel with an empty list);
+// the sidecar logs the refusal and lists it in the status.
+func TestMixedSubscribeAnswersTheKnownTopics(t *testing.T) {
+	core, logs := observer.New(zap.WarnLevel)
+	r := newRig(t, thalex.Name, func(c *sidecar.Config) {
+		c.Topics = []string{"a.b"}
+		c.Logger = zap.New(core)
+	})
+	ws := r.dial(t)
+	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["a.b","x.y"]}}`)
+	resp := testutil.RecvJSON(t, ws)
+	assert.Equal(t, []any{"a.b"}, resp["result"], "%v", resp)
+	assert.Nil(t, resp["error"])
+	require.Eventually(t, func() bool { return logs.FilterMessage("subscribe refused").Len() == 1 }, 5*time.Second, 5*time.Millisecond)
+	refusals := r.sc.Status().Refusals
+	require.NotEmpty(t, refusals)
+	assert.Equal(t, []string{"x.y"}, refusals[0].Topics)
+}
