@@ -28,6 +28,25 @@
 // runs logins and limits on a test's fake clock. StartFeed publishes the
 // exchange's made-up market data.
 //
+// # What each exchange's server offers
+//
+// StartFeed publishes, every Interval (100ms by default), on these topics
+// (FeedTopicsOf lists them; other instruments with FeedOptions), and the
+// server answers these public methods itself (more with Handle):
+//
+//	thalex    ticker.BTC-PERPETUAL.raw  book.BTC-PERPETUAL.none.10.100ms (and ETH-PERPETUAL)
+//	          public/instruments  public/system_info
+//	deribit   ticker.BTC-PERPETUAL.100ms  book.BTC-PERPETUAL.100ms (and ETH-PERPETUAL)
+//	          public/get_instruments  public/get_time  public/test
+//	ethereum  newHeads
+//	          eth_blockNumber  eth_chainId
+//	ethereal  MarketPrice:BTCUSD  L2Book:BTCUSD (and ETHUSD)
+//	          (Ethereal answers no calls)
+//
+// Every dialect also answers subscribe and unsubscribe (and the login of
+// WithLogin); a topic outside the feed is acknowledged too, and gets what
+// Publish sends it.
+//
 // # Invariants
 //
 //   - Every connection has exactly one reader goroutine (the HTTP handler that
