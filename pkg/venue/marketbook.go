@@ -8,9 +8,9 @@ import (
 
 // MarketBook is a made-up order book of one instrument, kept whole so an
 // exchange's feed can send a new subscriber its snapshot and then every
-// subscriber the same changes, as the exchanges do. It follows the
-// instrument's price at most one tick a step, holds depth levels a side
-// around it, and is never crossed unless told to be (CrossNext). A feed
+// subscriber the same changes, as the exchanges do. It stands around the
+// instrument's price (the mid a ticker reports), holds depth levels a
+// side around it, and is never crossed unless told to be (CrossNext). A feed
 // uses it from one goroutine at a time.
 type MarketBook struct {
 	m      *Market
@@ -110,12 +110,9 @@ func (b *MarketBook) step() (bids, asks [][2]float64) {
 		bids = append(bids, [2]float64{b.crossed, 0})
 		b.crossed = 0
 	}
-	switch target := in.Round(in.Mid); {
-	case target > b.center:
-		b.center = in.Round(b.center + in.Tick)
-	case target < b.center:
-		b.center = in.Round(b.center - in.Tick)
-	}
+	// The book stands around the instrument's mid, as its ticker does:
+	// a book lagging behind the mid would disagree with the ticker.
+	b.center = in.Round(in.Mid)
 	// Levels the move left behind go; one or two levels a side change
 	// size; the window is filled again.
 	low, high := b.window(-1)
