@@ -21,11 +21,18 @@ var exchange = &venue.Exchange{
 	MaxBatch: 1000,
 	Methods: map[string]func([]string, time.Time) any{
 		"eth_chainId": func([]string, time.Time) any { return "0x1" },
-		"eth_blockNumber": func(_ []string, now time.Time) any {
-			return fmt.Sprintf("%#x", now.Unix()/12) // a block every 12 s
-		},
+		// Before the feed has run the chain is at its first block.
+		"eth_blockNumber": func([]string, time.Time) any { return hexU64(firstBlock) },
+	},
+	FeedMethods: map[string]func(venue.Feed, time.Time) any{
+		// The last head the feed made, so a program that reads it and
+		// then subscribes newHeads sees the numbers follow.
+		"eth_blockNumber": func(f venue.Feed, _ time.Time) any { return hexU64(f.(*feed).block) },
 	},
 }
+
+// firstBlock is the made-up chain's height before the feed's first head.
+const firstBlock = 19_000_000
 
 // feed makes up a chain's newHeads: a block a round, each naming the one
 // before.
@@ -37,7 +44,7 @@ type feed struct {
 }
 
 func newFeed(seed uint64) *feed {
-	return &feed{m: venue.NewMarket(seed), block: 19_000_000, parentHash: "0x" + strings.Repeat("ab", 32), baseFee: 12_000_000_000}
+	return &feed{m: venue.NewMarket(seed), block: firstBlock, parentHash: "0x" + strings.Repeat("ab", 32), baseFee: 12_000_000_000}
 }
 
 // Instruments: a node has none.

@@ -17,6 +17,7 @@ import (
 // ready; no feed runs until start.
 type liveFeed struct {
 	mu    sync.Mutex
+	last  venue.Feed                 // the running feed, or the last one; nil before the first
 	feed  venue.StatefulFeed         // nil when no feed runs or its books are not stateful
 	books map[string]venue.FeedTopic // the feed's book topics
 	lose  map[string]int             // book topic → changes to lose (LoseBookChanges)
@@ -35,6 +36,7 @@ func (l *liveFeed) start(feed venue.Feed, topics []venue.FeedTopic) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.feed, l.books, l.lose, l.cross = nil, nil, nil, nil
+	l.last = feed
 	sf, ok := feed.(venue.StatefulFeed)
 	if !ok {
 		return
@@ -133,4 +135,19 @@ func (s *Server) CrossBook(topic string) error {
 	}
 	s.lv.cross[topic] = true
 	return nil
+}
+
+// answer answers a method from the feed's state (venue.Exchange
+// FeedMethods) under mu, where the feed goroutine moves it on; ok is
+// false when m is nil or no feed has run yet.
+func (l *liveFeed) answer(m func(venue.Feed, time.Time) any, now time.Time) (result any, ok bool) {
+	if m == nil {
+		return nil, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last == nil {
+		return nil, false
+	}
+	return m(l.last, now), true
 }

@@ -39,7 +39,7 @@
 //	deribit   ticker.BTC-PERPETUAL.100ms  book.BTC-PERPETUAL.100ms (and ETH-PERPETUAL)
 //	          public/get_instruments  public/get_time  public/test
 //	ethereum  newHeads
-//	          eth_blockNumber  eth_chainId
+//	          eth_blockNumber (the last head's number)  eth_chainId
 //	ethereal  MarketPrice:BTCUSD  L2Book:BTCUSD (and ETHUSD)
 //	          (Ethereal answers no calls)
 //

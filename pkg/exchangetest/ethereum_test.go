@@ -2,9 +2,14 @@ package exchangetest_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/testutil"
@@ -69,4 +74,38 @@ func TestEthereumBatch(t *testing.T) {
 
 	testutil.Send(t, ws, `[{"id":1,"method":"a"},{"id":2,"method":"b"},{"id":3,"method":"c"},{"id":4,"method":"d"}]`)
 	require.EqualValues(t, `[{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"batch too large"}}]`, testutil.Recv(t, ws))
+}
+
+// eth_blockNumber agrees with newHeads: the chain's first block before
+// the feed runs, then the last head the feed made, so a program that
+// reads the height and then follows the heads sees the numbers follow.
+func TestEthereumBlockNumberFollowsTheHeads(t *testing.T) {
+	srv := newServer(t, ethereum.Name)
+	ws := dial(t, srv)
+	blockNumber := func(id int) uint64 {
+		t.Helper()
+		testutil.Send(t, ws, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"eth_blockNumber"}`, id))
+		for {
+			m := testutil.RecvJSON(t, ws)
+			if m["id"] == float64(id) {
+				n, err := strconv.ParseUint(strings.TrimPrefix(m["result"].(string), "0x"), 16, 64)
+				require.NoError(t, err)
+				return n
+			}
+		}
+	}
+	before := blockNumber(1)
+
+	srv.StartFeed(exchangetest.FeedOptions{Interval: 10 * time.Millisecond})
+	defer srv.StopFeed()
+	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":2,"method":"eth_subscribe","params":["newHeads"]}`)
+	testutil.RecvJSON(t, ws)
+	var head struct {
+		Params struct{ Result struct{ Number string } }
+	}
+	require.NoError(t, json.Unmarshal([]byte(testutil.Recv(t, ws)), &head))
+	first, err := strconv.ParseUint(strings.TrimPrefix(head.Params.Result.Number, "0x"), 16, 64)
+	require.NoError(t, err)
+	assert.Equal(t, before+1, first, "the first head follows the height read before")
+	assert.GreaterOrEqual(t, blockNumber(3), first, "the height is the heads' own")
 }

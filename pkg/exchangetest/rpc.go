@@ -121,6 +121,8 @@ func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 	if !ok {
 		if h := c.s.handler(req.Method); h != nil {
 			result, rerr = h(req.Params)
+		} else if r, fed := c.s.lv.answer(c.s.ex.FeedMethods[req.Method], received); fed {
+			result = r
 		} else if m := c.s.ex.Methods[req.Method]; m != nil {
 			result = m(c.s.FeedInstruments(), received)
 		} else {

@@ -57,6 +57,10 @@ type Exchange struct {
 	// Methods are the public methods a demo server answers, such as the
 	// instrument list and the server time, given the feed's instruments.
 	Methods map[string]func(instruments []string, now time.Time) any
+	// FeedMethods are public methods answered from the feed's own state
+	// once a feed has run (a node's latest block), so the answer agrees
+	// with what the feed published; Methods answers them before.
+	FeedMethods map[string]func(feed Feed, now time.Time) any
 }
 
 // Authenticator is the server half of an exchange's login: it checks a
