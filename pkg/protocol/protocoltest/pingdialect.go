@@ -18,8 +18,8 @@ const PingDialect = "pingtest"
 
 // The ping dialect's timings, short for tests.
 const (
-	PingEvery     = 50 * time.Millisecond
-	PingIdleLimit = 300 * time.Millisecond
+	PingEvery     = 100 * time.Millisecond
+	PingIdleLimit = time.Second
 )
 
 var registerPing sync.Once
