@@ -39,6 +39,9 @@ type Client struct {
 	// failed, for the errors of calls made while none is up; written by
 	// the supervisor (and Dial's first attempt).
 	lastFailure atomic.Pointer[error]
+	// cadenceEvery is how far apart a topic's messages are recorded for
+	// judging it stale (stale.go); set by Dial, read by the reader.
+	cadenceEvery int64
 	// upSince is when the current connection was handed out (unix ns),
 	// for judging silent topics (stale.go); set by the supervisor.
 	upSince atomic.Int64
@@ -129,6 +132,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		done:   make(chan struct{}),
 	}
 	c.keepalive, _ = cfg.protocol.(protocol.Keepalive)
+	c.cadenceEvery = cadenceEvery(cfg.staleFactor, cfg.staleFloor)
 	c.dialer = defaultDialer()
 	if cfg.dialer != nil {
 		c.dialer = *cfg.dialer

@@ -18,11 +18,12 @@ func newBenchClient(p protocol.Protocol, opts ...Option) *Client {
 		o.applyClient(&cfg)
 	}
 	return &Client{
-		cfg:    cfg,
-		proto:  p,
-		log:    cfg.logger,
-		subs:   make(map[*Subscription]struct{}),
-		events: make(chan Event, 1),
+		cfg:          cfg,
+		proto:        p,
+		log:          cfg.logger,
+		subs:         make(map[*Subscription]struct{}),
+		events:       make(chan Event, 1),
+		cadenceEvery: cadenceEvery(cfg.staleFactor, cfg.staleFloor), // as Dial sets it
 	}
 }
 

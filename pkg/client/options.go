@@ -279,7 +279,8 @@ func WithOnConnect(f OnConnect) Option { return clientOption(func(c *config) { c
 func WithEventBuffer(n int) Option { return clientOption(func(c *config) { c.eventBuffer = n }) }
 
 // WithStaleAfter sets when a topic is stale: silent for factor times its
-// median interval (over its last 16), and at least floor, while other
+// median interval (over its last 16, messages closer than floor/(2 factor)
+// counted as one), and at least floor, while other
 // topics of the connection flow. A stale topic raises a Stale event,
 // counts in wsfan_client_stale_total and is resubscribed once; its next
 // message is flagged FlagStale. It is judged again after its next

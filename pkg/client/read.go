@@ -187,14 +187,16 @@ func (cn *conn) route(key, data []byte, snapshot bool, now time.Time) {
 	c := cn.c
 	ts, ok := c.topics.route(unsafe.String(unsafe.SliceData(key), len(key)))
 	if !ok {
-		if c.topics.justLeft(unsafe.String(unsafe.SliceData(key), len(key))) {
+		if c.topics.justLeft(unsafe.String(unsafe.SliceData(key), len(key)), now) {
 			c.stats.dropped[dropUnrouted].Add(1) // in flight when the topic was left: expected
 			return
 		}
 		c.dropFrame(dropUnrouted, errNoTopic, key)
 		return
 	}
-	ts.cadence.observe(now.UnixNano())
+	if every := c.cadenceEvery; every >= 0 {
+		ts.cadence.observe(now.UnixNano(), every)
+	}
 	var flags Flags
 	if snapshot {
 		flags |= FlagSnapshot

@@ -27,22 +27,47 @@ const staleCheckEvery = time.Second
 const cadenceSamples = 16
 
 // cadence is the arrival rhythm of one topic: the times of its last
-// cadenceSamples+1 messages, in a ring. The reader goroutine is its only
-// writer, with one atomic store a message (the supervisor reads it with
-// atomics); the last arrival and the intervals are worked out by the
-// reader of the ring, once a second, not on the hot path.
+// cadenceSamples+1 recorded messages, in a ring. The reader goroutine is
+// its only writer (the supervisor reads it with atomics); the last
+// arrival and the intervals are worked out by the reader of the ring,
+// once a second, not on the hot path.
+//
+// A message is recorded only when the last recorded one is at least
+// Client.cadenceEvery old, so a busy topic costs the reader a comparison
+// a message and an atomic store only now and then. That changes no
+// judgement: cadenceEvery is the floor over twice the factor
+// (WithStaleAfter), so a topic faster than it is measured at about it,
+// and factor times that is under the floor, which then decides, as it
+// would have for the true, shorter interval; a silence is overstated by
+// at most cadenceEvery, a twentieth of the floor by default.
 type cadence struct {
 	arrivals [cadenceSamples + 1]atomic.Int64 // unix ns; 0: no message in the slot yet
 	next     uint32                           // the slot written next; reader-owned
+	recorded int64                            // unix ns of the last recorded message; reader-owned
 	judged   atomic.Int64                     // last+1 when the topic was last found stale: judged once per silence
 }
 
-// observe records a message arriving at now. Runs on the reader goroutine.
-func (k *cadence) observe(now int64) {
+// observe records a message arriving at now, unless the last recorded
+// one is younger than every. Runs on the reader goroutine.
+func (k *cadence) observe(now, every int64) {
+	if now-k.recorded < every {
+		return
+	}
+	k.recorded = now
 	k.arrivals[k.next].Store(now)
 	if k.next++; int(k.next) == len(k.arrivals) {
 		k.next = 0
 	}
+}
+
+// cadenceEvery is how far apart a topic's messages are recorded, in ns,
+// for a factor and floor of WithStaleAfter; -1 when topics are not
+// judged at all.
+func cadenceEvery(factor int, floor time.Duration) int64 {
+	if factor <= 0 {
+		return -1
+	}
+	return int64(floor) / int64(2*factor)
 }
 
 // snapshot returns the recorded arrivals, sorted, and the count of them.

@@ -26,8 +26,10 @@ func TestSilentTopicIsResubscribed(t *testing.T) {
 	bs, err := c.Subscribe(ctx, []string{busy})
 	require.NoError(t, err)
 
-	// Both set a rhythm of about 10ms: 20 messages each.
-	for i := range 20 {
+	// Both set a rhythm of about 10ms: 40 messages each, of which the
+	// rhythm records one every 15ms (the floor over twice the factor),
+	// more than the 17 a median needs.
+	for i := range 40 {
 		srv.Publish(quiet, payload(d.name, quiet, i))
 		srv.Publish(busy, payload(d.name, busy, i))
 		time.Sleep(10 * time.Millisecond)
@@ -50,7 +52,7 @@ func TestSilentTopicIsResubscribed(t *testing.T) {
 	stop()
 	assert.EqualValues(t, 1, srv.CountSubscribes(busy), "the flowing topic is left alone")
 
-	for range 20 { // what arrived before the silence
+	for range 40 { // what arrived before the silence
 		require.False(t, receive(t, qs).Stale())
 	}
 	srv.Publish(quiet, payload(d.name, quiet, 99))

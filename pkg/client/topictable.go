@@ -2,6 +2,7 @@ package client
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wsfan/wsfan/internal/syncx"
@@ -69,13 +70,16 @@ func (t *topicTable) remove(ts *topicState) {
 	}
 }
 
-// justLeft reports whether key routed a topic removed moments ago. Safe
-// on any goroutine; the reader asks only about frames it cannot route.
-func (t *topicTable) justLeft(key string) bool { return t.left.has(key, time.Now()) }
+// justLeft reports whether key routed a topic removed moments before now.
+// Safe on any goroutine; the reader asks only about frames it cannot
+// route, and pays a lock only within leftQuiet of a removal.
+func (t *topicTable) justLeft(key string, now time.Time) bool { return t.left.has(key, now) }
 
 // recentKeys is a small ring of keys and when they were added, for
 // justLeft. Its own lock: the reader asks without Client.mu.
 type recentKeys struct {
+	newest atomic.Int64 // unix ns of the last add: has needs no lock long after it
+
 	mu   sync.Mutex
 	keys [recentLeft]string
 	at   [recentLeft]time.Time
@@ -94,9 +98,13 @@ func (r *recentKeys) add(key string, now time.Time) {
 	defer r.mu.Unlock()
 	r.keys[r.next], r.at[r.next] = key, now
 	r.next = (r.next + 1) % recentLeft
+	r.newest.Store(now.UnixNano())
 }
 
 func (r *recentKeys) has(key string, now time.Time) bool {
+	if now.UnixNano()-r.newest.Load() >= int64(leftQuiet) {
+		return false // nothing left lately: the common case, lock-free
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, k := range r.keys {

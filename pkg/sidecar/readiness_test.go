@@ -38,7 +38,7 @@ func TestReadinessFollowsTheData(t *testing.T) {
 			}
 		}
 	}()
-	for range 20 {
+	for range 40 { // the rhythm records one every 15ms: 17 needed
 		r.up.Publish(quiet, []byte(`{"n":1}`))
 		r.up.Publish(busy, []byte(`{"n":1}`))
 		time.Sleep(10 * time.Millisecond)
