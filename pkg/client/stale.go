@@ -142,13 +142,15 @@ func (c *Client) checkStale(now time.Time) {
 		newest = max(newest, ts.cadence.last())
 	}
 	var stale []*topicState
+	nowNs := now.UnixNano()
 	for _, ts := range all {
-		silent, limit := c.silence(ts, now.UnixNano(), upSince)
+		silent, limit := c.silence(ts, nowNs, upSince)
 		if limit == 0 || !ts.confirmed || ts.cadence.isStale() || silent <= limit {
 			continue
 		}
-		since := max(ts.cadence.last(), upSince)
-		if newest-since > int64(limit) { // another topic flowed after the silence grew too long
+		// The silence began at nowNs-silent; another topic flowed after
+		// it had grown too long.
+		if newest-(nowNs-int64(silent)) > int64(limit) {
 			ts.cadence.judged.Store(ts.cadence.last() + 1)
 			stale = append(stale, ts)
 		}
