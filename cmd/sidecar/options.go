@@ -115,7 +115,7 @@ func (o *options) flagSet() *flag.FlagSet {
 
 	fs.Var(durationValue(&c.Grace), "grace", "the `duration` an upstream subscription outlives its last local subscriber (default 5s)")
 	fs.Var(sizeValue(&c.QueueBytes), "queue-bytes", "`size` of each local client's queue: 1048576, 512KiB, 4MiB... (default 4MiB)")
-	fs.TextVar(&c.Overflow, "overflow", c.Overflow, "`policy` for a full local queue: disconnect or drop")
+	fs.TextVar(&c.Overflow, "overflow", c.Overflow, "`policy` for a full local queue: close-subscription (the default) or drop-newest")
 	fs.BoolVar(&c.LastMessageCache, "last-message-cache", false, "send new subscribers the topic's last message first")
 	fs.Var(listValue(&c.Topics), "topics", "comma-separated `topics` the upstream offers; any other is refused at once, naming them\n(default: none, every topic is asked upstream)")
 	fs.Var(countValue(&c.MaxClients), "max-clients", "`number` of local clients allowed (default 10000)")

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 )
 
@@ -31,7 +32,7 @@ func parse(args []string, env map[string]string) (*options, error) {
 
 // Flags override WSFAN_* variables, which override the config file.
 func TestOptionsPrecedence(t *testing.T) {
-	path := writeFile(t, "upstream: ws://file\nprotocol: deribit\ngrace: 2s\noverflow: drop\nlisten: 127.0.0.1:9000\n"+
+	path := writeFile(t, "upstream: ws://file\nprotocol: deribit\ngrace: 2s\noverflow: drop-newest\nlisten: 127.0.0.1:9000\n"+
 		"last_message_cache: true\nallowed_origins: [http://a, http://b]\nqueue_bytes: 4MiB\n")
 	env := map[string]string{"WSFAN_CONFIG": path, "WSFAN_LISTEN": "127.0.0.1:9001", "WSFAN_QUEUE_BYTES": "1024",
 		"WSFAN_ALLOWED_ORIGINS": "http://c"}
@@ -41,7 +42,7 @@ func TestOptionsPrecedence(t *testing.T) {
 	assert.Equal(t, "ws://file", c.Upstream)
 	assert.Equal(t, "deribit", c.Protocol)
 	assert.Equal(t, 2*time.Second, c.Grace)
-	assert.Equal(t, sidecar.OverflowDrop, c.Overflow)
+	assert.Equal(t, client.DropNewest, c.Overflow)
 	assert.Equal(t, "127.0.0.1:9002", c.Listen)
 	assert.Equal(t, 1024, c.QueueBytes)
 	assert.True(t, c.LastMessageCache)
@@ -67,7 +68,7 @@ func TestOptionsFromEnvironment(t *testing.T) {
 	env := map[string]string{
 		"WSFAN_UPSTREAM": "wss://example.com/ws", "WSFAN_PROTOCOL": "ethereum", "WSFAN_LISTEN": "127.0.0.1:0",
 		"WSFAN_TOKEN": "s3cret", "WSFAN_ALLOWED_ORIGINS": "http://localhost:3000, https://app.example",
-		"WSFAN_DEMO": "true", "WSFAN_GRACE": "1m30s", "WSFAN_QUEUE_BYTES": "512KiB", "WSFAN_OVERFLOW": "drop",
+		"WSFAN_DEMO": "true", "WSFAN_GRACE": "1m30s", "WSFAN_QUEUE_BYTES": "512KiB", "WSFAN_OVERFLOW": "drop-newest",
 		"WSFAN_LAST_MESSAGE_CACHE": "1", "WSFAN_MAX_CLIENTS": "7", "WSFAN_MAX_TOPICS_PER_CLIENT": "8",
 		"WSFAN_MAX_TOPICS": "9", "WSFAN_MAX_FRAME_BYTES": "2 MiB", "WSFAN_MAX_CALLS_PER_CLIENT": "10",
 		"WSFAN_BLOCKED_METHODS": "public/login,private/buy", "WSFAN_WRITE_TIMEOUT": "1s",
@@ -79,7 +80,7 @@ func TestOptionsFromEnvironment(t *testing.T) {
 	assert.Equal(t, sidecar.Config{
 		Upstream: "wss://example.com/ws", Protocol: "ethereum", Listen: "127.0.0.1:0", Token: "s3cret",
 		AllowedOrigins: []string{"http://localhost:3000", "https://app.example"},
-		Grace:          90 * time.Second, QueueBytes: 512 << 10, Overflow: sidecar.OverflowDrop, LastMessageCache: true,
+		Grace:          90 * time.Second, QueueBytes: 512 << 10, Overflow: client.DropNewest, LastMessageCache: true,
 		MaxClients: 7, MaxTopicsPerClient: 8, MaxTopics: 9, MaxFrameBytes: 2 << 20, MaxCallsPerClient: 10,
 		BlockedMethods: []string{"public/login", "private/buy"},
 		WriteTimeout:   time.Second, RequestTimeout: 2 * time.Second, DrainTimeout: 3 * time.Second,
@@ -127,7 +128,7 @@ func TestOptionErrorsNameSettingAndValue(t *testing.T) {
 		{env: map[string]string{"WSFAN_MAX_TOPICS": "-5"}, want: []string{`"-5"`, "WSFAN_MAX_TOPICS"}},
 		{args: []string{"-protocol", "binance"}, want: []string{`"binance"`, "-protocol", "deribit, ethereal, ethereum or thalex"}},
 		{env: map[string]string{"WSFAN_UPSTREAM": "https://thalex.com"}, want: []string{`"https://thalex.com"`, "WSFAN_UPSTREAM", "wss://"}},
-		{args: []string{"-overflow", "sometimes"}, want: []string{`"sometimes"`, "-overflow", "disconnect or drop"}},
+		{args: []string{"-overflow", "sometimes"}, want: []string{`"sometimes"`, "-overflow", "close-subscription"}},
 		{env: map[string]string{"WSFAN_LOG_FORMAT": "xml"}, want: []string{`"xml"`, "WSFAN_LOG_FORMAT", "console or json"}},
 		{args: []string{"-log-level", "loud"}, want: []string{`"loud"`, "-log-level"}},
 		{env: map[string]string{"WSFAN_LAST_MESSAGE_CACHE": "yes please"}, want: []string{`"yes please"`, "WSFAN_LAST_MESSAGE_CACHE"}},

@@ -14,42 +14,6 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// OverflowPolicy says what happens when a subscription's buffer is full.
-// The reader waits briefly for a consumer before applying it (see
-// Subscription), and for as long as it takes under Block.
-type OverflowPolicy uint8
-
-const (
-	// DropOldest discards the oldest buffered message to make room: the
-	// consumer always sees the freshest data (the default).
-	DropOldest OverflowPolicy = iota
-	// DropNewest discards the incoming message.
-	DropNewest
-	// Block makes the reader wait for the consumer, which stalls every
-	// subscription and the RPC responses of the connection. Use it only
-	// when every message matters more than latency.
-	Block
-	// CloseSubscription ends the subscription with ErrSlowConsumer. As
-	// for any end, C then still holds what it held (at most 64
-	// messages); what waited beside it is dropped and counted in
-	// Dropped.
-	CloseSubscription
-)
-
-func (p OverflowPolicy) String() string {
-	switch p {
-	case DropOldest:
-		return "drop-oldest"
-	case DropNewest:
-		return "drop-newest"
-	case Block:
-		return "block"
-	case CloseSubscription:
-		return "close-subscription"
-	}
-	return "unknown"
-}
-
 // OnConnect runs on every new connection before subscriptions are
 // restored; use it to log in (Thalex public/login, Deribit public/auth;
 // package auth has both). An error drops the connection and is retried

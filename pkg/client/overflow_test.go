@@ -317,3 +317,21 @@ func TestBlockBeyondChannelWithSlowConsumer(t *testing.T) {
 	require.NoError(t, err, "the reader is free again")
 	require.NoError(t, other.Unsubscribe(ctx))
 }
+
+// TestOverflowPolicyNames: every policy reads back from its own name, in
+// any case; an unknown name is refused naming the known ones.
+func TestOverflowPolicyNames(t *testing.T) {
+	for _, p := range []client.OverflowPolicy{client.DefaultOverflow, client.DropOldest, client.DropNewest, client.Block, client.CloseSubscription} {
+		text, err := p.MarshalText()
+		require.NoError(t, err)
+		var back client.OverflowPolicy
+		require.NoError(t, back.UnmarshalText([]byte(strings.ToUpper(string(text)))))
+		assert.Equal(t, p, back, "%s", text)
+	}
+	var p client.OverflowPolicy
+	err := p.UnmarshalText([]byte("drop"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "drop-newest")
+	_, err = client.OverflowPolicy(99).MarshalText()
+	assert.Error(t, err)
+}

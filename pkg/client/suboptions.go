@@ -31,9 +31,14 @@ func Buffer(n int) DeliveryOption {
 
 // Overflow sets what happens when the subscription's buffer is full, or
 // its pending bytes are over the limit, after the consumer had its chance
-// to catch up. Default: DropOldest.
+// to catch up. Default: DropOldest. DefaultOverflow changes nothing: given
+// to Subscribe it keeps the client's default.
 func Overflow(p OverflowPolicy) DeliveryOption {
-	return DeliveryOption{func(s *subConfig) { s.overflow = p }}
+	return DeliveryOption{func(s *subConfig) {
+		if p != DefaultOverflow {
+			s.overflow = p
+		}
+	}}
 }
 
 // PendingBytes bounds the bytes of message data waiting in the

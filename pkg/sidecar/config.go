@@ -7,7 +7,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,41 +18,6 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/venue"
 )
-
-// Overflow says what happens when a local client's queue is full.
-type Overflow uint8
-
-const (
-	// OverflowDisconnect closes the client with a "slow consumer" close
-	// reason (the default): it reconnects and resynchronises, and never
-	// silently misses a frame.
-	OverflowDisconnect Overflow = iota
-	// OverflowDrop drops the frame for that client and counts it.
-	OverflowDrop
-)
-
-func (o Overflow) String() string {
-	if o == OverflowDrop {
-		return "drop"
-	}
-	return "disconnect"
-}
-
-// UnmarshalText parses "disconnect" or "drop" (flags, YAML, environment).
-func (o *Overflow) UnmarshalText(b []byte) error {
-	switch strings.ToLower(string(b)) {
-	case "disconnect", "":
-		*o = OverflowDisconnect
-	case "drop":
-		*o = OverflowDrop
-	default:
-		return fmt.Errorf("unknown overflow policy %q (want disconnect or drop)", b)
-	}
-	return nil
-}
-
-// MarshalText returns the policy's name.
-func (o Overflow) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 
 // Config configures a Server. The zero value of every field means its
 // documented default; Upstream and Protocol are required. The yaml tags are the
@@ -102,8 +66,14 @@ type Config struct {
 	// QueueBytes bounds each local client's queue of unwritten frames.
 	// Default: 4 MiB.
 	QueueBytes int `yaml:"queue_bytes"`
-	// Overflow is what a full queue does. Default: OverflowDisconnect.
-	Overflow Overflow `yaml:"overflow"`
+	// Overflow is what a full queue does, named as the SDK's policies:
+	// client.CloseSubscription (the default) closes the local client with
+	// a "slow consumer" close reason, so it reconnects and resynchronises
+	// and never silently misses a frame; client.DropNewest drops the frame
+	// for that client and counts it. DropOldest and Block are refused: a
+	// local client's queue mixes answers with data, and one client must
+	// never stall the others.
+	Overflow client.OverflowPolicy `yaml:"overflow"`
 	// LastMessageCache sends a new subscriber the topic's last message
 	// first, so late joiners do not wait for the next update. Default: off.
 	LastMessageCache bool `yaml:"last_message_cache"`
@@ -256,6 +226,9 @@ func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 	if !isLoopback(c.Listen) && c.Token == "" {
 		return c, nil, fmt.Errorf("listening on %s (not loopback) requires a token", c.Listen)
 	}
+	if err := c.checkOverflow(); err != nil {
+		return c, nil, err
+	}
 	setDefault(&c.Grace, 5*time.Second)
 	setDefault(&c.QueueBytes, 4<<20)
 	setDefault(&c.MaxClients, 10000)
@@ -291,6 +264,23 @@ func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 		c.Logger = zap.NewNop()
 	}
 	return c, proto, nil
+}
+
+// checkOverflow fills the overflow default and refuses the policies a
+// fan-out cannot keep.
+func (c *Config) checkOverflow() error {
+	switch c.Overflow {
+	case client.DefaultOverflow:
+		c.Overflow = client.CloseSubscription
+	case client.CloseSubscription, client.DropNewest:
+	case client.DropOldest:
+		return errors.New("overflow drop-oldest is not offered for local clients: their queue holds answers beside data; want close-subscription or drop-newest")
+	case client.Block:
+		return errors.New("overflow block is not offered for local clients: one slow client would stall every other; want close-subscription or drop-newest")
+	default:
+		return fmt.Errorf("unknown overflow policy %v: want close-subscription or drop-newest", c.Overflow)
+	}
+	return nil
 }
 
 // checkNATS checks the NATS settings and fills their defaults.

@@ -71,8 +71,8 @@
 //     included, and an SSE event when SSE clients listen) and queues the
 //     same bytes to every local subscriber without blocking.
 //   - Each local client has a queue bounded in bytes. When it is full the
-//     client is disconnected with a close reason (OverflowDisconnect, the
-//     default) or the frame is dropped and counted (OverflowDrop). For every
+//     client is disconnected with a close reason (client.CloseSubscription, the
+//     default) or the frame is dropped and counted (client.DropNewest). For every
 //     client, frames offered = delivered + dropped, exactly.
 //   - A session is one local client, whatever its transport: its topics
 //     and its queue are written once; a transport (WebSocket, SSE) only

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
@@ -147,14 +148,14 @@ func TestSlowClientDisconnected(t *testing.T) {
 	waitFor(t, "slow client gone", func() bool { return len(r.sc.Status().Clients) == 1 })
 }
 
-// Under OverflowDrop a client that does not read loses frames, counted:
+// Under Overflow drop-newest a client that does not read loses frames, counted:
 // for it, frames offered = delivered + dropped exactly, and it later reads
 // exactly the delivered ones, in order. The other client gets everything.
 func TestSlowClientDropped(t *testing.T) {
 	dc := dialects[0]
 	r := newRig(t, dc.d, func(c *sidecar.Config) {
 		c.QueueBytes = 1 << 20
-		c.Overflow = sidecar.OverflowDrop
+		c.Overflow = client.DropNewest
 		c.WriteTimeout = time.Minute // the slow client stays connected
 	})
 	fast := r.dial(t)

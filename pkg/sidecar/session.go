@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wsfan/wsfan/pkg/client"
 )
 
 // sessionKind is how a local client is served; it picks the frame format
@@ -142,7 +144,7 @@ func (s *session) offer(frame []byte, direct bool) bool {
 		return false
 	}
 	if s.bytes > 0 && s.bytes+len(frame) > s.cfg.QueueBytes {
-		if s.cfg.Overflow == OverflowDrop {
+		if s.cfg.Overflow == client.DropNewest {
 			s.mu.Unlock()
 			s.dropped.Add(1)
 			s.stats.dropped[dropQueueFull].Add(1)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
@@ -107,11 +108,11 @@ func TestSessionWakesAnIdleWriterOnce(t *testing.T) {
 	assert.Equal(t, 3, bytes)
 }
 
-// With OverflowDrop a full queue drops the frame and counts it; the
+// With client.DropNewest a full queue drops the frame and counts it; the
 // session goes on.
 func TestSessionOverflowDrop(t *testing.T) {
 	var st stats
-	cfg := testConfig(t, func(c *Config) { c.QueueBytes = 10; c.Overflow = OverflowDrop })
+	cfg := testConfig(t, func(c *Config) { c.QueueBytes = 10; c.Overflow = client.DropNewest })
 	s, tr := newTestSession(cfg, &st, nil, kindWS)
 	assert.True(t, s.offer(make([]byte, 8), false))
 	assert.False(t, s.offer(make([]byte, 8), false))
@@ -124,10 +125,10 @@ func TestSessionOverflowDrop(t *testing.T) {
 	assert.Zero(t, tr.aborts)
 }
 
-// With OverflowDisconnect a full queue closes the session as a slow
+// With client.CloseSubscription a full queue closes the session as a slow
 // consumer: the queue is thrown away, a write in progress is aborted, and
 // every later frame is dropped as closing.
-func TestSessionOverflowDisconnect(t *testing.T) {
+func TestSessionOverflowCloseSubscription(t *testing.T) {
 	var st stats
 	cfg := testConfig(t, func(c *Config) { c.QueueBytes = 10 })
 	s, tr := newTestSession(cfg, &st, nil, kindWS)
@@ -152,7 +153,7 @@ func TestSessionOverflowDisconnect(t *testing.T) {
 // disconnected instead.
 func TestSessionReplyOverLimitCloses(t *testing.T) {
 	var st stats
-	cfg := testConfig(t, func(c *Config) { c.QueueBytes = 10; c.Overflow = OverflowDrop })
+	cfg := testConfig(t, func(c *Config) { c.QueueBytes = 10; c.Overflow = client.DropNewest })
 	s, _ := newTestSession(cfg, &st, nil, kindWS)
 	s.reply(make([]byte, 8))
 	s.reply(make([]byte, 8))
@@ -241,5 +242,20 @@ func TestSessionDirectWriteRestGoesFirst(t *testing.T) {
 			want = want[:1]
 		}
 		assert.Equal(t, want, batch, "discard=%v", discard)
+	}
+}
+
+// The sidecar names a slow client's fate with the SDK's policies: the
+// zero value is CloseSubscription, drop-newest is kept, and the two a
+// fan-out cannot keep are refused with the reason.
+func TestConfigOverflowPolicies(t *testing.T) {
+	assert.Equal(t, client.CloseSubscription, testConfig(t, nil).Overflow)
+	assert.Equal(t, client.DropNewest, testConfig(t, func(c *Config) { c.Overflow = client.DropNewest }).Overflow)
+	for p, why := range map[client.OverflowPolicy]string{client.DropOldest: "answers beside data", client.Block: "stall every other"} {
+		cfg := Config{Upstream: "ws://127.0.0.1:1/unused", Protocol: thalex.Name, Overflow: p}
+		_, _, err := cfg.withDefaults()
+		require.Error(t, err, "%v", p)
+		assert.Contains(t, err.Error(), why)
+		assert.Contains(t, err.Error(), "close-subscription or drop-newest")
 	}
 }

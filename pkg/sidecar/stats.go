@@ -4,7 +4,7 @@ import "sync/atomic"
 
 // Drop reasons, the "reason" label of wsfan_sidecar_dropped_total.
 const (
-	dropQueueFull = iota // OverflowDrop and a full queue
+	dropQueueFull = iota // Overflow drop-newest and a full queue
 	dropClosing          // the session was closing (slow consumer, shutdown)
 	dropReasons
 )
