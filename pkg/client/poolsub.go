@@ -15,51 +15,62 @@ import (
 // waited beside the channel (see Subscription.C).
 const partBuffer = channelSlots
 
+// poolMerge is a Pool subscription spanning connections: one part on
+// each connection, merged into one Subscription (out), whose delivery
+// engine applies the user's buffer and policy. out is attached to no
+// topic itself; its parts are. One forwarder goroutine a part, counted
+// in the pool's wg, moves the part's messages into out.
+type poolMerge struct {
+	pool  *Pool
+	out   *Subscription
+	parts []*Subscription // set before the forwarders start, then read-only
+}
+
 // subscribeSpanning subscribes each placement's topics on its connection
 // as one part, and returns a Subscription fed from every part. Called
 // with p.mu held.
 func (p *Pool) subscribeSpanning(ctx context.Context, names []string, placed []placement, opts []SubscribeOption) (*Subscription, error) {
 	first := placed[0].c
-	s := newSubscription(first, names, first.subscribeConfig(opts), channelSlots)
-	s.pool = p
+	m := &poolMerge{pool: p, out: newSubscription(first, names, first.subscribeConfig(opts), channelSlots)}
+	m.out.merge = m
 	partOpts := []SubscribeOption{Buffer(partBuffer), Overflow(Block), PendingBytes(0)}
 	for _, pl := range placed {
 		part, err := pl.c.Subscribe(ctx, pl.topics, partOpts...)
 		if err != nil {
-			for _, done := range s.parts {
+			for _, done := range m.parts {
 				_ = done.Unsubscribe(context.WithoutCancel(ctx))
 			}
 			return nil, err
 		}
-		s.parts = append(s.parts, part)
+		m.parts = append(m.parts, part)
 	}
-	for _, part := range s.parts {
+	for _, part := range m.parts {
 		p.wg.Add(1)
-		go s.forward(part)
+		go m.forward(part)
 	}
-	return s, nil
+	return m.out, nil
 }
 
-// forward is a spanning subscription's goroutine for one part: it
-// delivers the part's messages into s, in the part's order, and when the
-// part ends, ends s with the part's error (none when its connection was
-// closed) and leaves the other parts.
-func (s *Subscription) forward(part *Subscription) {
-	defer s.pool.wg.Done()
-	for m := range part.C() {
-		s.deliver(m)
+// forward is a forwarder: it delivers the part's messages into out, in
+// the part's order, and when the part ends, ends out with the part's
+// error (none when its connection was closed) and leaves the other
+// parts.
+func (m *poolMerge) forward(part *Subscription) {
+	defer m.pool.wg.Done()
+	for msg := range part.C() {
+		m.out.deliver(msg)
 	}
 	err := <-part.Err()
-	_ = s.endParts(s.pool.ctx, err)
+	_ = m.end(m.pool.ctx, err)
 }
 
-// endParts ends a spanning subscription with err and unsubscribes its
-// parts, each on its connection. It returns the first failure to
-// unsubscribe. Safe from any goroutine, more than once.
-func (s *Subscription) endParts(ctx context.Context, err error) error {
-	s.end(err)
+// end ends out with err and unsubscribes the parts, each on its
+// connection. It returns the first failure to unsubscribe. Safe from any
+// goroutine, more than once.
+func (m *poolMerge) end(ctx context.Context, err error) error {
+	m.out.end(err)
 	var first error
-	for _, part := range s.parts {
+	for _, part := range m.parts {
 		if e := part.Unsubscribe(ctx); e != nil && !errors.Is(e, ErrUnsubscribed) && first == nil {
 			first = e
 		}
@@ -67,19 +78,12 @@ func (s *Subscription) endParts(ctx context.Context, err error) error {
 	return first
 }
 
-// detachAsync leaves the subscription's topics off the reader goroutine,
-// after its overflow policy ended it.
-func (s *Subscription) detachAsync() {
-	if s.c == nil { // an Inlet's: attached to no topic
-		return
-	}
-	if s.parts == nil {
-		s.c.detachAsync(s)
-		return
-	}
-	s.pool.wg.Add(1) // a forwarder, counted in wg, is the caller
+// endAsync leaves the parts off the goroutine that ended out (a
+// forwarder, under out's overflow policy), counted in the pool's wg.
+func (m *poolMerge) endAsync() {
+	m.pool.wg.Add(1)
 	go func() {
-		defer s.pool.wg.Done()
-		_ = s.endParts(s.pool.ctx, nil)
+		defer m.pool.wg.Done()
+		_ = m.end(m.pool.ctx, nil)
 	}()
 }

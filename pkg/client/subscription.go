@@ -49,11 +49,10 @@ type Subscription struct {
 	// protects it; nil once detached.
 	states []*topicState
 
-	// A subscription of a Pool spanning connections (poolsub.go) is fed
-	// by its parts, one per connection, and attached to no topic itself.
-	// Set before it is shared.
-	pool  *Pool
-	parts []*Subscription
+	// merge is set, before the subscription is shared, when it is a
+	// Pool's spanning connections (poolsub.go): fed by its parts, one per
+	// connection, and attached to no topic itself.
+	merge *poolMerge
 }
 
 // channelSlots is the most slots a subscription's channel has; the rest
@@ -126,8 +125,8 @@ func (s *Subscription) Topics() []string { return append([]string(nil), s.topics
 // are unsubscribed on the server, and Unsubscribe waits for the server to
 // acknowledge that (when connected).
 func (s *Subscription) Unsubscribe(ctx context.Context) error {
-	if s.parts != nil {
-		return s.endParts(ctx, nil)
+	if s.merge != nil {
+		return s.merge.end(ctx, nil)
 	}
 	if s.c == nil { // an Inlet's: nothing to leave on a server
 		s.end(nil)
@@ -209,7 +208,7 @@ func (s *Subscription) place(m Message) bool {
 	case CloseSubscription:
 		s.drop(m.Topic)
 		s.endLocked(ErrSlowConsumer)
-		s.detachAsync()
+		s.leaveAsync()
 		return false
 	default: // DropOldest
 		// Drop the oldest until m fits: the channel's head (or the
@@ -248,7 +247,7 @@ func (s *Subscription) place(m Message) bool {
 // (liveness.go). A spanning subscription (Pool) is fed by its own
 // goroutines, whose waits hold up no reader.
 func (s *Subscription) markStall() {
-	if s.pool == nil && s.c != nil {
+	if s.merge == nil && s.c != nil {
 		s.c.stalled.Store(true)
 	}
 }
@@ -468,4 +467,15 @@ func (s *Subscription) endLocked(err error) {
 	if !s.moving {
 		close(s.ch)
 	}
+}
+
+// leaveAsync leaves the subscription's topics off the reader goroutine (or
+// a Pool's forwarder), after its overflow policy ended it.
+func (s *Subscription) leaveAsync() {
+	switch {
+	case s.merge != nil:
+		s.merge.endAsync()
+	case s.c != nil:
+		s.c.detachAsync(s)
+	} // else an Inlet's: attached to no topic
 }
