@@ -155,6 +155,42 @@ func (p *pacer) refundSubscribe() {
 	p.refundCosts(p.subscribeCosts(buf[:0]))
 }
 
+// unsubscribeCharged reports whether an unsubscribe request costs
+// anything in some limit. A nil pacer charges nothing.
+func (p *pacer) unsubscribeCharged() bool {
+	if p == nil {
+		return false
+	}
+	for i := range p.limits {
+		if p.limits[i].unsubscribe > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// waitUnsubscribe takes the credits of one unsubscribe request, waiting
+// as wait does; the round that sends it is prepaid for one request, or
+// refundUnsubscribe gives them back when no request goes out.
+func (p *pacer) waitUnsubscribe(ctx, client context.Context) error {
+	var buf [4]int
+	return p.waitCosts(ctx, client, p.unsubscribeCosts(buf[:0]))
+}
+
+// refundUnsubscribe gives back what waitUnsubscribe took.
+func (p *pacer) refundUnsubscribe() {
+	var buf [4]int
+	p.refundCosts(p.unsubscribeCosts(buf[:0]))
+}
+
+// unsubscribeCosts appends what an unsubscribe request costs in each limit.
+func (p *pacer) unsubscribeCosts(dst []int) []int {
+	for i := range p.limits {
+		dst = append(dst, p.limits[i].unsubscribe)
+	}
+	return dst
+}
+
 // subscribeCosts appends what a subscribe request costs in each limit.
 func (p *pacer) subscribeCosts(dst []int) []int {
 	for i := range p.limits {

@@ -149,7 +149,7 @@ func (c *Client) restore(ctx context.Context, cn *conn, r *opRound, queuedOnly b
 		c.log.Error("topics refused on resubscribe", zap.Strings("topics", names))
 	}
 	for s, theirs := range ended {
-		_ = c.unsubscribeOn(ctx, cn, s, refusedError(theirs))
+		_ = c.unsubscribeOn(ctx, cn, []*Subscription{s}, refusedError(theirs))
 	}
 	return len(states) - len(refused), nil
 }

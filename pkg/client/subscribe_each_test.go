@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,4 +39,42 @@ func TestSubscribeEachOneRequestOneSubscriptionATopic(t *testing.T) {
 	require.NoError(t, subs[0].Unsubscribe(testutil.Context(t)))
 	srv.Publish("ticker.B.100ms", []byte(`{"b":2}`))
 	assert.Equal(t, `{"b":2}`, string((<-subs[2].C()).Data), "the other subscriptions stay")
+}
+
+// UnsubscribeEach ends many subscriptions in one round: 100 topics leave
+// Deribit in one public/unsubscribe, not one a topic (at Deribit's
+// subscription budget, 100 requests would end the session); a topic
+// another subscription still holds stays subscribed; ended ones are
+// skipped and another client's are refused.
+func TestUnsubscribeEachOneRequest(t *testing.T) {
+	srv := newServer(t, deribit.Name)
+	c := dial(t, srv, deribit.Protocol())
+	ctx := testutil.Context(t)
+	topics := make([]string, 100)
+	for i := range topics {
+		topics[i] = fmt.Sprintf("ticker.I%d.100ms", i)
+	}
+	subs, errs, err := c.SubscribeEach(ctx, topics)
+	require.NoError(t, err)
+	for _, e := range errs {
+		require.NoError(t, e)
+	}
+	kept, err := c.Subscribe(ctx, []string{topics[0]})
+	require.NoError(t, err)
+	require.NoError(t, subs[1].Unsubscribe(ctx))
+	require.Equal(t, 1, srv.CountReceived("public/unsubscribe"))
+
+	require.NoError(t, c.UnsubscribeEach(ctx, subs))
+	assert.Equal(t, 2, srv.CountReceived("public/unsubscribe"), "one request for the 98 left")
+	for _, s := range subs {
+		_, open := <-s.C()
+		assert.False(t, open)
+	}
+	require.NoError(t, srv.WaitSubscribers(ctx, topics[2], 0))
+	assert.Equal(t, 1, srv.Subscribers(topics[0]), "the topic kept elsewhere stays")
+	requireOpen(t, kept)
+
+	other := dial(t, srv, deribit.Protocol())
+	assert.Error(t, other.UnsubscribeEach(ctx, []*client.Subscription{kept}))
+	requireOpen(t, kept)
 }

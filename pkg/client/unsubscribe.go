@@ -10,30 +10,69 @@ import (
 // topics nobody else holds, and ends s with reason. s ends before the
 // server is waited for, so a reader blocked on s (Block policy) is freed.
 func (c *Client) unsubscribe(ctx context.Context, s *Subscription, reason error) error {
-	return c.unsubscribeOn(ctx, nil, s, reason)
+	return c.unsubscribeOn(ctx, nil, []*Subscription{s}, reason)
 }
 
-// unsubscribeOn is unsubscribe on a given connection: the one being
-// restored, or the live one when cn is nil.
-func (c *Client) unsubscribeOn(ctx context.Context, cn *conn, s *Subscription, reason error) error {
-	c.mu.Lock()
-	if _, ok := c.subs[s]; !ok {
-		c.mu.Unlock()
-		s.end(reason)
-		return ErrUnsubscribed
+// UnsubscribeEach ends every subscription of subs, all at once: the
+// topics none of them shares with a subscription left are unsubscribed on
+// the server in one round of requests (as few as the exchange's limits
+// allow, paced by its budget as subscribes are), which it waits for. What
+// a fan-out server needs when many topics end together, without a
+// request a topic. A subscription already ended, or nil, is skipped; one
+// of another client (or a Pool's) is an error, and nothing is
+// unsubscribed.
+func (c *Client) UnsubscribeEach(ctx context.Context, subs []*Subscription) error {
+	for _, s := range subs {
+		if s != nil && (s.c != c || s.merge != nil) {
+			return errors.New("wsfan: UnsubscribeEach: a subscription of another client")
+		}
 	}
-	delete(c.subs, s)
-	orphans := c.detachLocked(s)
+	return c.unsubscribeOn(ctx, nil, subs, nil)
+}
+
+// unsubscribeOn is unsubscribe of subs on a given connection: the one
+// being restored, or the live one when cn is nil (then the request's
+// credits are waited for first, as a subscribe's).
+func (c *Client) unsubscribeOn(ctx context.Context, cn *conn, subs []*Subscription, reason error) error {
+	prepaid := 0
+	if cn == nil && c.cfg.pace.unsubscribeCharged() {
+		if err := c.cfg.pace.waitUnsubscribe(ctx, c.ctx); err != nil {
+			return fmt.Errorf("failed to unsubscribe: %w", err)
+		}
+		prepaid = 1
+	}
+	c.mu.Lock()
+	var orphans []*topicState
+	var leaving []*Subscription
+	known := 0 // of subs, those still held
+	for _, s := range subs {
+		if s == nil {
+			continue
+		}
+		if _, ok := c.subs[s]; ok {
+			delete(c.subs, s)
+			orphans = append(orphans, c.detachLocked(s)...)
+			known++
+		}
+		leaving = append(leaving, s)
+	}
 	var ops []*subscribeOp
 	var err error
 	if cn == nil {
 		cn = c.conn.Load()
 	}
 	if cn != nil && len(orphans) > 0 {
-		ops, err = c.sendUnsubscribeLocked(cn, orphans, new(opRound))
+		ops, err = c.sendUnsubscribeLocked(cn, orphans, &opRound{prepaid: prepaid})
+	} else if prepaid > 0 {
+		c.cfg.pace.refundUnsubscribe()
 	}
 	c.mu.Unlock()
-	s.end(reason)
+	for _, s := range leaving {
+		s.end(reason)
+	}
+	if known == 0 && len(subs) == 1 {
+		return ErrUnsubscribed
+	}
 	if err != nil {
 		if errors.Is(err, ErrConnectionLost) {
 			return nil // the server forgot the connection's subscriptions anyway
