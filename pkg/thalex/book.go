@@ -28,12 +28,116 @@ var thalexLevels = book.LevelLayout{Aux: true}
 type bookRules struct{}
 
 // BookRules returns the rules of a Thalex book topic, or nil when topic
-// is not one: what book.RulesFor finds for "thalex".
+// is not one: what book.RulesFor finds for "thalex". A topic is a book
+// when parseBookChannel accepts it, fractional groupings included.
 func BookRules(topic string) book.Rules {
-	if strings.HasPrefix(topic, "book.") && strings.Count(topic, ".") == 4 {
+	if _, ok := parseBookChannel(topic); ok {
 		return bookRules{}
 	}
 	return nil
+}
+
+// bookChannel is a book topic taken apart:
+// book.<instrument>.<grouping>.<nlevels>.<delay>.
+type bookChannel struct {
+	Instrument string // e.g. BTC-PERPETUAL
+	Grouping   string // "none", or a positive decimal such as 1 or 0.5
+	Levels     string // "all", or a positive whole number
+	Delay      string // "raw", or a whole number of milliseconds such as 100ms
+}
+
+// String is the channel's name, the inverse of parseBookChannel.
+func (c bookChannel) String() string {
+	return bookPrefix + c.Instrument + "." + c.Grouping + "." + c.Levels + "." + c.Delay
+}
+
+// bookPrefix starts every book channel's name.
+const bookPrefix = "book."
+
+// parseBookChannel takes a book topic apart, or reports false when topic
+// is not one. The layout is the API specification's (thalex.com/docs, the
+// "Thalex API Description", tag subs_market_data):
+// book.<instrument>.<grouping>.<nlevels>.<delay>. Counting dots is not
+// enough: the grouping is "a USD value aligned to [the] price tick size",
+// or none, and with a tick below one dollar such a value may be 0.5 (the
+// specification shows no example; this follows from its wording), giving
+// a topic with five dots. The parse goes by structure instead:
+//
+//   - the instrument is the second part: Thalex's instrument names
+//     (BTC-PERPETUAL, BTC-27JUN25-100000-C) hold no dot, so it ends at
+//     the first dot after the prefix;
+//   - the delay is the last part and nlevels the one before it;
+//   - what lies between is the grouping: none, or a decimal with at most
+//     one dot (0.5, 10, 2.5), digits on both sides of the dot.
+//
+// Each part is checked, so book.X.1.2 (too few parts), a grouping of
+// neither form, or nlevels other than all or a count are refused. The
+// delay is raw or <n>ms: the specification enumerates 100ms, 200ms, 500ms,
+// 1000ms, 5000ms, 60000ms and raw; any whole number of milliseconds is
+// taken, so that a delay Thalex adds later still makes a book.
+func parseBookChannel(topic string) (bookChannel, bool) {
+	rest, ok := strings.CutPrefix(topic, bookPrefix)
+	if !ok {
+		return bookChannel{}, false
+	}
+	var c bookChannel
+	c.Instrument, rest, ok = strings.Cut(rest, ".")
+	if !ok || c.Instrument == "" {
+		return bookChannel{}, false
+	}
+	i := strings.LastIndexByte(rest, '.')
+	if i < 0 {
+		return bookChannel{}, false
+	}
+	rest, c.Delay = rest[:i], rest[i+1:]
+	if i = strings.LastIndexByte(rest, '.'); i < 0 {
+		return bookChannel{}, false
+	}
+	c.Grouping, c.Levels = rest[:i], rest[i+1:]
+	if !validGrouping(c.Grouping) || !validLevels(c.Levels) || !validDelay(c.Delay) {
+		return bookChannel{}, false
+	}
+	return c, true
+}
+
+// validGrouping: none, or a positive decimal of digits with at most one
+// dot, a digit on either side of it (0.5, 10; not .5, 5., 1.2.3 or 0).
+func validGrouping(g string) bool {
+	if g == "none" {
+		return true
+	}
+	whole, frac, dotted := strings.Cut(g, ".")
+	if !digits(whole) || dotted && !digits(frac) {
+		return false
+	}
+	return strings.Trim(whole+frac, "0") != "" // grouping by zero is no grouping
+}
+
+// validLevels: all, or a positive whole number.
+func validLevels(n string) bool {
+	return n == "all" || digits(n) && strings.Trim(n, "0") != ""
+}
+
+// validDelay: raw, or a positive whole number of milliseconds.
+func validDelay(d string) bool {
+	if d == "raw" {
+		return true
+	}
+	ms, ok := strings.CutSuffix(d, "ms")
+	return ok && digits(ms) && strings.Trim(ms, "0") != ""
+}
+
+// digits reports whether s is one or more ASCII digits.
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func (bookRules) Parse(payload []byte, marked bool, u *book.Update) error {

@@ -11,7 +11,8 @@ import (
 // exchange is how Thalex's servers behave beyond the wire format, for
 // test servers and the sidecar's demo.
 var exchange = &venue.Exchange{
-	// A request over the rate limit: error 4, "throttle exceeded".
+	// A request over the rate limit: error 4, thalex_py's ERROR_CODE_THROTTLE
+	// (the message is ours: Thalex documents no text for it).
 	Throttled: &protocol.Error{Code: codeThrottled, Message: "throttle exceeded"},
 	// The specification's "Session management" methods, and the private
 	// subscriptions; and the unsubscribe spellings Thalex's specification
@@ -20,6 +21,7 @@ var exchange = &venue.Exchange{
 	// must not reach the shared session under any name.
 	SessionMethods: []string{"public/login", "private/set_cancel_on_disconnect", "private/subscribe",
 		"public/unsubscribe", "private/unsubscribe", "public/unsubscribe_all", "private/unsubscribe_all"},
+	Renamed: map[string]string{"public/unsubscribe": "unsubscribe", "private/unsubscribe": "unsubscribe"},
 	// Notices come to connections subscribed to the system channel.
 	NoticeTopic: systemChannel,
 	Login:       func() venue.Authenticator { return NewServerLogin() },

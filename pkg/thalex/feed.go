@@ -2,6 +2,7 @@ package thalex
 
 import (
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/venue"
@@ -12,13 +13,15 @@ type feed struct{ m *venue.Market }
 
 func (*feed) Instruments() []string { return []string{"BTC-PERPETUAL", "ETH-PERPETUAL"} }
 
-// Topics are ticker.<INST>.raw and book.<INST>.none.10.100ms.
+// Topics are ticker.<INST>.raw and book.<INST>.none.10.100ms; the book
+// topic is written by bookChannel, so that BookRules reads it back.
 func (*feed) Topics(instruments []string) []venue.FeedTopic {
 	var out []venue.FeedTopic
 	for _, inst := range instruments {
+		channel := bookChannel{Instrument: inst, Grouping: "none", Levels: strconv.Itoa(bookDepth), Delay: "100ms"}
 		out = append(out,
 			venue.FeedTopic{Topic: "ticker." + inst + ".raw", Instrument: inst, Kind: venue.FeedTicker},
-			venue.FeedTopic{Topic: "book." + inst + ".none.10.100ms", Instrument: inst, Kind: venue.FeedBook})
+			venue.FeedTopic{Topic: channel.String(), Instrument: inst, Kind: venue.FeedBook})
 	}
 	return out
 }

@@ -39,6 +39,10 @@ type Exchange struct {
 	// server never forwards them from one of the programs sharing the
 	// connection (the sidecar's default Config.BlockedMethods).
 	SessionMethods []string
+	// Renamed maps methods other venues spell differently to this
+	// venue's own name for the same thing (Thalex: public/unsubscribe →
+	// unsubscribe), so a refusal can name the right one.
+	Renamed map[string]string
 	// MaxRequestBytes is the largest request frame the servers read;
 	// a larger one is answered with TooLarge alone, its requests
 	// unread. 0: no limit.
@@ -80,7 +84,7 @@ type Authenticator interface {
 type FeedKind uint8
 
 const (
-	// FeedTicker is a ticker (Ethereal: MarketPrice).
+	// FeedTicker is a ticker (Ethereal: Ticker).
 	FeedTicker FeedKind = iota
 	// FeedBook is an order book (Ethereal: L2Book).
 	FeedBook
