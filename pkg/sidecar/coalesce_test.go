@@ -2,6 +2,7 @@ package sidecar_test
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -71,4 +72,40 @@ func TestSlowRoundHoldsUpNoOther(t *testing.T) {
 		ack := testutil.RecvJSON(t, ws)
 		require.NotContains(t, ack, "error", "answered in time: %v", ack)
 	}
+}
+
+// Programs holding 100 Deribit channels each leave together: the topics'
+// grace runs out at once and they leave the upstream in a few unsubscribe
+// requests, as they were subscribed, not one a channel (300 requests at
+// Deribit's subscription budget would end the session).
+func TestLeavingTopicsShareAnUnsubscribeRound(t *testing.T) {
+	const programs, channels = 3, 100
+	dc := dialects[1]
+	require.Equal(t, "deribit", dc.name)
+	r := newRig(t, dc.d, nil)
+	conns := make([]*websocket.Conn, programs)
+	for p := range conns {
+		conns[p] = r.dial(t)
+		names := make([]string, channels)
+		for i := range names {
+			names[i] = fmt.Sprintf("%q", fmt.Sprintf("ticker.P%dI%d.100ms", p, i))
+		}
+		testutil.Send(t, conns[p], fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":[%s]}}`,
+			strings.Join(names, ",")))
+		ack := testutil.RecvJSON(t, conns[p])
+		require.Len(t, ack["result"], channels, "%v", ack)
+	}
+	subscribes := r.up.CountReceived(dc.subMethod)
+	for _, ws := range conns {
+		require.NoError(t, ws.Close())
+	}
+	ctx := testutil.Context(t)
+	for p := range programs {
+		for i := range channels {
+			require.NoError(t, r.up.WaitSubscribers(ctx, fmt.Sprintf("ticker.P%dI%d.100ms", p, i), 0))
+		}
+	}
+	unsubscribes := r.up.CountReceived(dc.unsMethod)
+	assert.LessOrEqual(t, unsubscribes, subscribes, "%d subscribe and %d unsubscribe requests for %d channels",
+		subscribes, unsubscribes, programs*channels)
 }

@@ -28,8 +28,9 @@ type hub struct {
 	ctx       context.Context // ends upstream subscribes and unsubscribes when the Server closes
 	cfg       *Config         // MaxTopics, Grace, RequestTimeout
 	proto     protocol.Protocol
-	subscribe subscribeFunc
-	topicCfg  topicConfig
+	subscribe   subscribeFunc
+	unsubscribe unsubscribeFunc
+	topicCfg    topicConfig
 	log       *zap.Logger
 
 	// mu protects the following and every topic's refs, grace, gen, dead.
@@ -49,17 +50,24 @@ type hub struct {
 	gathering []*topic
 	lastRound time.Time
 
+	// leaving holds the topics whose grace ran out (or were evicted)
+	// within gatherWindow, for the one round of unsubscribes a timer
+	// starts when the window ends (queueLeaveLocked). Under mu.
+	leaving []*topic
+
 	refusals refusals // the last refused local subscribes (refusals.go)
 }
 
 // newHub returns a hub whose topics are subscribed upstream with
-// subscribe, their names checked by proto, and built from tc.
-func newHub(ctx context.Context, cfg *Config, proto protocol.Protocol, subscribe subscribeFunc, tc topicConfig, log *zap.Logger) *hub {
+// subscribe and unsubscribed with unsubscribe, their names checked by
+// proto, and built from tc.
+func newHub(ctx context.Context, cfg *Config, proto protocol.Protocol, subscribe subscribeFunc, unsubscribe unsubscribeFunc, tc topicConfig, log *zap.Logger) *hub {
 	return &hub{
-		ctx:       ctx,
-		cfg:       cfg,
-		proto:     proto,
-		subscribe: subscribe,
+		ctx:         ctx,
+		cfg:         cfg,
+		proto:       proto,
+		subscribe:   subscribe,
+		unsubscribe: unsubscribe,
 		topicCfg:  tc,
 		log:       log,
 		topics:    make(map[string]*topic),
@@ -278,14 +286,14 @@ func (h *hub) expire(t *topic, gen uint64) {
 	}
 	t.grace = nil
 	h.removeLocked(t)
+	h.queueLeaveLocked(t)
 	h.mu.Unlock()
-	h.unsubscribeUpstream(t)
 }
 
 // evictLocked lets go of up to n topics in their grace period, none of
 // keep, to make room in a full table: a churn of clients must not leave a
 // bystander refused for topics nobody holds. Called with h.mu held; the
-// upstream unsubscribes run on goroutines of their own.
+// upstream unsubscribes go in the next round (queueLeaveLocked).
 func (h *hub) evictLocked(n int, keep []string) {
 	for name, t := range h.topics {
 		if n == 0 {
@@ -295,31 +303,60 @@ func (h *hub) evictLocked(n int, keep []string) {
 			continue
 		}
 		h.removeLocked(t)
+		h.queueLeaveLocked(t)
 		n--
-		h.wg.Add(1)
-		go func() {
-			defer h.wg.Done()
-			h.unsubscribeUpstream(t)
-		}()
 	}
 }
 
-// unsubscribeUpstream ends a topic taken out of the tables: it waits for
-// its upstream subscribe, unsubscribes, and waits for its pump.
-func (h *hub) unsubscribeUpstream(t *topic) {
-	// Every subscriber may leave before the upstream subscribe finishes
-	// (an SSE client that went away): it ends within RequestTimeout.
-	<-t.ready
-	if t.err != nil {
-		return // it failed: there is nothing to unsubscribe
+// queueLeaveLocked queues a topic taken out of the tables for the next
+// round of upstream unsubscribes, which starts gatherWindow after the
+// first topic of the round: topics that end together (a client holding
+// many leaves, and their grace runs out at once) leave upstream in as few
+// requests as the exchange allows, as they were subscribed, not one
+// request a topic. Called with h.mu held.
+func (h *hub) queueLeaveLocked(t *topic) {
+	h.leaving = append(h.leaving, t)
+	if len(h.leaving) > 1 {
+		return // the round's timer is set
+	}
+	h.wg.Add(1) // done when the round has ended
+	time.AfterFunc(gatherWindow, func() {
+		defer h.wg.Done()
+		h.mu.Lock()
+		batch := h.leaving
+		h.leaving = nil
+		h.mu.Unlock()
+		h.leave(batch)
+	})
+}
+
+// leave ends topics taken out of the tables: it waits for their upstream
+// subscribes, unsubscribes them in one call, and waits for their pumps.
+func (h *hub) leave(topics []*topic) {
+	streams := make([]client.Stream, 0, len(topics))
+	for _, t := range topics {
+		// Every subscriber may leave before the upstream subscribe
+		// finishes (an SSE client that went away): it ends within
+		// RequestTimeout.
+		<-t.ready
+		if t.err == nil { // else it failed: there is nothing to unsubscribe
+			streams = append(streams, t.sub)
+		}
+	}
+	if len(streams) == 0 {
+		return
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.RequestTimeout)
 	defer cancel()
-	if err := t.sub.Unsubscribe(ctx); err != nil && !errors.Is(err, context.Canceled) {
-		h.log.Info("upstream unsubscribe failed", zap.String("topic", t.name), zap.Error(err))
+	if err := h.unsubscribe(ctx, streams); err != nil && !errors.Is(err, context.Canceled) {
+		h.log.Info("upstream unsubscribe failed", zap.Int("topics", len(streams)), zap.Error(err))
 	}
-	<-t.done
-	h.log.Debug("topic closed after its grace period", zap.String("topic", t.name))
+	for _, t := range topics {
+		if t.err == nil {
+			<-t.done
+		}
+	}
+	h.log.Debug("topics closed after their grace period", zap.Int("topics", len(streams)))
 }
 
 // removeLocked takes t out of the tables and cancels its pending expiry,

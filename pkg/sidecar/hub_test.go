@@ -50,7 +50,7 @@ func newTestUpstream(t *testing.T, st *stats) (exch *exchangetest.Server, u *ups
 // upstream ends the pumps), then the hub waits for its goroutines.
 func newTestHub(t *testing.T, cfg *Config, st *stats, subscribe subscribeFunc, stop func()) *hub {
 	ctx, cancel := context.WithCancel(context.Background())
-	h := newHub(ctx, cfg, thalex.Protocol(), subscribe,
+	h := newHub(ctx, cfg, thalex.Protocol(), subscribe, oneByOneUnsubscribe,
 		testTopicConfig(thalexWire, st), zap.NewNop())
 	t.Cleanup(func() {
 		cancel()

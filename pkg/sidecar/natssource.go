@@ -159,6 +159,13 @@ func (n *natsSource) subscribe(ctx context.Context, topics []string) ([]client.S
 	return oneByOne(n.subscribeOne)(ctx, topics)
 }
 
+// unsubscribe ends each stream, one by one: a group subscription is
+// left on NATS, and the leader unsubscribes upstream what no member
+// wants any more.
+func (n *natsSource) unsubscribe(ctx context.Context, streams []client.Stream) error {
+	return oneByOneUnsubscribe(ctx, streams)
+}
+
 // subscribeOne subscribes one topic through the group.
 func (n *natsSource) subscribeOne(ctx context.Context, topic string) (client.Stream, error) {
 	m, err := n.member(ctx)

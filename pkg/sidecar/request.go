@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -130,8 +131,11 @@ func (c *wsConn) route(req *protocol.Incoming) (resp []byte, attach []*topic, ca
 		return w.AppendError(nil, req.ID, req.Err.Code, req.Err.Message, nil), nil, nil
 	}
 	if slices.Contains(c.cfg.BlockedMethods, req.Method) {
-		return w.AppendError(nil, req.ID, codeBlocked, req.Method+
-			" is not forwarded: the sidecar's upstream connection is shared by every local client", nil), nil, nil
+		why := " is not forwarded: the sidecar's upstream connection is shared by every local client"
+		if own, ok := c.cfg.renamed[req.Method]; ok {
+			why = fmt.Sprintf(" is not a %s method: its name is %q (which the sidecar answers itself)", c.cfg.Protocol, own)
+		}
+		return w.AppendError(nil, req.ID, codeBlocked, req.Method+why, nil), nil, nil
 	}
 	switch req.Op {
 	case protocol.OpSubscribe:

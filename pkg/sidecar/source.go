@@ -21,6 +21,9 @@ type source interface {
 	// subscribe subscribes topics, a client.Stream each, waiting for the source
 	// within ctx (a subscribeFunc).
 	subscribe(ctx context.Context, topics []string) ([]client.Stream, []error, error)
+	// unsubscribe ends streams subscribe returned, in as few requests
+	// upstream as it can (an unsubscribeFunc).
+	unsubscribe(ctx context.Context, streams []client.Stream) error
 	// call makes an RPC call upstream and returns the raw result,
 	// waiting for the source within ctx; a call that may have been sent
 	// is never sent twice.

@@ -33,6 +33,22 @@ func oneByOne(subscribe func(ctx context.Context, topic string) (client.Stream, 
 	}
 }
 
+// unsubscribeFunc ends streams a subscribeFunc returned, in as few
+// requests upstream as it can; it returns the first failure.
+type unsubscribeFunc func(ctx context.Context, streams []client.Stream) error
+
+// oneByOneUnsubscribe is an unsubscribeFunc for a source that has no
+// batched unsubscribe: each stream's own Unsubscribe.
+func oneByOneUnsubscribe(ctx context.Context, streams []client.Stream) error {
+	var first error
+	for _, s := range streams {
+		if err := s.Unsubscribe(ctx); err != nil && !errors.Is(err, client.ErrUnsubscribed) && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
 // callFunc makes an RPC call upstream and returns the raw result,
 // waiting for the upstream within ctx. Local clients' forwarded calls
 // go through one.
@@ -239,6 +255,21 @@ func (u *upstream) subscribe(ctx context.Context, topics []string) ([]client.Str
 			return nil, nil, err
 		}
 	}
+}
+
+// unsubscribe ends streams of subscribe in one round of requests
+// (client.UnsubscribeEach), paced by the venue's budget as subscribes are.
+func (u *upstream) unsubscribe(ctx context.Context, streams []client.Stream) error {
+	c := u.client()
+	subs := make([]*client.Subscription, 0, len(streams))
+	for _, s := range streams {
+		sub, ok := s.(*client.Subscription)
+		if !ok || c == nil {
+			return oneByOneUnsubscribe(ctx, streams)
+		}
+		subs = append(subs, sub)
+	}
+	return c.UnsubscribeEach(ctx, subs)
 }
 
 // call makes a call upstream. While the upstream is down it fails at

@@ -55,6 +55,9 @@ type wsConfig struct {
 	// noticeTopic is the exchange's notice channel (Thalex's system),
 	// answered by the sidecar itself; "" for none.
 	noticeTopic string
+	// renamed is the venue's own name of methods others spell
+	// differently (venue.Exchange.Renamed), named when one is refused.
+	renamed map[string]string
 	// keepalive is the dialect's application keepalive, answered to
 	// local clients as the venue answers it; nil without one.
 	keepalive protocol.KeepaliveServer
