@@ -32,6 +32,11 @@ type Client struct {
 	// keepalive is the dialect's application keepalive, nil for a dialect
 	// without one (protocol.Keepalive).
 	keepalive protocol.Keepalive
+	// sessionEnding tells which refusals end the session, nil for a
+	// dialect whose server ends none (protocol.SessionEnding); holdOff is
+	// the earliest time (unix ns) to reconnect after one (sessionend.go).
+	sessionEnding protocol.SessionEnding
+	holdOff       atomic.Int64
 	// lag is the last ping round trip in nanoseconds (liveness.go),
 	// written by the reader, 0 while disconnected.
 	lag atomic.Int64
@@ -132,6 +137,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		done:   make(chan struct{}),
 	}
 	c.keepalive, _ = cfg.protocol.(protocol.Keepalive)
+	c.sessionEnding, _ = cfg.protocol.(protocol.SessionEnding)
 	c.cadenceEvery = cadenceEvery(cfg.staleFactor, cfg.staleFloor)
 	c.dialer = defaultDialer()
 	if cfg.dialer != nil {

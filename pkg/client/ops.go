@@ -361,8 +361,8 @@ func (c *Client) learnBatchLimit(n int) {
 // batches learned since (each refusal halves the size, and a request
 // alone is no batch), and those refused for the pace of requests, after a
 // wait that doubles from 100ms to 5s. It returns the ops to settle: the
-// others and the retries'. When ctx ends, or a retry cannot be sent, the
-// ops refused for now settle as refused.
+// others and the retries'. When ctx ends the ops refused for now settle
+// as refused; when a retry cannot be sent, with the connection's failure.
 func (c *Client) retryForNow(ctx context.Context, cn *conn, ops []*subscribeOp) []*subscribeOp {
 	wait := 100 * time.Millisecond
 	for {
@@ -396,6 +396,14 @@ func (c *Client) retryForNow(ctx context.Context, cn *conn, ops []*subscribeOp) 
 		more, err := c.sendSubscribeLocked(cn, again, new(opRound))
 		c.mu.Unlock()
 		if err != nil {
+			// The connection is gone (Deribit ends the session with its
+			// 10028): the refusal was for now, so what settles these ops
+			// is the lost connection, not the server's no.
+			for _, op := range ops {
+				if errors.Is(op.err, errThrottled) || errors.Is(op.err, errBatchTooLarge) {
+					op.err = fmt.Errorf("%w, after the server refused it for now (%v)", err, op.err)
+				}
+			}
 			return ops
 		}
 		c.awaitOps(ctx, cn, more)

@@ -275,6 +275,9 @@ func (cn *conn) checkSequence(ts *topicState, data []byte) Flags {
 // an id answers the oldest request still waiting (see attribute).
 func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
 	c := cn.c
+	if f.Error != nil && c.sessionEnding != nil {
+		c.noteSessionEnd(parseRPCError(f.Error).Code)
+	}
 	var p *pendingCall
 	switch {
 	case f.HasID:

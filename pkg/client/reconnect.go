@@ -218,6 +218,7 @@ func (c *Client) superviseLoop(cn *conn, cause error) error {
 			if attempt == 1 && errors.Is(cause, ErrServerReconnect) {
 				wait = 0
 			}
+			wait = max(wait, c.refillWait())
 			c.emit(Event{Kind: Reconnecting, Attempt: attempt, Wait: wait, Err: cause})
 			if !c.sleep(wait) {
 				return nil

@@ -13,6 +13,9 @@ import (
 var exchange = &venue.Exchange{
 	// A request over the rate limit: error 10028, "too_many_requests".
 	Throttled: &protocol.Error{Code: codeThrottled, Message: "too_many_requests"},
+	// "… we immediately send a too_many_requests (code 10028) or similar
+	// error and terminate the session" (docs.deribit.com/articles/rate-limits).
+	ThrottleEndsSession: true,
 	// Every response carries usIn, usOut, usDiff and testnet.
 	AppendResult: func(dst, id, result []byte, received time.Time) []byte {
 		return AppendResult(dst, id, result, received, time.Now(), true)

@@ -2,6 +2,7 @@ package deribit_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -148,11 +149,12 @@ func TestErrorWithoutIDFailsTheOldestRequest(t *testing.T) {
 // Against an exchange that keeps Deribit's subscription limit (bursts of
 // 10 requests, then 3.3 a second), a program subscribing channel after
 // channel is refused nothing by default: its Subscribes wait for their
-// turn. With the limit turned off, the same program is refused (and its
-// client retries each refused request once the pace allows).
+// turn. With the limit turned off, the same program is refused with
+// 10028, which ends the session as Deribit ends it: a subscribe in flight
+// fails with the lost connection, never as refused for good.
 func TestSubscribesKeepDeribitsSubscriptionLimitByDefault(t *testing.T) {
 	const subscribes = 14
-	run := func(opts ...client.Option) (received int) {
+	run := func(opts ...client.Option) (received int, lost error) {
 		srv := exchangetest.NewServer(deribit.Name,
 			exchangetest.WithRateLimit(float64(deribit.SubscribeLimit.Rate)/3_000, deribit.SubscribeLimit.Burst/3_000))
 		t.Cleanup(srv.Close)
@@ -162,10 +164,50 @@ func TestSubscribesKeepDeribitsSubscriptionLimitByDefault(t *testing.T) {
 		defer c.Close()
 		for i := range subscribes {
 			_, err := c.Subscribe(testutil.Context(t), []string{fmt.Sprintf("ticker.C%d-PERPETUAL.100ms", i)})
-			require.NoError(t, err, "subscribe %d", i)
+			if err != nil {
+				var refused *client.RefusedError
+				require.False(t, errors.As(err, &refused), "subscribe %d refused for good: %v", i, err)
+				return srv.CountReceived("public/subscribe"), err
+			}
 		}
-		return srv.CountReceived("public/subscribe")
+		return srv.CountReceived("public/subscribe"), nil
 	}
-	assert.Equal(t, subscribes, run(), "paced: every request accepted the first time")
-	assert.Greater(t, run(client.WithRateLimit()), subscribes, "unpaced: requests refused with 10028 and sent again")
+	received, lost := run()
+	require.NoError(t, lost)
+	assert.Equal(t, subscribes, received, "paced: every request accepted the first time")
+	_, lost = run(client.WithRateLimit())
+	assert.ErrorIs(t, lost, client.ErrConnectionLost, "unpaced: refused with 10028, which ends the session")
+}
+
+// Deribit ends the session with its 10028 refusal: the test exchange
+// closes the connection once the refusal is written, and the client,
+// told by the dialect, waits for the credits to refill (ThrottleRefill)
+// before it connects again, instead of reconnecting at once into a budget
+// still empty.
+func TestTooManyRequestsEndsTheSessionAndReconnectsAfterTheRefill(t *testing.T) {
+	srv := exchangetest.NewServer(deribit.Name, exchangetest.WithRateLimit(0.5, 2))
+	t.Cleanup(srv.Close)
+	c := dialDeribit(t, srv)
+	ctx := testutil.Context(t)
+	var refused *client.RPCError
+	for i := 0; refused == nil; i++ {
+		require.Less(t, i, 5, "never refused")
+		err := c.Call(ctx, "public/get_time", nil, nil)
+		if errors.As(err, &refused) {
+			assert.Equal(t, 10028, refused.Code)
+		}
+	}
+	for {
+		select {
+		case ev := <-c.Events():
+			if ev.Kind != client.Reconnecting {
+				continue
+			}
+			assert.GreaterOrEqual(t, ev.Wait, deribit.ThrottleRefill-time.Second, "the first reconnect waits for the refill")
+			assert.LessOrEqual(t, ev.Wait, deribit.ThrottleRefill)
+			return
+		case <-ctx.Done():
+			t.Fatal("the session did not end")
+		}
+	}
 }

@@ -141,9 +141,40 @@ const (
 // need an authenticated connection: both halves read them.
 var privatePrefixes = []string{"user."}
 
-// codeThrottled is the error of a request over the rate limit: Deribit's error 10028 "too_many_requests" (docs.deribit.com, "Rate Limits").
-const codeThrottled = 10028
+// Deribit's refusals for the pace of requests, from its RPC error table
+// (docs.deribit.com, "RPC Error Codes") and its "Rate Limits" article
+// (docs.deribit.com/articles/rate-limits).
+const (
+	// codeThrottled, 10028 too_many_requests: "Allowed request rate has
+	// been exceeded". Deribit sends it when a request finds no credits
+	// left "and terminate[s] the session"; a new connection is to wait
+	// for the credits to refill.
+	codeThrottled = 10028
+	// codeTooManyConcurrent, 10066 too_many_concurrent_requests: "The
+	// client has sent too many public requests that have not yet been
+	// executed". A refusal for the pace of requests too; the table does
+	// not say that it ends the session.
+	codeTooManyConcurrent = 10066
+)
+
+// ThrottleRefill is how long the client waits after a 10028 ended the
+// session before it connects again: the time Deribit's default pool for
+// requests outside the matching engine takes to refill from empty, 50,000
+// credits at 10,000 a second (the "Rate Limits" article's default
+// settings, as published before its 2025 rewrite; the current text gives
+// no number, saying only to wait for the credits to replenish). The
+// subscription pool (SubscribeLimit) refills sooner, in 3 s.
+const ThrottleRefill = 5 * time.Second
 
 // Throttled reports whether an error refuses a request for the pace of
 // requests, not for what it asks: the client sends it again later.
-func (*dialect) Throttled(code int) bool { return code == codeThrottled }
+func (*dialect) Throttled(code int) bool {
+	return code == codeThrottled || code == codeTooManyConcurrent
+}
+
+// EndsSession implements protocol.SessionEnding: after a 10028 the
+// server has ended the session, and the client reconnects no sooner than
+// ThrottleRefill.
+func (*dialect) EndsSession(code int) (time.Duration, bool) {
+	return ThrottleRefill, code == codeThrottled
+}

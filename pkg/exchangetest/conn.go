@@ -33,6 +33,9 @@ type outMsg struct {
 	// ack, and returns the frames to write right after it (the books'
 	// snapshots a new subscriber gets first).
 	after func() [][]byte
+	// end closes the connection once the frame is written: the exchange
+	// ends the session with it (venue.Exchange.ThrottleEndsSession).
+	end bool
 }
 
 // conn is one client connection.
@@ -58,6 +61,9 @@ type conn struct {
 	limit credit.Bucket       // ratelimit.go: the requests' budget
 	after []afterFunc         // subscription registrations for the response being built
 	reqs  []protocol.Incoming // the requests of the frame being handled
+	// ending is set when the response being built ends the session: the
+	// connection closes once it is written, and reads nothing more.
+	ending bool
 }
 
 func newConn(s *Server, ws *websocket.Conn, bc *batchconn.Conn) *conn {
@@ -148,6 +154,10 @@ func (c *conn) readLoop() {
 		}
 		clear(reqs) // drop the requests' references until the next frame
 		c.reqs = reqs[:0]
+		if c.ending { // the writer closes the connection once the refusal is out
+			<-c.done
+			return
+		}
 	}
 }
 
@@ -174,7 +184,7 @@ func (c *conn) send(m outMsg, abort <-chan struct{}) bool {
 // server's response delay, with the registrations collected in c.after.
 func (c *conn) reply(data []byte) {
 	after := c.takeAfter()
-	m := outMsg{typ: websocket.TextMessage, data: data, after: after}
+	m := outMsg{typ: websocket.TextMessage, data: data, after: after, end: c.ending}
 	if d := time.Duration(c.s.delay.Load()); d > 0 {
 		m.due = time.Now().Add(d)
 	}
@@ -328,6 +338,11 @@ func (c *conn) write(m outMsg) bool {
 		if c.ws.WriteMessage(websocket.TextMessage, f) != nil {
 			return false
 		}
+	}
+	if m.end {
+		_ = c.bc.Flush()
+		c.s.log.Info("session ended after a refusal", zap.Int("conn", c.id))
+		return false
 	}
 	return true
 }

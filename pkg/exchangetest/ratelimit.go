@@ -12,8 +12,9 @@ type rateConfig struct {
 // bursts of up to burst, each request of a batch array counting once (on
 // the clock of WithClock). A request over the limit is refused with the
 // dialect's own error: Thalex 4 "throttle exceeded", Deribit 10028
-// "too_many_requests", Ethereum -32005 "limit exceeded". The real Deribit
-// may also close the connection; this server keeps it. The default is no
+// "too_many_requests", Ethereum -32005 "limit exceeded". Where the venue
+// ends the session with it (venue.Exchange.ThrottleEndsSession: Deribit),
+// the connection is closed once the refusal is written. The default is no
 // limit; Ethereal, which has no requests, is never limited. It panics if
 // rate or burst is not positive.
 func WithRateLimit(rate float64, burst int) Option {

@@ -41,6 +41,14 @@ func TestRateLimitRefusesWithTheDialectsError(t *testing.T) {
 			assert.NotEqual(t, refused, errorOf(1))
 			assert.NotEqual(t, refused, errorOf(2))
 			assert.Equal(t, refused, errorOf(3), "over the burst")
+			if tc.dialect == deribit.Name {
+				// Deribit ends the session with the refusal.
+				_, _, err := ws.ReadMessage()
+				require.Error(t, err, "the connection is closed after 10028")
+				ws = dial(t, srv)
+				assert.NotEqual(t, refused, errorOf(4), "a new connection has its own budget")
+				return
+			}
 			clk.Advance(500 * time.Millisecond)
 			assert.NotEqual(t, refused, errorOf(4), "one request refilled")
 			assert.Equal(t, refused, errorOf(5))

@@ -113,6 +113,7 @@ func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 	switch {
 	case req.Method != "" && !c.allow(): // what is not a request costs nothing
 		rerr, ok = c.s.throttled(), true
+		c.ending = c.ending || c.s.ex.ThrottleEndsSession
 	case req.Err != nil:
 		rerr, ok = &protocol.Error{Code: req.Err.Code, Message: req.Err.Message}, true
 	default:

@@ -277,6 +277,16 @@ type Throttling interface {
 	Throttled(code int) bool
 }
 
+// SessionEnding is a Protocol whose server ends the session on some
+// refusals (Deribit's 10028 too_many_requests): EndsSession reports
+// whether an error of code does, and how long the venue's budget needs
+// to refill before a new session is worth making. The client then
+// reconnects no sooner than that, where its usual backoff (100 ms) would
+// meet a budget still empty.
+type SessionEnding interface {
+	EndsSession(code int) (refill time.Duration, ends bool)
+}
+
 // Call is a method call with JSON params.
 type Call struct {
 	Method string // the request's method

@@ -18,6 +18,10 @@ type Exchange struct {
 	// Throttled is the refusal of a request over the rate limit. Default:
 	// -32005 "limit exceeded".
 	Throttled *protocol.Error
+	// ThrottleEndsSession: the servers close the connection once they
+	// have sent Throttled (Deribit: "immediately send a too_many_requests
+	// (code 10028) … and terminate the session").
+	ThrottleEndsSession bool
 	// TopicLimit is the refusal of a subscribe past the topics one
 	// connection may hold, where the servers refuse it with an error
 	// (Ethereal's SUBSCRIPTION_LIMIT_EXCEEDED). Default: the topics past
