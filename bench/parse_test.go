@@ -108,7 +108,7 @@ func hasKey(frame []byte, key string) bool {
 // quoted key, the shortcut such checks usually are (fast, but fooled by a
 // nested key or a string value).
 func BenchmarkKeyCheck(b *testing.B) {
-	ethereal := []byte(`{"type":"MarketPrice","data":{"s":"BTCUSD","price":"68012.81"}}`)
+	ethereal := []byte(`{"type":"Ticker","data":{"s":"BTCUSD","price":"68012.81"}}`)
 	for _, c := range []struct {
 		key   string
 		frame []byte

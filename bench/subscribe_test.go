@@ -25,7 +25,7 @@ func topicNames(p protocol.Protocol, n int) []string {
 	for i := range names {
 		switch p.Name() {
 		case "ethereal":
-			names[i] = fmt.Sprintf("MarketPrice:SYM%dUSD", i)
+			names[i] = fmt.Sprintf("Ticker:SYM%dUSD", i)
 		case "ethereum":
 			names[i] = fmt.Sprintf(`["logs",{"address":"%s"}]`, address(i))
 		default:
@@ -53,7 +53,7 @@ func newTopics(b *testing.B, p protocol.Protocol, names []string) []*protocol.To
 func BenchmarkTopicEncode(b *testing.B) {
 	p := ethereal.Protocol()
 	for _, c := range []struct{ kind, name string }{
-		{"product", "MarketPrice:BTCUSD"},
+		{"product", "Ticker:BTCUSD"},
 		{"subaccount", "OrderUpdate:7f3c9a12-5b7e-4c1d-9d2e-0a1b2c3d4e5f"},
 	} {
 		b.Run("kind="+c.kind, func(b *testing.B) {
@@ -75,7 +75,7 @@ func BenchmarkTopicEncode(b *testing.B) {
 // (impl=cached-copy).
 func BenchmarkSubscriptionJSON(b *testing.B) {
 	value := func() map[string]any {
-		return map[string]any{"event": "subscribe", "data": map[string]any{"type": "MarketPrice", "symbol": "BTCUSD"}}
+		return map[string]any{"event": "subscribe", "data": map[string]any{"type": "Ticker", "symbol": "BTCUSD"}}
 	}
 	b.Run("impl=sonic-map", func(b *testing.B) {
 		b.ReportAllocs()
@@ -94,7 +94,7 @@ func BenchmarkSubscriptionJSON(b *testing.B) {
 		}
 	})
 	p := ethereal.Protocol()
-	topics := newTopics(b, p, []string{"MarketPrice:BTCUSD"})
+	topics := newTopics(b, p, []string{"Ticker:BTCUSD"})
 	var batch protocol.Batch
 	var id uint64
 	nextID := func() uint64 { id++; return id }

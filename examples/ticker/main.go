@@ -99,7 +99,7 @@ func run(ctx context.Context, url, dialect, topicList string, count int) error {
 func tickers(all []string) []string {
 	var out []string
 	for _, t := range all {
-		if strings.Contains(t, "ticker") || strings.HasPrefix(t, "MarketPrice") || t == "newHeads" {
+		if strings.Contains(t, "ticker") || strings.HasPrefix(t, "Ticker:") || t == "newHeads" {
 			out = append(out, t)
 		}
 	}

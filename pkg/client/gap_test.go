@@ -42,7 +42,7 @@ var gapCases = []gapCase{
 	},
 	{
 		name: "ethereal", server: ethereal.Name, proto: ethereal.Protocol,
-		book: "L2Book:BTCUSD", other: "MarketPrice:BTCUSD",
+		book: "L2Book:BTCUSD", other: "Ticker:BTCUSD",
 		update: func(t, pt uint64) []byte {
 			if pt == 0 {
 				return fmt.Appendf(nil, `{"s":"BTCUSD","t":%d,"a":[],"b":[]}`, t)

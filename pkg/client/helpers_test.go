@@ -26,7 +26,7 @@ var dialects = []struct {
 	{"thalex", thalex.Name, func() protocol.Protocol { return thalex.Protocol(thalex.WithNotices(false)) }, []string{"ticker.BTC-PERPETUAL.raw", "book.BTC-PERPETUAL.none.10.100ms", "ticker.ETH-PERPETUAL.raw"}},
 	{"deribit", deribit.Name, func() protocol.Protocol { return deribit.Protocol(deribit.WithHeartbeat(0)) }, []string{"ticker.BTC-PERPETUAL.100ms", "trades.BTC-PERPETUAL.100ms", "ticker.ETH-PERPETUAL.100ms"}},
 	{"ethereum", ethereum.Name, ethereum.Protocol, []string{"newHeads", "newPendingTransactions", `["logs",{"address":"0x1"}]`}},
-	{"ethereal", ethereal.Name, ethereal.Protocol, []string{"L2Book:BTCUSD", "MarketPrice:BTCUSD", "L2Book:ETHUSD"}},
+	{"ethereal", ethereal.Name, ethereal.Protocol, []string{"L2Book:BTCUSD", "Ticker:BTCUSD", "L2Book:ETHUSD"}},
 }
 
 // dial connects a client to srv and closes it with the test.

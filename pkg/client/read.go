@@ -243,6 +243,14 @@ func (cn *conn) checkSequence(ts *topicState, data []byte) Flags {
 	}
 	last := ts.lastID
 	ts.lastID = id
+	if prev == protocol.Unchained {
+		// A change that names nothing before it: only its place tells
+		// a whole book (the first after a subscribe) from a change.
+		if ts.topic.SnapshotFirst && (last == 0 || ts.resubscribed.Swap(false)) {
+			return FlagSnapshot
+		}
+		return 0
+	}
 	if prev == 0 {
 		ts.resubscribed.Store(false)
 		return FlagSnapshot

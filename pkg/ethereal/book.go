@@ -11,13 +11,16 @@ import (
 )
 
 // Ethereal's L2Book, as its WebSocket documentation describes it
-// (docs.ethereal.trade, "WebSocket", L2Book): the first message after a
-// subscribe is the whole book (up to 100 levels a side), marked by
-// nothing but its position, which the client flags FlagSnapshot; later
-// messages carry the levels changed, with absolute quantities (0 removes
-// the level). data.t is the message's time in milliseconds and data.pt
-// the t of the message before it: a pt that is not the last t means
-// messages were missed. Prices and quantities are decimal strings,
+// (https://docs.ethereal.trade/developer-guides/trading-api/websockets,
+// L2Book): the first message after a subscribe is the whole book (up to
+// 100 levels a side), marked by nothing but its position, which the
+// client flags FlagSnapshot; later messages carry the levels changed,
+// with absolute quantities (0 removes the level). data.t is the message's
+// time in milliseconds and data.pt, which is optional, the t of the
+// message before it: a pt that is not the last t means messages were
+// missed. A later message without pt is a diff all the same, checked
+// against nothing here (Update.Prev 0); it is never a whole book unless
+// the client marked it one (see Protocol's Sequence). Prices and quantities are decimal strings,
 // levels [price, quantity] under data.b (bids) and data.a (asks). The
 // client's Message.Data is the whole frame: {"e":"L2Book","t":…,"data":{…}}.
 var etherealLevels = book.LevelLayout{}

@@ -23,7 +23,7 @@ var suite = protocoltest.Suite{
 	Name:     ethereal.Name,
 	Protocol: ethereal.Protocol,
 	Server:   ethereal.Server,
-	Topics:   []string{"L2Book:BTCUSD", "MarketPrice:ETHUSD"},
+	Topics:   []string{"L2Book:BTCUSD", "Ticker:ETHUSD"},
 	Payload: func(topic string) []byte {
 		_, symbol, _ := strings.Cut(topic, ":")
 		return []byte(`{"s":"` + symbol + `","t":2,"pt":1}`)

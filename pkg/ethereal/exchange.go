@@ -2,6 +2,7 @@ package ethereal
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -12,14 +13,33 @@ import (
 // test servers and the sidecar's demo: no requests, so no login or
 // methods; a refusal past the per-connection subscription limit; a feed of
 // prices and books.
+//
+// The refusal is the frame Ethereal's WebSocket page documents,
+// {ok: false, code: "SUBSCRIPTION_LIMIT_EXCEEDED"}
+// (https://docs.ethereal.trade/developer-guides/trading-api/websockets),
+// and the same page says what the limit counts (countsTowardLimit).
 var exchange = &venue.Exchange{
-	TopicLimit: &protocol.Error{Code: -32000, Message: SubscriptionLimitExceeded},
+	TopicLimit:   &protocol.Error{Code: -32000, Message: SubscriptionLimitExceeded},
+	LimitedTopic: countsTowardLimit,
 	Feed: func(seed uint64) venue.Feed {
 		return &feed{m: venue.NewMarket(seed), lastT: make(map[string]int64)}
 	},
 }
 
-// feed makes up Ethereal's MarketPrice and L2Book streams; a book update
+// countsTowardLimit reports whether topic counts toward Ethereal's
+// per-connection subscription limit: only the account streams, keyed by
+// subaccount, do
+// (https://docs.ethereal.trade/developer-guides/trading-api/websockets:
+// each (subaccountId, streamType) pair counts once; the market-data
+// channels, L2Book, Ticker and TradeFill, not at all). A topic
+// TYPE:SUBACCOUNT_ID names its pair one way only, so the same pair
+// subscribed twice is one topic, counted once.
+func countsTowardLimit(topic string) bool {
+	typ, id, ok := strings.Cut(topic, ":")
+	return ok && id != "" && subaccountTypes[typ]
+}
+
+// feed makes up Ethereal's Ticker and L2Book streams; a book update
 // names the time of the one before it (pt).
 type feed struct {
 	m     *venue.Market
@@ -28,12 +48,17 @@ type feed struct {
 
 func (*feed) Instruments() []string { return []string{"BTCUSD", "ETHUSD"} }
 
-// Topics are MarketPrice:<SYM> and L2Book:<SYM>.
+// Topics are Ticker:<SYM> and L2Book:<SYM>. Ticker is the price stream
+// of Ethereal's WebSocket v2
+// (https://docs.ethereal.trade/developer-guides/trading-api/websockets,
+// TICKER: emitted once every second, event name "Ticker"); MarketPrice
+// is the name of the deprecated Socket.io stream it replaces, which v2
+// does not list.
 func (*feed) Topics(symbols []string) []venue.FeedTopic {
 	var out []venue.FeedTopic
 	for _, sym := range symbols {
 		out = append(out,
-			venue.FeedTopic{Topic: "MarketPrice:" + sym, Instrument: sym, Kind: venue.FeedTicker},
+			venue.FeedTopic{Topic: "Ticker:" + sym, Instrument: sym, Kind: venue.FeedTicker},
 			venue.FeedTopic{Topic: "L2Book:" + sym, Instrument: sym, Kind: venue.FeedBook})
 	}
 	return out
@@ -89,7 +114,15 @@ func (f *feed) l2Book(sym string, t, pt int64, bids, asks [][2]float64) []byte {
 	return venue.MarshalPayload(b)
 }
 
-// price is a MarketPrice event's data.
+// price is a Ticker event's data. Of a Ticker frame the documentation
+// (https://docs.ethereal.trade/developer-guides/trading-api/websockets,
+// TICKER) gives e, the event name "Ticker", and t, the time the server
+// emitted the message (ms), which the server half writes around the
+// data; the rest of its field list was cut off in every copy we could
+// read. The data's fields are therefore modelled, not documented: s, the
+// symbol a notification routes by, as every other market stream of the
+// page carries it; t, the price's time; markPrice and oraclePrice, the
+// prices the deprecated MarketPrice stream carried.
 type price struct {
 	Symbol      string `json:"s"`
 	Time        int64  `json:"t"`

@@ -97,10 +97,10 @@ func (dialect) Ack(req *protocol.Request, _ []byte, keys []string) error {
 
 // AcceptAfter is how long a subscribe or unsubscribe may go unanswered
 // before it is taken as accepted, while the connection has not answered
-// a success yet: the service's status frame, {"ok":…,"code":…}, is
-// known from a third-party SDK's schema (qiwi1272/ethereal-go,
-// pb/ethereal.pb.go, WebsocketStatus), not from Ethereal's documentation,
-// which does not say whether a success is answered. A connection that
+// a success yet. Ethereal's WebSocket page shows the status frame of a
+// refusal, {ok: false, code: "SUBSCRIPTION_LIMIT_EXCEEDED"}
+// (https://docs.ethereal.trade/developer-guides/trading-api/websockets),
+// but does not say whether a success is answered. A connection that
 // answers one success is waited for from then on.
 func (dialect) AcceptAfter() time.Duration { return acceptAfter }
 
@@ -247,7 +247,17 @@ func (ids *streamIDs) scan(frame []byte, start int) (int, error) {
 func (dialect) HeartbeatReply(dst []byte, _ uint64) []byte { return dst }
 func (dialect) Handshake() []protocol.Call                 { return nil }
 
-// Sequence reads data.t and data.pt of an L2Book frame.
+// Sequence reads data.t and data.pt of an L2Book frame. pt is optional
+// (https://docs.ethereal.trade/developer-guides/trading-api/websockets,
+// L2Book: the first message after a subscribe is the whole book, up to
+// 100 levels a side, every later one a diff with absolute quantities;
+// "using both the pt and data.t you can infer whether or not any events
+// were missed"). A message with pt is checked against the last t: pt 0
+// names no previous message (the whole book a fan-out server replays,
+// book.Rules.AppendSnapshot), any other pt that is not the last t is a
+// gap. A message without pt is protocol.Unchained: the client takes it
+// for the whole book only as the first after a subscribe, else for a
+// change it cannot check.
 func (dialect) Sequence(frame []byte) (id, prev uint64, ok bool) {
 	m := jsonscan.Object(frame, 0)
 	for {
@@ -261,7 +271,7 @@ func (dialect) Sequence(frame []byte) (id, prev uint64, ok bool) {
 		}
 		var haveID, havePrev bool
 		d := jsonscan.Object(frame, start)
-		for !(haveID && havePrev) {
+		for !(haveID && havePrev) { // the levels after them are not read
 			k, vs, more := d.Next()
 			if !more {
 				break
@@ -273,6 +283,9 @@ func (dialect) Sequence(frame []byte) (id, prev uint64, ok bool) {
 			case "pt":
 				prev, havePrev = jsonscan.Uint(frame[vs:end])
 			}
+		}
+		if !havePrev {
+			prev = protocol.Unchained
 		}
 		return id, prev, haveID
 	}

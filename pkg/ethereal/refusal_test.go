@@ -2,10 +2,12 @@ package ethereal_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,38 +27,105 @@ func dialEthereal(t *testing.T, srv *exchangetest.Server, opts ...client.Option)
 	return c
 }
 
-// stillDelivers publishes a MarketPrice of BTCUSD and checks sub, which
-// holds that topic, gets it.
-func stillDelivers(t *testing.T, srv *exchangetest.Server, sub *client.Subscription) {
+// dialRaw connects a bare WebSocket to srv, closed with the test.
+func dialRaw(t *testing.T, srv *exchangetest.Server) *websocket.Conn {
 	t.Helper()
-	srv.PublishRaw([]byte(`{"e":"MarketPrice","t":1,"data":{"s":"BTCUSD","markPrice":"1"}}`))
+	ws, resp, err := websocket.DefaultDialer.DialContext(testutil.Context(t), srv.URL(), nil)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	t.Cleanup(func() { _ = ws.Close() })
+	return ws
+}
+
+// Subaccount ids of the tests' account streams.
+const (
+	subA = "a9a3b9b0-7f5e-4b55-8e2f-1c7e0d1e2f3a"
+	subB = "00000000-0000-0000-0000-000000000001"
+)
+
+// stillDelivers publishes an event of topic (a Ticker of BTCUSD, or an
+// account event of the subaccount it names) and checks sub, which holds
+// topic, gets it.
+func stillDelivers(t *testing.T, srv *exchangetest.Server, sub *client.Subscription, topic string) {
+	t.Helper()
+	typ, id, _ := strings.Cut(topic, ":")
+	if typ == "Ticker" {
+		srv.PublishRaw([]byte(`{"e":"Ticker","t":1,"data":{"s":"` + id + `","markPrice":"1"}}`))
+	} else {
+		srv.PublishRaw([]byte(`{"e":"` + typ + `","t":1,"data":{"sid":"` + id + `"}}`))
+	}
 	select {
 	case m := <-sub.C():
-		assert.Equal(t, "MarketPrice:BTCUSD", m.Topic)
+		assert.Equal(t, topic, m.Topic)
 	case <-testutil.Context(t).Done():
-		t.Fatal("the subscription holding MarketPrice:BTCUSD got nothing")
+		t.Fatalf("the subscription holding %s got nothing", topic)
 	}
 }
 
-// A subscribe past the per-connection limit fails with the service's
-// code, {"ok":false,"code":"SUBSCRIPTION_LIMIT_EXCEEDED"}, naming the
-// topic; the subscriptions already held go on.
+// An account subscribe past the per-connection limit fails with the
+// service's code, {"ok":false,"code":"SUBSCRIPTION_LIMIT_EXCEEDED"}
+// (https://docs.ethereal.trade/developer-guides/trading-api/websockets),
+// naming the topic; the subscriptions already held go on. The limit
+// counts (subaccountId, streamType) pairs: another stream type of the
+// same subaccount is a second pair.
 func TestRefusalFailsSubscribeWithItsCode(t *testing.T) {
 	srv := exchangetest.NewServer(ethereal.Name, exchangetest.WithTopicCap(1))
 	t.Cleanup(srv.Close)
 	c := dialEthereal(t, srv)
 	ctx := testutil.Context(t)
 
-	held, err := c.Subscribe(ctx, []string{"MarketPrice:BTCUSD"})
+	held, err := c.Subscribe(ctx, []string{"OrderUpdate:" + subA})
 	require.NoError(t, err)
-	sub, err := c.Subscribe(ctx, []string{"MarketPrice:ETHUSD"})
+	sub, err := c.Subscribe(ctx, []string{"PositionUpdate:" + subA})
 	require.Nil(t, sub)
 	var refused *client.RefusedError
 	require.ErrorAs(t, err, &refused)
-	assert.Equal(t, []string{"MarketPrice:ETHUSD"}, refused.Topics)
-	assert.Equal(t, `wsfan: server refused "MarketPrice:ETHUSD": rpc error: SUBSCRIPTION_LIMIT_EXCEEDED`, err.Error())
+	assert.Equal(t, []string{"PositionUpdate:" + subA}, refused.Topics)
+	assert.Equal(t, `wsfan: server refused "PositionUpdate:`+subA+`": rpc error: SUBSCRIPTION_LIMIT_EXCEEDED`, err.Error())
 
-	stillDelivers(t, srv, held)
+	stillDelivers(t, srv, held, "OrderUpdate:"+subA)
+}
+
+// The same (subaccountId, streamType) pair subscribed again on the
+// connection is no second subscription: it is accepted at the limit, and
+// a new pair is still refused with the documented frame. (The topic
+// syntax, TYPE:SUBACCOUNT_ID, names a pair one way only, so the same
+// pair is the same topic.)
+func TestSamePairCountsOnce(t *testing.T) {
+	srv := exchangetest.NewServer(ethereal.Name, exchangetest.WithTopicCap(1))
+	t.Cleanup(srv.Close)
+	ws := dialRaw(t, srv)
+	same := `{"event":"subscribe","data":{"type":"OrderFill","subaccountId":"` + subA + `"}}`
+	testutil.Send(t, ws, same)
+	testutil.Send(t, ws, same)
+	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"OrderFill","subaccountId":"`+subB+`"}}`)
+	assert.Equal(t, `{"ok":true}`, testutil.Recv(t, ws))
+	assert.Equal(t, `{"ok":true}`, testutil.Recv(t, ws), "the same pair again counts once")
+	assert.Equal(t, `{"ok":false,"code":"SUBSCRIPTION_LIMIT_EXCEEDED"}`, testutil.Recv(t, ws), "another subaccount is another pair")
+	assert.EqualValues(t, 1, srv.Subscribers("OrderFill:"+subA))
+	assert.EqualValues(t, 0, srv.Subscribers("OrderFill:"+subB))
+}
+
+// Market-data channels (L2Book, Ticker, TradeFill) are not subject to
+// the subscription limit
+// (https://docs.ethereal.trade/developer-guides/trading-api/websockets):
+// past it, a market topic is still accepted, and an account stream still
+// refused.
+func TestMarketTopicsAreNotLimited(t *testing.T) {
+	srv := exchangetest.NewServer(ethereal.Name, exchangetest.WithTopicCap(1))
+	t.Cleanup(srv.Close)
+	c := dialEthereal(t, srv)
+	ctx := testutil.Context(t)
+
+	_, err := c.Subscribe(ctx, []string{"OrderUpdate:" + subA})
+	require.NoError(t, err)
+	market, err := c.Subscribe(ctx, []string{"L2Book:BTCUSD", "Ticker:BTCUSD", "TradeFill:BTCUSD", "Ticker:ETHUSD"})
+	require.NoError(t, err, "market data is not limited")
+	_, err = c.Subscribe(ctx, []string{"OrderUpdate:" + subB})
+	var refused *client.RefusedError
+	require.ErrorAs(t, err, &refused)
+	assert.Contains(t, err.Error(), ethereal.SubscriptionLimitExceeded)
+	stillDelivers(t, srv, market, "Ticker:BTCUSD")
 }
 
 // A service that answers only refusals: an unanswered subscribe is taken
@@ -68,10 +137,10 @@ func TestQuietServiceAcceptsBySilence(t *testing.T) {
 	c := dialEthereal(t, srv)
 	ctx := testutil.Context(t)
 
-	held, err := c.Subscribe(ctx, []string{"PositionUpdate:a9a3b9b0-7f5e-4b55-8e2f-1c7e0d1e2f3a"})
+	held, err := c.Subscribe(ctx, []string{"PositionUpdate:" + subA})
 	require.NoError(t, err, "accepted for its silence")
 	require.NotNil(t, held)
-	_, err = c.Subscribe(ctx, []string{"MarketPrice:ETHUSD"})
+	_, err = c.Subscribe(ctx, []string{"PositionUpdate:" + subB})
 	require.ErrorIs(t, err, client.ErrRefused)
 	assert.Contains(t, err.Error(), ethereal.SubscriptionLimitExceeded)
 }
@@ -86,12 +155,12 @@ func TestRestoreRefusedInPart(t *testing.T) {
 		return backoff.NewConstantBackOff(5 * time.Millisecond)
 	}))
 	ctx := testutil.Context(t)
-	kept, err := c.Subscribe(ctx, []string{"MarketPrice:BTCUSD"})
+	kept, err := c.Subscribe(ctx, []string{"Ticker:BTCUSD"})
 	require.NoError(t, err)
-	doomed, err := c.Subscribe(ctx, []string{"MarketPrice:ETHUSD"})
+	doomed, err := c.Subscribe(ctx, []string{"Ticker:ETHUSD"})
 	require.NoError(t, err)
 
-	srv.SetRefused("MarketPrice:ETHUSD")
+	srv.SetRefused("Ticker:ETHUSD")
 	srv.DropConnections()
 	var refused *client.RefusedError
 	select {
@@ -100,10 +169,10 @@ func TestRestoreRefusedInPart(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the refused subscription did not end")
 	}
-	assert.Equal(t, []string{"MarketPrice:ETHUSD"}, refused.Topics)
+	assert.Equal(t, []string{"Ticker:ETHUSD"}, refused.Topics)
 
-	require.NoError(t, srv.WaitSubscribers(ctx, "MarketPrice:BTCUSD", 1))
-	stillDelivers(t, srv, kept)
+	require.NoError(t, srv.WaitSubscribers(ctx, "Ticker:BTCUSD", 1))
+	stillDelivers(t, srv, kept, "Ticker:BTCUSD")
 	// One restore, no loop: the connection that restored is the one
 	// still open a while later.
 	quiet, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
@@ -126,14 +195,14 @@ func TestLateAnswerKeepsItsPlace(t *testing.T) {
 	srv := exchangetest.NewServer(ethereal.Name)
 	t.Cleanup(srv.Close)
 	c := dialEthereal(t, srv)
-	srv.SetRefused("MarketPrice:ETHUSD")
+	srv.SetRefused("Ticker:ETHUSD")
 	srv.SetResponseDelay(300 * time.Millisecond)
 	short, cancel := context.WithTimeout(testutil.Context(t), 100*time.Millisecond)
 	defer cancel()
-	_, err := c.Subscribe(short, []string{"MarketPrice:BTCUSD"})
+	_, err := c.Subscribe(short, []string{"Ticker:BTCUSD"})
 	require.ErrorIs(t, err, client.ErrTimeout)
 
-	_, err = c.Subscribe(testutil.Context(t), []string{"MarketPrice:ETHUSD"})
+	_, err = c.Subscribe(testutil.Context(t), []string{"Ticker:ETHUSD"})
 	require.ErrorIs(t, err, client.ErrRefused, "the late answer to BTCUSD is not ETHUSD's")
 }
 
@@ -146,14 +215,16 @@ func TestAmbiguousRefusalFailsEveryWaitingRequest(t *testing.T) {
 	t.Cleanup(srv.Close)
 	c := dialEthereal(t, srv)
 	ctx := testutil.Context(t)
-	held, err := c.Subscribe(ctx, []string{"MarketPrice:BTCUSD"}) // accepted for its silence: the client learns the service
+	held, err := c.Subscribe(ctx, []string{"OrderUpdate:" + subA}) // accepted for its silence: the client learns the service
 	require.NoError(t, err)
 
-	_, err = c.Subscribe(ctx, []string{"MarketPrice:ETHUSD", "MarketPrice:SOLUSD"})
+	// Past the limit: the second pair is accepted in silence, the third
+	// refused, and the client cannot tell which of the two it answers.
+	_, err = c.Subscribe(ctx, []string{"OrderFill:" + subA, "OrderFill:" + subB})
 	var refused *client.RefusedError
 	require.ErrorAs(t, err, &refused)
-	assert.ElementsMatch(t, []string{"MarketPrice:ETHUSD", "MarketPrice:SOLUSD"}, refused.Topics)
+	assert.ElementsMatch(t, []string{"OrderFill:" + subA, "OrderFill:" + subB}, refused.Topics)
 	assert.Contains(t, err.Error(), "each is taken as refused")
 
-	stillDelivers(t, srv, held)
+	stillDelivers(t, srv, held, "OrderUpdate:"+subA)
 }

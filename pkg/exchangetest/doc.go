@@ -40,7 +40,7 @@
 //	          public/get_instruments  public/get_time  public/test
 //	ethereum  newHeads
 //	          eth_blockNumber (the last head's number)  eth_chainId
-//	ethereal  MarketPrice:BTCUSD  L2Book:BTCUSD (and ETHUSD)
+//	ethereal  Ticker:BTCUSD       L2Book:BTCUSD (and ETHUSD)
 //	          (Ethereal answers no calls)
 //
 // Every dialect also answers subscribe and unsubscribe (and the login of

@@ -45,24 +45,29 @@ func TestEtherealSubscribePublish(t *testing.T) {
 }
 
 // Past the per-connection subscription limit the service refuses with
-// SUBSCRIPTION_LIMIT_EXCEEDED; a repeated subscribe is no new topic.
+// SUBSCRIPTION_LIMIT_EXCEEDED; a repeated subscribe is no new topic; only
+// account streams count, market data never
+// (https://docs.ethereal.trade/developer-guides/trading-api/websockets).
 func TestEtherealSubscriptionLimit(t *testing.T) {
 	srv := newServer(t, ethereal.Name, exchangetest.WithTopicCap(1))
 	ws := dial(t, srv)
+	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"OrderUpdate","subaccountId":"sa-1"}}`)
+	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"OrderUpdate","subaccountId":"sa-1"}}`)
 	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}`)
-	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}`)
-	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"ETHUSD"}}`)
+	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"OrderUpdate","subaccountId":"sa-2"}}`)
 	require.Equal(t, `{"ok":true}`, testutil.Recv(t, ws))
 	require.Equal(t, `{"ok":true}`, testutil.Recv(t, ws))
+	require.Equal(t, `{"ok":true}`, testutil.Recv(t, ws), "market data is not limited")
 	require.Equal(t, `{"ok":false,"code":"SUBSCRIPTION_LIMIT_EXCEEDED"}`, testutil.Recv(t, ws))
-	require.EqualValues(t, 0, srv.Subscribers("L2Book:ETHUSD"))
+	require.EqualValues(t, 0, srv.Subscribers("OrderUpdate:sa-2"))
+	require.EqualValues(t, 1, srv.Subscribers("L2Book:BTCUSD"))
 }
 
 // WithQuietAccepts answers only refusals.
 func TestEtherealQuietAccepts(t *testing.T) {
 	srv := newServer(t, ethereal.Name, exchangetest.WithQuietAccepts(), exchangetest.WithTopicCap(1))
 	ws := dial(t, srv)
-	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}`)
-	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"ETHUSD"}}`)
+	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"OrderUpdate","subaccountId":"sa-1"}}`)
+	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"OrderUpdate","subaccountId":"sa-2"}}`)
 	require.Equal(t, `{"ok":false,"code":"SUBSCRIPTION_LIMIT_EXCEEDED"}`, testutil.Recv(t, ws))
 }

@@ -3,12 +3,14 @@ package exchangetest
 import "github.com/wsfan/wsfan/pkg/protocol"
 
 // serveEvents (un)subscribes the Ethereal topics of reqs at once and
-// answers each event with a status frame, in order, as the service does
-// (its status schema, {"ok":bool,"code":CODE}, as a third-party SDK
-// records it: qiwi1272/ethereal-go, pb/ethereal.pb.go): {"ok":true} for an
-// accepted event (nothing under WithQuietAccepts), {"ok":false,"code":…}
-// for a refused one: the exchange's TopicLimit refusal past WithTopicCap's
-// per-connection limit (SUBSCRIPTION_LIMIT_EXCEEDED), a code of the server half's own for a topic the
+// answers each event with a status frame, in order: {"ok":false,"code":…}
+// for a refused one, as Ethereal's WebSocket page shows its refusal
+// (https://docs.ethereal.trade/developer-guides/trading-api/websockets:
+// {ok: false, code: "SUBSCRIPTION_LIMIT_EXCEEDED"}), and {"ok":true} for
+// an accepted one (our inference from that shape; nothing under
+// WithQuietAccepts). Refused are: a topic past WithTopicCap's
+// per-connection limit, among those that count toward it
+// (venue.Exchange.LimitedTopic), with the exchange's TopicLimit; a code of the server half's own for a topic the
 // server does not take or a malformed event. Events other than
 // (un)subscribes are ignored. It runs on c's reader goroutine.
 func serveEvents(c *conn, reqs []protocol.Incoming, ferr *protocol.Error) {
@@ -49,7 +51,7 @@ func serveEvent(c *conn, req *protocol.Incoming) (join []string, rerr *protocol.
 		if !c.s.accepts(topic) {
 			return nil, &protocol.Error{Code: -32000, Message: "subscription " + topic + " refused"}
 		}
-		if limit := c.s.cfg.topicCap; limit > 0 && !c.s.subscribed(c, topic) && c.s.topicsOf(c) >= limit {
+		if limit := c.s.cfg.topicCap; limit > 0 && c.s.limited(topic) && !c.s.subscribed(c, topic) && c.s.topicsOf(c) >= limit {
 			if e := c.s.ex.TopicLimit; e != nil {
 				return nil, &protocol.Error{Code: e.Code, Message: e.Message}
 			}

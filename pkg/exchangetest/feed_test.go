@@ -22,7 +22,7 @@ func TestFeedTopics(t *testing.T) {
 		thalex.Name:   "ticker.BTC-PERPETUAL.raw book.BTC-PERPETUAL.none.10.100ms ticker.ETH-PERPETUAL.raw book.ETH-PERPETUAL.none.10.100ms",
 		deribit.Name:  "ticker.BTC-PERPETUAL.100ms book.BTC-PERPETUAL.100ms ticker.ETH-PERPETUAL.100ms book.ETH-PERPETUAL.100ms",
 		ethereum.Name: "newHeads",
-		ethereal.Name: "MarketPrice:BTCUSD L2Book:BTCUSD MarketPrice:ETHUSD L2Book:ETHUSD",
+		ethereal.Name: "Ticker:BTCUSD L2Book:BTCUSD Ticker:ETHUSD L2Book:ETHUSD",
 	}
 	for d, want := range cases {
 		srv := newServer(t, d)

@@ -56,7 +56,9 @@ func WithBatchCap(n int) Option {
 // n, as exchanges cap subscriptions per connection: the channels of a
 // subscribe request past the cap are refused (omitted from the
 // acknowledgement; Ethereal: {"ok":false,"code":"SUBSCRIPTION_LIMIT_EXCEEDED"}).
-// The default, 0, is unlimited.
+// Only the topics the exchange counts take room (Ethereal: its account
+// streams, not market data; venue.Exchange.LimitedTopic). The default, 0,
+// is unlimited.
 func WithTopicCap(n int) Option {
 	return func(c *config) { c.topicCap = n }
 }

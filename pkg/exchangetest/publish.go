@@ -144,12 +144,18 @@ func (s *Server) topicsOf(c *conn) int {
 	s.subMu.RLock()
 	defer s.subMu.RUnlock()
 	n := 0
-	for _, conns := range s.subs {
-		if _, ok := conns[c]; ok {
+	for topic, conns := range s.subs {
+		if _, ok := conns[c]; ok && s.limited(topic) {
 			n++
 		}
 	}
 	return n
+}
+
+// limited reports whether topic counts toward a connection's topic cap
+// (venue.Exchange.LimitedTopic).
+func (s *Server) limited(topic string) bool {
+	return s.ex.LimitedTopic == nil || s.ex.LimitedTopic(topic)
 }
 
 // subscribed reports whether c is subscribed to topic.

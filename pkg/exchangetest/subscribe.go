@@ -41,7 +41,7 @@ func subscribeChannels(c *conn, req *protocol.Incoming) (any, *protocol.Error) {
 		if !c.s.accepts(ch) {
 			continue
 		}
-		if room >= 0 && !c.s.subscribed(c, ch) {
+		if room >= 0 && c.s.limited(ch) && !c.s.subscribed(c, ch) {
 			if room == 0 {
 				continue
 			}

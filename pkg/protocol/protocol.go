@@ -242,9 +242,17 @@ type Protocol interface {
 
 	// Sequence extracts the change id of a Sequenced topic's notification
 	// and the id it follows (0 when the frame names none, as a snapshot
-	// does); ok is false when the frame carries no change id.
+	// does; Unchained for a change that names none, where the venue's
+	// previous id is optional); ok is false when the frame carries no
+	// change id.
 	Sequence(data []byte) (id, prev uint64, ok bool)
 }
+
+// Unchained is Sequence's prev for a change that names no previous one
+// (Ethereal's pt is optional): the client applies it as a change it
+// cannot check, not as a whole book, which would wipe every level the
+// change does not name.
+const Unchained = ^uint64(0)
 
 // Checker is a Protocol whose options may be invalid: client.Dial calls
 // Check first and refuses the dialect with its error.

@@ -27,6 +27,10 @@ type Exchange struct {
 	// (Ethereal's SUBSCRIPTION_LIMIT_EXCEEDED). Default: the topics past
 	// the limit are left out of the acknowledgement.
 	TopicLimit *protocol.Error
+	// LimitedTopic reports whether a topic counts toward the topics one
+	// connection may hold (Ethereal: its account streams, not market
+	// data). nil: every topic counts.
+	LimitedTopic func(topic string) bool
 	// AppendResult appends the response to request id carrying result
 	// (raw JSON), for a request received at received. Default: the
 	// server half's AppendResult.
