@@ -25,13 +25,13 @@ import (
 // tested alone with any subscribe function.
 type hub struct {
 	// Set by newHub, read only after.
-	ctx       context.Context // ends upstream subscribes and unsubscribes when the Server closes
-	cfg       *Config         // MaxTopics, Grace, RequestTimeout
-	proto     protocol.Protocol
+	ctx         context.Context // ends upstream subscribes and unsubscribes when the Server closes
+	cfg         *Config         // MaxTopics, Grace, RequestTimeout
+	proto       protocol.Protocol
 	subscribe   subscribeFunc
 	unsubscribe unsubscribeFunc
 	topicCfg    topicConfig
-	log       *zap.Logger
+	log         *zap.Logger
 
 	// mu protects the following and every topic's refs, grace, gen, dead.
 	mu      sync.Mutex
@@ -68,10 +68,10 @@ func newHub(ctx context.Context, cfg *Config, proto protocol.Protocol, subscribe
 		proto:       proto,
 		subscribe:   subscribe,
 		unsubscribe: unsubscribe,
-		topicCfg:  tc,
-		log:       log,
-		topics:    make(map[string]*topic),
-		byLocal:   make(map[string]*topic),
+		topicCfg:    tc,
+		log:         log,
+		topics:      make(map[string]*topic),
+		byLocal:     make(map[string]*topic),
 	}
 }
 
