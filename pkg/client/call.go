@@ -51,11 +51,19 @@ func (c *Client) Call(ctx context.Context, method string, params any, result any
 // written; when ctx ends first the id is dropped and a late response is
 // counted as unknown. A call made while the client is reconnecting fails
 // at once with ErrConnectionLost: it is never sent late. Under
-// WithRateLimit the call first waits for its credits.
+// WithRateLimit the call first waits for its credits. A call that
+// configures the session (cancel-on-disconnect: see
+// protocol.SessionSettings) is made again on every new connection before
+// it is handed out.
 func (c *Client) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	cn, err := c.activeConn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("call %s: %w", method, err)
+	}
+	if c.sessionSettings != nil {
+		if set, ok := c.sessionSettings.SessionSetting(method, params); ok {
+			return c.callSetting(ctx, cn, set, method, params)
+		}
 	}
 	return cn.call(ctx, method, params)
 }

@@ -37,6 +37,11 @@ type Client struct {
 	// the earliest time (unix ns) to reconnect after one (sessionend.go).
 	sessionEnding protocol.SessionEnding
 	holdOff       atomic.Int64
+	// sessionSettings tells which calls configure the session, nil for a
+	// dialect without such calls; settings are those the program made
+	// (sessionsettings.go).
+	sessionSettings protocol.SessionSettings
+	settings        sessionSettings
 	// lag is the last ping round trip in nanoseconds (liveness.go),
 	// written by the reader, 0 while disconnected.
 	lag atomic.Int64
@@ -138,6 +143,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	}
 	c.keepalive, _ = cfg.protocol.(protocol.Keepalive)
 	c.sessionEnding, _ = cfg.protocol.(protocol.SessionEnding)
+	c.sessionSettings, _ = cfg.protocol.(protocol.SessionSettings)
 	c.cadenceEvery = cadenceEvery(cfg.staleFactor, cfg.staleFloor)
 	c.dialer = defaultDialer()
 	if cfg.dialer != nil {

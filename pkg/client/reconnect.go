@@ -15,8 +15,8 @@ import (
 type connectingKey struct{}
 
 // connect dials a connection and makes it ready: the dialect's handshake
-// calls, the on-connect hook, then every confirmed topic restored in one
-// batch. On any failure the connection is closed and the error returned.
+// calls, the on-connect hook, the program's session settings, then every
+// confirmed topic restored in one batch. On any failure the connection is closed and the error returned.
 func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 	cn, err := c.dial(ctx)
 	if err != nil {
@@ -47,6 +47,9 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 			// Retrying would be refused again: serve what needs no login.
 			c.endPrivate(err)
 		}
+	}
+	if err := c.replaySettings(ctx, cn); err != nil {
+		return abort(err)
 	}
 	restored, err := c.restore(ctx, cn, &c.restoreRound, false)
 	if err != nil {

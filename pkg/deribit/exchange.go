@@ -43,6 +43,10 @@ var exchange = &venue.Exchange{
 			return out
 		},
 		"public/get_time": func(_ []string, now time.Time) any { return now.UnixMilli() },
+		// Cancel-on-disconnect answers "ok" (session management); the
+		// test server cancels no orders: it has none.
+		enableCancelOnDisconnect:  func([]string, time.Time) any { return "ok" },
+		disableCancelOnDisconnect: func([]string, time.Time) any { return "ok" },
 		// public/test answers a heartbeat's test_request.
 		"public/test": func([]string, time.Time) any { return map[string]string{"version": "1.2.26"} },
 	},

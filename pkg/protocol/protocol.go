@@ -248,6 +248,33 @@ type Protocol interface {
 	Sequence(data []byte) (id, prev uint64, ok bool)
 }
 
+// SessionSettings is a Protocol with calls that configure the session of
+// one connection and are lost with it (Deribit's
+// private/enable_cancel_on_disconnect, whose default scope is the
+// connection; Thalex's private/set_cancel_on_disconnect). The client
+// makes such a call again on every new connection, after the on-connect
+// hook's login and before the connection is handed out, so a setting the
+// program made is never silently lost to a reconnect.
+type SessionSettings interface {
+	// SessionSetting tells whether a call of method with params is one,
+	// and which.
+	SessionSetting(method string, params []byte) (s SessionSetting, ok bool)
+}
+
+// SessionSetting describes one call of a SessionSettings dialect.
+type SessionSetting struct {
+	// Key names the setting: a later call with the same key replaces it.
+	Key string
+	// Clear is true for a call that undoes the setting (Deribit's
+	// private/disable_cancel_on_disconnect): it is not made again.
+	Clear bool
+	// MaxSilence is the most silence the setting allows the connection
+	// before the server takes it for dead and acts (Thalex's
+	// timeout_secs: its orders are cancelled); 0 for none. The client
+	// refuses the call when its pings are not at least twice as frequent.
+	MaxSilence time.Duration
+}
+
 // Unchained is Sequence's prev for a change that names no previous one
 // (Ethereal's pt is optional): the client applies it as a change it
 // cannot check, not as a whole book, which would wipe every level the

@@ -38,6 +38,9 @@ var exchange = &venue.Exchange{
 		"public/system_info": func([]string, time.Time) any {
 			return map[string]any{"environment": "demo", "api_version": "2.0"}
 		},
+		// The specification's example result; what message_rate means
+		// is not documented.
+		setCancelOnDisconnect: func([]string, time.Time) any { return map[string]int{"message_rate": 50} },
 	},
 }
 
