@@ -31,6 +31,9 @@ func New(rate, max float64) Bucket {
 	return Bucket{rate: rate, max: max}
 }
 
+// Max returns the most credits the bucket holds.
+func (b *Bucket) Max() float64 { return b.max }
+
 // refill adds the credits earned since the last call. A now before the
 // last one (concurrent callers reading the clock in a different order)
 // earns nothing and does not move the bucket back.

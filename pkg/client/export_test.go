@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -97,7 +98,7 @@ func (c *Client) DeliveredTotal() uint64 { return c.stats.delivered.Load() }
 // returns the topics restored and the frames queued.
 func (c *Client) QueueRestore(b BenchConn) (topics, frames int, err error) {
 	cn := b.cn
-	states, _, err := c.queueRestore(cn, &c.restoreRound, false)
+	states, _, _, err := c.queueRestore(context.Background(), cn, &c.restoreRound, false, nil)
 	cn.wmu.Lock()
 	frames = len(cn.queue)
 	clear(cn.queue)

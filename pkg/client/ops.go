@@ -67,6 +67,9 @@ type opRound struct {
 	// prepaid counts the requests whose credits the caller took already
 	// (Subscribe's waitSubscribe).
 	prepaid int
+	// encoded: batch holds the requests of the states send gets already
+	// (a paced restore encoded them to count its requests).
+	encoded bool
 	// The acknowledged requests' ids and pending entries, registered
 	// in the connection's pending table together.
 	ids   []uint64
@@ -77,7 +80,10 @@ type opRound struct {
 // queues the frames to go out in one flush. On failure nothing stays
 // registered.
 func (r *opRound) send(c *Client, cn *conn, states []*topicState, subscribe bool) ([]*subscribeOp, error) {
-	r.encode(c, states, subscribe)
+	if !r.encoded {
+		r.encode(c, states, subscribe)
+	}
+	r.encoded = false
 	ops, err := r.track(c, cn, states, subscribe)
 	if err != nil {
 		return nil, err

@@ -155,6 +155,42 @@ func (p *pacer) refundSubscribe() {
 	p.refundCosts(p.subscribeCosts(buf[:0]))
 }
 
+// roundRequests is how many subscribe requests the tightest limit that
+// charges them holds at once (its burst over a request's cost, at least
+// one); 0 when none charges them. A restore goes out in rounds of at
+// most this many requests.
+func (p *pacer) roundRequests() int {
+	if p == nil {
+		return 0
+	}
+	most := 0
+	for i := range p.limits {
+		l := &p.limits[i]
+		if l.subscribe <= 0 {
+			continue
+		}
+		n := max(int(l.bucket.Max()/float64(l.subscribe)), 1)
+		if most == 0 || n < most {
+			most = n
+		}
+	}
+	return most
+}
+
+// waitSubscribes takes the credits of n subscribe requests, waiting as
+// wait does. A nil pacer, or n 0, takes nothing.
+func (p *pacer) waitSubscribes(ctx, client context.Context, n int) error {
+	if p == nil || n == 0 {
+		return nil
+	}
+	var buf [4]int
+	costs := p.subscribeCosts(buf[:0])
+	for i := range costs {
+		costs[i] *= n
+	}
+	return p.waitCosts(ctx, client, costs)
+}
+
 // unsubscribeCharged reports whether an unsubscribe request costs
 // anything in some limit. A nil pacer charges nothing.
 func (p *pacer) unsubscribeCharged() bool {
@@ -234,7 +270,18 @@ func (p *pacer) chargeBatch(b *protocol.Batch, subscribe bool, prepaid int) {
 		return
 	}
 	n := max(len(b.Messages), len(b.Requests)) - prepaid
-	if n <= 0 {
+	if n < 0 { // fewer went out than were paid for: give the rest back
+		costs := p.subscribeCosts(nil)
+		if !subscribe {
+			costs = p.unsubscribeCosts(nil)
+		}
+		for i := range costs {
+			costs[i] *= -n
+		}
+		p.refundCosts(costs)
+		return
+	}
+	if n == 0 {
 		return
 	}
 	now := p.clock.Now()

@@ -117,13 +117,40 @@ func (c *Client) endPrivate(reason error) {
 // (chunked by WithResubscribeChunk); queuedOnly restores the queued ones
 // alone. It works in r (see queueRestore). A topic the server now refuses
 // ends the subscriptions holding it with a *RefusedError.
+//
+// Under a venue's subscription budget (protocol.Paced, WithRateLimit)
+// the batch is what the budget holds at once: a restore needing more
+// requests goes out in rounds, each waiting for its credits, as Deribit
+// ends the session of a connection whose requests find none left. Within
+// the budget (Deribit: 9 requests, 2,250 channels) it is one write.
 func (c *Client) restore(ctx context.Context, cn *conn, r *opRound, queuedOnly bool) (int, error) {
+	var done map[*topicState]bool // the topics of the rounds so far, when there may be several
+	if c.cfg.pace.roundRequests() > 0 {
+		done = make(map[*topicState]bool)
+	}
+	total := 0
+	for round := 0; ; round++ {
+		if round > 0 {
+			r = new(opRound) // the writer may still hold the last round's frames
+		}
+		n, more, err := c.restoreOnce(ctx, cn, r, queuedOnly, done)
+		total += n
+		if err != nil || !more {
+			return total, err
+		}
+		c.log.Info("restore paced by the subscription budget", zap.Int("topics", total))
+	}
+}
+
+// restoreOnce is one round of restore: the topics not done yet, as many
+// as the budget allows at once (more reports that some are left).
+func (c *Client) restoreOnce(ctx context.Context, cn *conn, r *opRound, queuedOnly bool, done map[*topicState]bool) (n int, more bool, err error) {
 	// Every return below comes after the ops are answered (or were never
 	// registered).
 	defer r.release()
-	states, ops, err := c.queueRestore(cn, r, queuedOnly)
+	states, more, ops, err := c.queueRestore(ctx, cn, r, queuedOnly, done)
 	if err != nil || len(states) == 0 {
-		return 0, err
+		return 0, false, err
 	}
 	c.awaitOps(ctx, cn, ops)
 	ops = c.retryForNow(ctx, cn, ops)
@@ -142,7 +169,7 @@ func (c *Client) restore(ctx context.Context, cn *conn, r *opRound, queuedOnly b
 	}
 	c.mu.Unlock()
 	if failed != nil {
-		return 0, fmt.Errorf("resubscribe: %w", failed)
+		return 0, false, fmt.Errorf("resubscribe: %w", failed)
 	}
 	if len(refused) > 0 {
 		names := make([]string, len(refused))
@@ -154,37 +181,61 @@ func (c *Client) restore(ctx context.Context, cn *conn, r *opRound, queuedOnly b
 	for s, theirs := range ended {
 		_ = c.unsubscribeOn(ctx, cn, []*Subscription{s}, refusedError(theirs))
 	}
-	return len(states) - len(refused), nil
+	return len(states) - len(refused), more, nil
 }
 
-// queueRestore is the in-memory half of restore: it collects the topics
-// to restore and queues their cached subscribe payloads as one batch, in
-// r. A connection's first restore works in c.restoreRound: the previous
+// queueRestore is the in-memory half of a restore round: it collects the
+// topics to restore that are not done, and queues their cached subscribe
+// payloads as one batch, in r. Under a subscription budget (done is not
+// nil) it keeps those the budget holds at once (more: some are left),
+// marks them done, and takes the round's credits first, waiting for them
+// without c.mu: after a session Deribit ended for want of credits they
+// are there only once the supervisor waited for the refill. A
+// connection's first restore works in c.restoreRound: the previous
 // restore's connection has failed and been waited for (conn.wait) before
 // another restore starts, so nothing touches that round any more. Later
 // rounds on the same connection take fresh memory, as the writer may
 // still hold the first round's frames.
-func (c *Client) queueRestore(cn *conn, r *opRound, queuedOnly bool) ([]*topicState, []*subscribeOp, error) {
+func (c *Client) queueRestore(ctx context.Context, cn *conn, r *opRound, queuedOnly bool, done map[*topicState]bool) ([]*topicState, bool, []*subscribeOp, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	states := r.states[:0]
-	for _, ts := range c.topics.all() {
-		if ts.queued || (ts.confirmed && !queuedOnly) {
-			states = append(states, ts)
+	states := c.restorable(r.states[:0], queuedOnly, done)
+	more := false
+	if done != nil && len(states) > 0 {
+		var requests int
+		states, requests, more = c.fitBudget(r, states)
+		for _, ts := range states {
+			done[ts] = true
+		}
+		var err error
+		if states, err = c.awaitRoundLocked(ctx, r, states, requests, 0); err != nil {
+			return nil, false, nil, fmt.Errorf("resubscribe: %w", err)
 		}
 	}
 	r.states = states
 	if len(states) == 0 {
-		return nil, nil, nil
+		r.encoded = false
+		return nil, false, nil, nil
 	}
 	// The topics go out in table order: the server does not care, and
 	// sorting 100 names that share long prefixes took more than the rest
 	// of the resubscribe together (BenchmarkResubscribe).
 	ops, err := c.sendSubscribeLocked(cn, states, r)
 	if err != nil {
-		return nil, nil, fmt.Errorf("resubscribe: %w", err)
+		return nil, false, nil, fmt.Errorf("resubscribe: %w", err)
 	}
-	return states, ops, nil
+	return states, more, ops, nil
+}
+
+// restorable appends to dst the topics a restore sends that are not
+// done. Called with c.mu held.
+func (c *Client) restorable(dst []*topicState, queuedOnly bool, done map[*topicState]bool) []*topicState {
+	for _, ts := range c.topics.all() {
+		if (ts.queued || (ts.confirmed && !queuedOnly)) && !done[ts] {
+			dst = append(dst, ts)
+		}
+	}
+	return dst
 }
 
 // supervise is the supervisor goroutine: it waits for the connection to

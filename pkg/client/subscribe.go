@@ -123,7 +123,7 @@ func (c *Client) subscribeGroups(ctx context.Context, groups [][]string, parsed 
 	}
 	var ops []*subscribeOp
 	if len(fresh) > 0 {
-		ops, err = c.sendSubscribeLocked(cn, fresh, &opRound{prepaid: 1})
+		ops, err = c.sendSubscribeRoundsLocked(ctx, cn, fresh)
 	}
 	if len(fresh) == 0 || err != nil {
 		c.cfg.pace.refundSubscribe()

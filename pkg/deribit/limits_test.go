@@ -211,3 +211,54 @@ func TestTooManyRequestsEndsTheSessionAndReconnectsAfterTheRefill(t *testing.T) 
 		}
 	}
 }
+
+// A restore larger than Deribit's subscription budget holds at once (more
+// than 9 requests of 250 channels) goes out in rounds, each waiting for
+// its credits: against an exchange keeping the budget, every channel is
+// restored on the first new connection, none refused with 10028 (which
+// would end the session again).
+func TestRestoreBeyondTheBudgetIsPaced(t *testing.T) {
+	srv := exchangetest.NewServer(deribit.Name,
+		exchangetest.WithRateLimit(float64(deribit.SubscribeLimit.Rate)/3_000, deribit.SubscribeLimit.Burst/3_000))
+	t.Cleanup(srv.Close)
+	c := dialDeribit(t, srv, client.Buffer(1))
+	ctx := testutil.Context(t)
+	const channels = 3000 // 12 requests: 9 at once, then 3 as the budget refills
+	for part := range 3 {
+		names := make([]string, channels/3)
+		for i := range names {
+			names[i] = fmt.Sprintf("ticker.P%dC%d-PERPETUAL.100ms", part, i)
+		}
+		_, err := c.Subscribe(ctx, names)
+		require.NoError(t, err)
+	}
+	drain(c)
+	srv.DropConnections()
+	disconnects := 0
+	for {
+		select {
+		case ev := <-c.Events():
+			switch ev.Kind {
+			case client.Disconnected:
+				disconnects++
+				require.Equal(t, 1, disconnects, "the restore ended the session: %v", ev.Err)
+			case client.Resubscribed:
+				assert.Equal(t, channels, ev.Topics)
+				return
+			}
+		case <-ctx.Done():
+			t.Fatal("not restored")
+		}
+	}
+}
+
+// drain empties c's event channel.
+func drain(c *client.Client) {
+	for {
+		select {
+		case <-c.Events():
+		default:
+			return
+		}
+	}
+}
