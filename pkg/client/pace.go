@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wsfan/wsfan/internal/clock"
@@ -35,8 +36,9 @@ type RateLimit struct {
 // client makes on its own: subscribing and unsubscribing, in every
 // dialect.
 const (
-	SubscribeMethod   = protocol.SubscribeMethod
-	UnsubscribeMethod = protocol.UnsubscribeMethod
+	SubscribeMethod      = protocol.SubscribeMethod
+	UnsubscribeMethod    = protocol.UnsubscribeMethod
+	HeartbeatReplyMethod = protocol.HeartbeatReplyMethod
 )
 
 // WithRateLimit paces the client's requests to stay within limits, so a
@@ -50,8 +52,12 @@ const (
 // after a reconnect (still one batched write), are charged without
 // waiting: they go out at once, and the requests after them wait for the
 // credits they took. The dialect's handshake calls (Deribit's
-// public/set_heartbeat) are paced like calls; heartbeat replies, sent by
-// the reader, which never waits, are not charged. Several limits may be
+// public/set_heartbeat) are paced like calls. A heartbeat reply (asked
+// about as HeartbeatReplyMethod), sent by the reader, which never waits,
+// goes out at once and is charged; once the server asks for them, every
+// call and subscribe leaves one reply's credits in the bucket, so a burst
+// of calls never starves the reply Deribit closes the connection without.
+// Several limits may be
 // given (Deribit's matching-engine and other requests); a request takes
 // credits from every limit that charges it. The budget belongs to the
 // client and outlives its connections.
@@ -83,6 +89,7 @@ func (c *config) addLimits(limits []RateLimit) {
 		// Asked now: subscribe rounds are charged under the client's
 		// lock, where no user code runs.
 		pl.subscribe, pl.unsubscribe = pl.costOf(SubscribeMethod), pl.costOf(UnsubscribeMethod)
+		pl.heartbeat = pl.costOf(HeartbeatReplyMethod)
 		p.limits = append(p.limits, pl)
 	}
 }
@@ -107,11 +114,15 @@ type pacer struct {
 
 	mu     sync.Mutex // protects the buckets in limits
 	limits []paceLimit
+	// heartbeats is set once the server asked for a heartbeat reply:
+	// from then on requests leave a reply's credits in each bucket.
+	heartbeats atomic.Bool
 }
 
 type paceLimit struct {
 	cost                   func(method string) int
 	subscribe, unsubscribe int // the costs of subscription requests
+	heartbeat              int // the cost of a heartbeat reply, kept in reserve
 	bucket                 credit.Bucket
 }
 
@@ -300,18 +311,45 @@ func (p *pacer) chargeBatch(b *protocol.Batch, subscribe bool, prepaid int) {
 }
 
 // reserveCosts takes costs (one per limit) and returns how long the
-// slowest limit needs to refill them.
+// slowest limit needs to refill them, and, once heartbeats are asked
+// for, a heartbeat reply's credits beside them, which stay in the bucket.
 func (p *pacer) reserveCosts(costs []int) time.Duration {
 	now := p.clock.Now()
+	cushion := p.heartbeats.Load()
 	var wait time.Duration
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for i, cost := range costs {
-		if cost > 0 {
-			wait = max(wait, p.limits[i].bucket.Reserve(now, float64(cost)))
+		if cost <= 0 {
+			continue
 		}
+		l := &p.limits[i]
+		if cushion && l.heartbeat > 0 {
+			wait = max(wait, l.bucket.Reserve(now, float64(cost+l.heartbeat)))
+			l.bucket.Refund(float64(l.heartbeat))
+			continue
+		}
+		wait = max(wait, l.bucket.Reserve(now, float64(cost)))
 	}
 	return wait
+}
+
+// chargeHeartbeat takes a heartbeat reply's credits without waiting: it
+// goes out at once, on the credits the other requests left (see
+// reserveCosts). A nil pacer charges nothing.
+func (p *pacer) chargeHeartbeat() {
+	if p == nil {
+		return
+	}
+	p.heartbeats.Store(true)
+	now := p.clock.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := range p.limits {
+		if l := &p.limits[i]; l.heartbeat > 0 {
+			l.bucket.Reserve(now, float64(l.heartbeat))
+		}
+	}
 }
 
 // refundCosts gives back what reserveCosts took.

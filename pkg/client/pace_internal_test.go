@@ -130,3 +130,35 @@ func reserveOf(p *pacer, method string) time.Duration {
 	var buf [4]int
 	return p.reserveCosts(p.costs(buf[:0], method))
 }
+
+// Once the server asks for heartbeats, calls leave a reply's credits in
+// the bucket: a burst of calls waits rather than take them, and the
+// reply goes out at once on what was kept (Deribit closes a connection
+// whose test_request goes unanswered, and charges public/test like any
+// other request).
+func TestPacerKeepsCreditsForHeartbeatReplies(t *testing.T) {
+	clk := clock.NewFake(time.Unix(0, 0))
+	p := newPacer(WithRateLimit(RateLimit{Rate: 1, Burst: 3}), WithPaceClock(clk))
+	for i := range 3 {
+		assert.Zero(t, reserveOf(p, "public/get_time"), "call %d: no heartbeat asked for yet", i)
+	}
+
+	p = newPacer(WithRateLimit(RateLimit{Rate: 1, Burst: 3}), WithPaceClock(clk))
+	p.chargeHeartbeat() // the server asked: 2 credits left
+	assert.Zero(t, reserveOf(p, "public/get_time"), "1 left: a reply's worth")
+	assert.Equal(t, time.Second, reserveOf(p, "public/get_time"), "the next call waits rather than take the reply's credit")
+	clk.Advance(2 * time.Second) // the call's credit and the kept one
+	p.chargeHeartbeat()
+	assert.Equal(t, time.Second, reserveOf(p, SubscribeMethod), "a subscribe keeps the reserve as well")
+
+	free := newPacer(WithRateLimit(RateLimit{Rate: 1, Burst: 3, Cost: func(m string) int {
+		if m == HeartbeatReplyMethod {
+			return 0
+		}
+		return 1
+	}}), WithPaceClock(clk))
+	free.chargeHeartbeat()
+	for i := range 3 {
+		assert.Zero(t, reserveOf(free, "public/get_time"), "call %d: replies cost nothing here, nothing is kept", i)
+	}
+}

@@ -386,9 +386,11 @@ func (cn *conn) refuseAmbiguous(f *protocol.Frame) bool {
 	return true
 }
 
-// answerHeartbeat replies to a server's test request at once; the reply's
-// response is expected and discarded.
+// answerHeartbeat replies to a server's test request at once, on the
+// credits kept for it (pacer.chargeHeartbeat); the reply's response is
+// expected and discarded.
 func (cn *conn) answerHeartbeat() {
+	cn.c.cfg.pace.chargeHeartbeat()
 	id := cn.c.nextID()
 	if cn.pending.add(id, &pendingCall{}) != nil {
 		return

@@ -1,10 +1,12 @@
 package protocol
 
 // The method names a Limit's Cost is asked about for subscription
-// requests, whatever the dialect calls them.
+// requests and heartbeat replies (Deribit's public/test), whatever the
+// dialect calls them.
 const (
-	SubscribeMethod   = "subscribe"
-	UnsubscribeMethod = "unsubscribe"
+	SubscribeMethod      = "subscribe"
+	UnsubscribeMethod    = "unsubscribe"
+	HeartbeatReplyMethod = "heartbeat_reply"
 )
 
 // Limit is a request budget an exchange documents: a bucket holding at
