@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/wsfan/wsfan/internal/format"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Pool spreads subscriptions over several connections to one server, for
@@ -20,6 +21,10 @@ type Pool struct {
 	url    string
 	opts   []Option
 	perCap int
+	// most is the venue's cap on connections from one IP address
+	// (protocol.ConnectionLimited), 0 for none: a Subscribe needing a
+	// connection past it fails naming the cap.
+	most int
 
 	// mu protects members and serializes Subscribe, so that two calls
 	// never place topics on a connection past its cap.
@@ -56,6 +61,9 @@ func DialPool(ctx context.Context, url string, perConnection int, opts ...Option
 		perCap: perConnection,
 		events: make(chan Event, max(cfg.eventBuffer, 1)),
 	}
+	if l, ok := cfg.protocol.(protocol.ConnectionLimited); ok {
+		p.most = l.ConnectionsPerIP()
+	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	if _, err := p.open(ctx); err != nil {
 		p.cancel()
@@ -68,6 +76,10 @@ func DialPool(ctx context.Context, url string, perConnection int, opts ...Option
 // p.mu held, or before p is shared.
 func (p *Pool) open(ctx context.Context) (*Client, error) {
 	i := len(p.members)
+	if p.most > 0 && i >= p.most {
+		return nil, fmt.Errorf("%w: connection %d would pass the venue's limit of %d connections from one IP address "+
+			"(every other program on this address counts too)", ErrPoolFull, i+1, p.most)
+	}
 	opts := p.opts
 	if i > 0 {
 		opts = append(opts[:len(opts):len(opts)], clientOption(func(c *config) {

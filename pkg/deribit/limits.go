@@ -37,3 +37,12 @@ func subscribeCost(method string) int {
 // Limits implements protocol.Paced: the client keeps
 // ClientSubscribeLimit unless the program sets its own.
 func (d *dialect) Limits() []protocol.Limit { return []protocol.Limit{ClientSubscribeLimit} }
+
+// ConnectionsPerIP is Deribit's cap on the open connections of one IP
+// address, WebSocket and HTTP alike ("Connection Management Best
+// Practices", docs.deribit.com/articles/connection-management-best-practices:
+// the 33rd is refused with HTTP 429). A client.Pool opens none past it.
+const ConnectionsPerIP = 32
+
+// ConnectionsPerIP implements protocol.ConnectionLimited.
+func (*dialect) ConnectionsPerIP() int { return ConnectionsPerIP }

@@ -262,3 +262,24 @@ func drain(c *client.Client) {
 		}
 	}
 }
+
+// Deribit refuses a 33rd connection from one IP address: a Pool that
+// would need it fails the Subscribe naming the limit, and keeps the 32 it
+// has.
+func TestPoolKeepsDeribitsConnectionsPerIP(t *testing.T) {
+	srv := exchangetest.NewServer(deribit.Name)
+	t.Cleanup(srv.Close)
+	ctx := testutil.Context(t)
+	p, err := client.DialPool(ctx, srv.URL(), 1, client.WithProtocol(deribit.Protocol(deribit.WithHeartbeat(0))))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	for i := range deribit.ConnectionsPerIP {
+		_, err := p.Subscribe(ctx, []string{fmt.Sprintf("ticker.C%d-PERPETUAL.100ms", i)})
+		require.NoError(t, err, "topic %d", i)
+	}
+	_, err = p.Subscribe(ctx, []string{"ticker.ONE-MORE.100ms"})
+	require.ErrorIs(t, err, client.ErrPoolFull)
+	assert.Contains(t, err.Error(), "limit of 32 connections from one IP address")
+	assert.Equal(t, deribit.ConnectionsPerIP, p.Connections())
+	assert.Equal(t, deribit.ConnectionsPerIP, srv.Connections())
+}

@@ -275,6 +275,14 @@ type SessionSetting struct {
 	MaxSilence time.Duration
 }
 
+// ConnectionLimited is a Protocol whose venue caps the connections one IP
+// address may hold (Deribit: 32, "Connection Management Best
+// Practices"; the 33rd is refused with HTTP 429): a client.Pool opens no
+// connection past it.
+type ConnectionLimited interface {
+	ConnectionsPerIP() int
+}
+
 // Unchained is Sequence's prev for a change that names no previous one
 // (Ethereal's pt is optional): the client applies it as a change it
 // cannot check, not as a whole book, which would wipe every level the
