@@ -47,11 +47,13 @@ const (
 // while a limit has none (in the order the calls came, until the call's
 // context ends; a wait that would outlast the context's deadline fails at
 // once with ErrTimeout). Subscribe waits likewise for the credits of one
-// subscribe request (a Subscribe of more topics than one request carries
-// charges the others at once). Unsubscribe requests, and the restore
-// after a reconnect (still one batched write), are charged without
-// waiting: they go out at once, and the requests after them wait for the
-// credits they took. The dialect's handshake calls (Deribit's
+// subscribe request; the others of a Subscribe of more topics than one
+// request carries are charged at once, up to what the budget holds at
+// once (its burst over a request's cost), and past that go out in rounds,
+// each once its credits are there. The restore after a reconnect does the
+// same: one batched write within the budget, rounds beyond it.
+// Unsubscribes wait for one request's credits and charge the others. The
+// dialect's handshake calls (Deribit's
 // public/set_heartbeat) are paced like calls. A heartbeat reply (asked
 // about as HeartbeatReplyMethod), sent by the reader, which never waits,
 // goes out at once and is charged; once the server asks for them, every

@@ -18,9 +18,24 @@
 // private: they are subscribed with private/subscribe after public/auth.
 // book.* channels send a snapshot (type "snapshot", no prev_change_id),
 // then changes chained by prev_change_id, which the client checks for
-// gaps. public/set_heartbeat takes no interval under 10s (MinHeartbeat,
-// checked at Dial). A request over the rate limit gets error 10028,
-// "too_many_requests" ("Rate Limits").
+// gaps. Grouped books (book.<instrument>.<group>.<depth>.<interval>) are
+// whole at every notification. public/set_heartbeat takes no interval
+// under 10s (MinHeartbeat, checked at Dial).
+//
+// # Limits and sessions
+//
+// A request that finds no credits gets error 10028 "too_many_requests",
+// and Deribit ends the session ("Rate Limits"): the client reconnects
+// only after ThrottleRefill, then restores its topics within the
+// subscription budget it keeps by default (SubscribeLimit), in rounds
+// when they need more requests than the budget holds at once. 10066
+// "too_many_concurrent_requests" is throttling too. Once Deribit asks for
+// heartbeats, a program's calls leave the credits of a public/test reply
+// in any budget that charges it (client.HeartbeatReplyMethod).
+// Cancel-on-disconnect (private/enable_cancel_on_disconnect) belongs to
+// the connection unless its scope is "account": the client enables it
+// again on every new connection before handing it out. A client.Pool
+// opens at most ConnectionsPerIP (32) connections.
 //
 // What it assumes where the documentation is silent: a request frame too
 // large is answered with an error that has no id (reported by users near
