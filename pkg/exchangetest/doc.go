@@ -35,9 +35,10 @@
 // server answers these public methods itself (more with Handle):
 //
 //	thalex    ticker.BTC-PERPETUAL.raw  book.BTC-PERPETUAL.none.10.100ms (and ETH-PERPETUAL)
-//	          public/instruments  public/system_info
+//	          public/instruments  public/system_info  private/set_cancel_on_disconnect
 //	deribit   ticker.BTC-PERPETUAL.100ms  book.BTC-PERPETUAL.100ms (and ETH-PERPETUAL)
 //	          public/get_instruments  public/get_time  public/test
+//	          private/enable_cancel_on_disconnect  private/disable_cancel_on_disconnect
 //	ethereum  newHeads
 //	          eth_blockNumber (the last head's number)  eth_chainId
 //	ethereal  Ticker:BTCUSD       L2Book:BTCUSD (and ETHUSD)

@@ -48,7 +48,8 @@ func TestEthereumSubscribePublish(t *testing.T) {
 	testutil.Send(t, ws1, `{"jsonrpc":"2.0","id":4,"method":"eth_unsubscribe","params":["`+id1+`"]}`)
 	require.EqualValues(t, `{"jsonrpc":"2.0","id":4,"result":true}`, testutil.Recv(t, ws1))
 	testutil.Send(t, ws1, `{"jsonrpc":"2.0","id":5,"method":"eth_unsubscribe","params":["`+id2+`"]}`)
-	require.EqualValues(t, `{"jsonrpc":"2.0","id":5,"result":false}`, testutil.Recv(t, ws1))
+	require.EqualValues(t, `{"jsonrpc":"2.0","id":5,"error":{"code":-32000,"message":"subscription not found"}}`, testutil.Recv(t, ws1),
+		"another connection's id: not found, as geth answers it (rpc/handler.go)")
 	require.EqualValues(t, 1, srv.Subscribers("newHeads"))
 }
 

@@ -83,11 +83,10 @@ func subscribeIDs(c *conn, req *protocol.Incoming) (any, *protocol.Error, bool) 
 		c.after = append(c.after, func() []byte { return c.s.join(c, topic, id) })
 		return json.RawMessage(wire.AppendSubscribed(nil, []string{id})), nil, true
 	case protocol.OpUnsubscribe:
-		var removed []string
-		if c.s.removeEthSub(c, req.Topics[0]) {
-			removed = req.Topics
+		if !c.s.removeEthSub(c, req.Topics[0]) {
+			return nil, protocol.ErrSubscriptionNotFound, true
 		}
-		return json.RawMessage(wire.AppendUnsubscribed(nil, removed)), nil, true
+		return json.RawMessage(wire.AppendUnsubscribed(nil, req.Topics)), nil, true
 	}
 	return nil, nil, false
 }

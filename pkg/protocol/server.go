@@ -144,6 +144,11 @@ func (o Op) String() string {
 	return fmt.Sprintf("Op(%d)", o)
 }
 
+// ErrSubscriptionNotFound is what geth answers an eth_unsubscribe of an
+// id the connection does not hold (go-ethereum rpc/handler.go,
+// unsubscribe; its default error code).
+var ErrSubscriptionNotFound = &Error{Code: -32000, Message: "subscription not found"}
+
 // Error is a JSON-RPC error object, the one error type of the wire: what
 // a server half refuses a frame or a request with (ParseFrame, a login, a
 // throttle), and what a client gets back in place of a result

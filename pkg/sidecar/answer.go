@@ -22,13 +22,18 @@ const (
 // subscribe answers a subscribe request with the routing keys of what it
 // subscribed: the accepted channels (Thalex, Deribit), or the topic's
 // local subscription id (Ethereum: the same for every local client,
-// stable across upstream reconnects). Ethereal's answer is a status frame.
+// stable across upstream reconnects; a topic the connection holds already
+// gets a twin with an id of its own, as geth gives a second subscription,
+// twins.go). Ethereal's answer is a status frame.
 func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic, func() []byte) {
 	w := c.cfg.wire
 	if len(req.Topics) == 0 {
 		return w.AppendError(nil, req.ID, protocol.CodeInvalidParams, "invalid params: no topic to subscribe", nil), nil, nil
 	}
 	topics, notices := c.withoutNotices(req.Topics)
+	if c.cfg.subIDs && len(topics) == 1 {
+		topics = []string{c.s.twinKey(topics[0])}
+	}
 	var accepted []string
 	var attach []*topic
 	var err error
@@ -85,6 +90,10 @@ func (c *wsConn) unsubscribe(req *protocol.Incoming) []byte {
 				break
 			}
 		}
+	}
+	if len(removed) == 0 { // as geth answers an id the connection does not hold
+		e := protocol.ErrSubscriptionNotFound
+		return w.AppendError(nil, req.ID, e.Code, e.Message, nil)
 	}
 	return w.AppendResult(nil, req.ID, w.AppendUnsubscribed(nil, removed))
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +33,7 @@ type hub struct {
 	subscribe   subscribeFunc
 	unsubscribe unsubscribeFunc
 	topicCfg    topicConfig
+	twins       bool // the dialect acknowledges subscriptions with ids: a connection may hold twins (twins.go)
 	log         *zap.Logger
 
 	// mu protects the following and every topic's refs, grace, gen, dead.
@@ -68,6 +71,7 @@ func newHub(ctx context.Context, cfg *Config, proto protocol.Protocol, subscribe
 		proto:       proto,
 		subscribe:   subscribe,
 		unsubscribe: unsubscribe,
+		twins:       tc.wire.SubscriptionID() != "",
 		topicCfg:    tc,
 		log:         log,
 		topics:      make(map[string]*topic),
@@ -84,6 +88,13 @@ const maxTopicBytes = 4 << 10
 // longer than maxTopicBytes and, when Config.Topics lists what the
 // upstream offers, one of those.
 func (h *hub) validate(name string) error {
+	if base, n, twin := strings.Cut(name, twinMark); twin {
+		// Only a dialect of subscription ids has twins (twins.go).
+		if _, err := strconv.Atoi(n); err != nil || !h.twins {
+			return fmt.Errorf("%w: %q", errUnknownTopic, name)
+		}
+		name = base
+	}
 	if len(name) > maxTopicBytes {
 		return fmt.Errorf("%w: %.40q… of %d bytes: at most %d", errUnknownTopic, name, len(name), maxTopicBytes)
 	}
@@ -212,7 +223,7 @@ func (h *hub) wait(ctx context.Context, t *topic) error {
 func (h *hub) open(topics []*topic) {
 	names := make([]string, len(topics))
 	for i, t := range topics {
-		names[i] = t.name
+		names[i] = t.upstream
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.RequestTimeout)
 	feeds, errs, err := h.subscribe(ctx, names)
@@ -386,7 +397,7 @@ func (h *hub) lost(t *topic, err error) {
 	}
 	h.log.Warn("upstream subscription ended", zap.String("topic", t.name), zap.Error(err))
 	for _, s := range t.subscribers() {
-		s.close(reasonTopicLost(t.name, err), true)
+		s.close(reasonTopicLost(t.upstream, err), true)
 	}
 }
 

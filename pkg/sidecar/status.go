@@ -213,7 +213,7 @@ func (s *Server) unready() string {
 		return ""
 	}
 	for _, t := range topics {
-		if _, silent := s.src.quiet(t.name); !silent {
+		if _, silent := s.src.quiet(t.upstream); !silent {
 			return ""
 		}
 	}

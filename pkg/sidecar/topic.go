@@ -39,8 +39,9 @@ type topicConfig struct {
 // topic is one upstream subscription shared by every local subscriber of
 // it. Its goroutine (hub.run) is the only reader of sub.
 type topic struct {
-	name    string
-	localID string // the subscription id local Ethereum clients see
+	name     string // the hub's key: upstream, or a twin's key (twins.go)
+	upstream string // the topic subscribed upstream
+	localID  string // the subscription id local Ethereum clients see
 	cfg     topicConfig
 
 	prefix, suffix []byte // the local notification frame around a payload
@@ -106,15 +107,16 @@ func newTopic(name string, cfg topicConfig) *topic {
 	if cfg.log == nil {
 		cfg.log = zap.NewNop()
 	}
-	t := &topic{name: name, cfg: cfg, ready: make(chan struct{}), done: make(chan struct{})}
+	up := upstreamName(name)
+	t := &topic{name: name, upstream: up, cfg: cfg, ready: make(chan struct{}), done: make(chan struct{})}
 	t.localID = cfg.wire.SubscriptionID()
-	t.prefix, t.suffix = cfg.wire.Envelope(name, t.localID)
-	t.snapPrefix, t.snapSuffix = cfg.wire.SnapshotEnvelope(name, t.localID)
-	if rules := book.RulesFor(cfg.wire.Name(), name); rules != nil && !cfg.noBooks {
-		t.book = book.New(name, rules)
+	t.prefix, t.suffix = cfg.wire.Envelope(up, t.localID)
+	t.snapPrefix, t.snapSuffix = cfg.wire.SnapshotEnvelope(up, t.localID)
+	if rules := book.RulesFor(cfg.wire.Name(), up); rules != nil && !cfg.noBooks {
+		t.book = book.New(up, rules)
 		t.stateful = true
 	}
-	t.sse = newSSEEncoder(cfg.stream, name)
+	t.sse = newSSEEncoder(cfg.stream, up)
 	t.hist.limit = cfg.history
 	t.firstSeq = cfg.seq.Load()
 	return t
@@ -231,7 +233,7 @@ func (t *topic) gapNotice(m client.Message) []byte {
 	case m.Reconnected():
 		cause = protocol.GapReconnected
 	}
-	n := protocol.GapNotice{Channel: t.name, Subscription: t.localID, Cause: cause}
+	n := protocol.GapNotice{Channel: t.upstream, Subscription: t.localID, Cause: cause}
 	return textFrame(protocol.AppendGapNotice(nil, t.cfg.wire.RPC(), n))
 }
 
@@ -328,7 +330,7 @@ func (t *topic) apply(m client.Message) {
 		t.dropBook(err)
 		return
 	}
-	resynced := t.cfg.resync != nil && t.cfg.resync(t.name)
+	resynced := t.cfg.resync != nil && t.cfg.resync(t.upstream)
 	t.cfg.log.Warn("book broken; resyncing upstream", zap.String("topic", t.name), zap.Error(err), zap.Bool("resync", resynced))
 }
 
@@ -501,7 +503,7 @@ func (t *topic) sample(elapsed time.Duration) {
 // count, read under hub.mu.
 func (t *topic) status(refs int) TopicStatus {
 	ts := TopicStatus{
-		Topic:     t.name,
+		Topic:     t.upstream,
 		LocalID:   t.localID,
 		Refs:      refs,
 		Rate:      math.Float64frombits(t.rate.Load()),
