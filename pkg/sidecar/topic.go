@@ -42,7 +42,7 @@ type topic struct {
 	name     string // the hub's key: upstream, or a twin's key (twins.go)
 	upstream string // the topic subscribed upstream
 	localID  string // the subscription id local Ethereum clients see
-	cfg     topicConfig
+	cfg      topicConfig
 
 	prefix, suffix []byte // the local notification frame around a payload
 	// snapPrefix and snapSuffix are the frame of a message the exchange
