@@ -1,6 +1,6 @@
 # wsfan's build. CI calls `make test`; every target works on a fresh clone.
 GO        ?= go
-MODULES   := . bench bench/peers natstest browsertest
+MODULES   := . bench bench/peers natstest browsertest gethtest
 COUNT     ?= 6
 BENCHTIME ?= 300ms
 BENCH     ?= .
