@@ -365,6 +365,24 @@ func (p *pacer) refundCosts(costs []int) {
 	}
 }
 
+// batchCosts is what the calls of one batch cost together in each limit.
+// A nil pacer charges nothing.
+func (p *pacer) batchCosts(calls []protocol.Call) []int {
+	if p == nil {
+		return nil
+	}
+	var total []int
+	for _, call := range calls {
+		for i, cost := range p.costs(nil, call.Method) {
+			if total == nil {
+				total = make([]int, len(p.limits))
+			}
+			total[i] += cost
+		}
+	}
+	return total
+}
+
 // costs appends to dst what a request of method costs in each limit,
 // asking the users' Cost functions outside the lock. The limits are set
 // before Dial returns and never change.

@@ -275,6 +275,24 @@ type SessionSetting struct {
 	MaxSilence time.Duration
 }
 
+// BatchCalling is a Protocol whose server takes several calls in one
+// frame, a JSON-RPC batch array (Ethereum nodes): AppendBatch appends the
+// frame of calls, call i with id ids[i]; MaxBatch is how many calls one
+// frame carries unless the server was found to take fewer. The answers
+// come in one array, each with its call's id.
+type BatchCalling interface {
+	AppendBatch(dst []byte, ids []uint64, calls []Call) ([]byte, error)
+	MaxBatch() int
+}
+
+// ResponseLimited is a BatchCalling Protocol whose server answers the
+// calls of a batch past its response budget with an error of their own
+// (go-ethereum's -32003 "response too large"): the client sends them
+// again in smaller batches.
+type ResponseLimited interface {
+	ResponseTooLarge(code int) bool
+}
+
 // ConnectionLimited is a Protocol whose venue caps the connections one IP
 // address may hold (Deribit: 32, "Connection Management Best
 // Practices"; the 33rd is refused with HTTP 429): a client.Pool opens no
