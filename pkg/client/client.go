@@ -42,6 +42,9 @@ type Client struct {
 	// (sessionsettings.go).
 	sessionSettings protocol.SessionSettings
 	settings        sessionSettings
+	// backfilling fetches what a Backfill topic missed, nil for a dialect
+	// without (backfill.go).
+	backfilling protocol.Backfilling
 	// lag is the last ping round trip in nanoseconds (liveness.go),
 	// written by the reader, 0 while disconnected.
 	lag atomic.Int64
@@ -144,6 +147,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	c.keepalive, _ = cfg.protocol.(protocol.Keepalive)
 	c.sessionEnding, _ = cfg.protocol.(protocol.SessionEnding)
 	c.sessionSettings, _ = cfg.protocol.(protocol.SessionSettings)
+	c.backfilling, _ = cfg.protocol.(protocol.Backfilling)
 	c.cadenceEvery = cadenceEvery(cfg.staleFactor, cfg.staleFloor)
 	c.dialer = defaultDialer()
 	if cfg.dialer != nil {

@@ -49,6 +49,8 @@ func (cn *conn) takeGapNotice(data []byte) bool {
 		return true // a notice for a topic no longer held: nothing to flag
 	}
 	switch n.Cause {
+	case protocol.GapBackfilled:
+		return true // the sidecar filled the hole: nothing is lost
 	case protocol.GapReconnected:
 		ts.resumed.Store(true)
 	case protocol.GapStale:

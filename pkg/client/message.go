@@ -31,6 +31,11 @@ const (
 	// stale, silent while others flowed, and resubscribed
 	// (WithStaleAfter): messages may have been lost meanwhile.
 	FlagStale
+	// FlagBackfilled marks a message the server made while the client
+	// was reconnecting, which the client fetched (WithBackfill: an
+	// Ethereum node's heads) and delivered, in order, before the live
+	// ones.
+	FlagBackfilled
 )
 
 // String names the flags set, such as "reconnected|snapshot"; "none"
@@ -40,7 +45,7 @@ func (f Flags) String() string {
 	for _, n := range []struct {
 		flag Flags
 		name string
-	}{{FlagReconnected, "reconnected"}, {FlagGap, "gap"}, {FlagSnapshot, "snapshot"}, {FlagStale, "stale"}} {
+	}{{FlagReconnected, "reconnected"}, {FlagGap, "gap"}, {FlagSnapshot, "snapshot"}, {FlagStale, "stale"}, {FlagBackfilled, "backfilled"}} {
 		if f&n.flag != 0 {
 			names = append(names, n.name)
 			f &^= n.flag

@@ -47,6 +47,7 @@ type config struct {
 	retryFirst       bool
 	readLimit        int64
 	pingInterval     time.Duration
+	backfill         int // WithBackfill
 	pongTimeout      time.Duration
 	idleTimeout      time.Duration
 	requestTimeout   time.Duration
@@ -72,6 +73,7 @@ func defaultConfig() config {
 		delivery:       subConfig{buffer: 1024, overflow: DropOldest, pendingBytes: 64 << 20},
 		readLimit:      32 << 20,
 		pingInterval:   time.Second,
+		backfill:       defaultBackfill,
 		pongTimeout:    3 * time.Second,
 		requestTimeout: 30 * time.Second,
 		dialTimeout:    5 * time.Second,

@@ -221,6 +221,14 @@ func (cn *conn) route(key, data []byte, snapshot bool, now time.Time) {
 		return
 	}
 	msg := Message{Topic: ts.name, Data: data, Flags: flags, RecvTime: now}
+	if ts.topic.Backfill && !c.pass(ts, msg) {
+		return
+	}
+	deliverAll(c, subs, msg)
+}
+
+// deliverAll hands msg to every subscription of subs.
+func deliverAll(c *Client, subs *[]*Subscription, msg Message) {
 	var delivered uint64
 	for _, s := range *subs {
 		if s.deliver(msg) {

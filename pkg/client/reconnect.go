@@ -51,10 +51,18 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 	if err := c.replaySettings(ctx, cn); err != nil {
 		return abort(err)
 	}
+	var backfilling []*topicState
+	if restoring {
+		backfilling = c.holdBackfill()
+	}
 	restored, err := c.restore(ctx, cn, &c.restoreRound, false)
 	if err != nil {
+		for _, ts := range backfilling {
+			c.release(ts, nil, false) // the next connection holds them again
+		}
 		return abort(err)
 	}
+	c.backfill(ctx, backfilling)
 	// Topics queued by Subscribe before the first connection while the
 	// restore ran go out in rounds of their own (only they: the others
 	// are subscribed on cn already, and a second Ethereum subscription

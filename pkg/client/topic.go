@@ -1,6 +1,7 @@
 package client
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -51,6 +52,15 @@ type topicState struct {
 	// Owned by the reader goroutine (reset by the supervisor between
 	// connections, when no reader runs).
 	lastID uint64
+
+	// A Backfill topic's place and the live messages held while its
+	// missed ones are fetched (backfill.go). lastPos is written by the
+	// reader and the backfill; holding is set by the supervisor; holdMu
+	// protects held.
+	lastPos atomic.Uint64
+	holding atomic.Bool
+	holdMu  sync.Mutex
+	held    []Message
 }
 
 func newTopicState(t *protocol.Topic) *topicState {

@@ -46,6 +46,7 @@ func (dialect) NewTopic(name string) (*protocol.Topic, error) {
 	default:
 		t.Sub = append(protocol.AppendJSONString([]byte{'['}, name), ']')
 	}
+	t.Backfill = string(t.Sub) == `["newHeads"]`
 	return t, nil
 }
 

@@ -43,6 +43,10 @@ const (
 	// GapStale: the topic went silent while others flowed and was
 	// resubscribed; messages may have been lost meanwhile.
 	GapStale = "stale"
+	// GapBackfilled: the upstream connection was lost and restored, and
+	// the messages of the topic in between were fetched: they follow, in
+	// order, before the live ones; nothing is missing.
+	GapBackfilled = "backfilled"
 )
 
 // GapNotice is what a gap notice says.

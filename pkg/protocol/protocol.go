@@ -143,6 +143,9 @@ type Topic struct {
 	// by position only: the first message after each subscribe is the
 	// whole state (Ethereal's L2Book), whatever change it names.
 	SnapshotFirst bool
+	// Backfill says the topic's missed messages can be fetched after a
+	// reconnect (protocol.Backfilling: an Ethereum node's newHeads).
+	Backfill bool
 
 	Sub   []byte // the topic's piece of a subscribe frame
 	Unsub []byte // the topic's piece of an unsubscribe frame, when it differs
@@ -291,6 +294,25 @@ type BatchCalling interface {
 // again in smaller batches.
 type ResponseLimited interface {
 	ResponseTooLarge(code int) bool
+}
+
+// Backfilling is a Protocol whose Backfill topics can be filled in after
+// a reconnect with calls: an Ethereum node's newHeads does not replay the
+// heads made meanwhile, and the client fetches them (eth_blockNumber,
+// then eth_getBlockByNumber for each) before the live ones.
+type Backfilling interface {
+	// Position is a message's place in its topic (a head's number).
+	Position(data []byte) (pos uint64, ok bool)
+	// Current is the call whose result is the topic's current position,
+	// and ParseCurrent reads it.
+	Current() Call
+	ParseCurrent(result []byte) (uint64, error)
+	// Fetch is the call whose result is the message at pos, and Message
+	// turns that result into the message the topic would have sent
+	// (a block into the header fields of newHeads); ok is false when
+	// there is none (the node has no such block).
+	Fetch(pos uint64) Call
+	Message(result []byte) (data []byte, ok bool, err error)
 }
 
 // ConnectionLimited is a Protocol whose venue caps the connections one IP

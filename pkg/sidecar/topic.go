@@ -228,6 +228,8 @@ type topicFrames struct{ ws, sse, sseNamed, gap, gapNamed, notice []byte }
 func (t *topic) gapNotice(m client.Message) []byte {
 	cause := protocol.GapSequence
 	switch {
+	case m.Flags&client.FlagBackfilled != 0:
+		cause = protocol.GapBackfilled
 	case m.Flags&client.FlagStale != 0:
 		cause = protocol.GapStale
 	case m.Reconnected():
