@@ -43,10 +43,20 @@ func (c *Client) pass(ts *topicState, msg Message) bool {
 		}
 		ts.holdMu.Unlock()
 	}
+	if c.backfilling == nil {
+		return true
+	}
 	if pos, ok := c.backfilling.Position(msg.Data); ok {
 		ts.lastPos.Store(pos)
 	}
 	return true
+}
+
+// passHeld is pass for a message the supervisor delivers (fetched or
+// held): its place, and its link in the chain.
+func (c *Client) passHeld(ts *topicState, m Message) {
+	c.followChain(ts, &m)
+	c.deliverHeld(ts, m)
 }
 
 // holdBackfill holds the live messages of every confirmed Backfill topic
@@ -144,7 +154,7 @@ func (c *Client) fetchMissed(ctx context.Context, ts *topicState, first, last ui
 func (c *Client) release(ts *topicState, fetched []Message, gap bool) {
 	var seam uint64
 	for _, m := range fetched {
-		c.deliverHeld(ts, m)
+		c.passHeld(ts, m)
 		if pos, ok := c.backfilling.Position(m.Data); ok {
 			seam = pos
 			ts.lastPos.Store(pos)
@@ -172,7 +182,7 @@ func (c *Client) release(ts *topicState, fetched []Message, gap bool) {
 				m.Flags |= FlagGap
 			}
 			first = false
-			c.deliverHeld(ts, m)
+			c.passHeld(ts, m)
 			if ok {
 				ts.lastPos.Store(pos)
 			}

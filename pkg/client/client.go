@@ -45,6 +45,9 @@ type Client struct {
 	// backfilling fetches what a Backfill topic missed, nil for a dialect
 	// without (backfill.go).
 	backfilling protocol.Backfilling
+	// chaining reads a Backfill topic's links, nil for a dialect without
+	// (reorg.go).
+	chaining protocol.Chaining
 	// lag is the last ping round trip in nanoseconds (liveness.go),
 	// written by the reader, 0 while disconnected.
 	lag atomic.Int64
@@ -148,6 +151,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	c.sessionEnding, _ = cfg.protocol.(protocol.SessionEnding)
 	c.sessionSettings, _ = cfg.protocol.(protocol.SessionSettings)
 	c.backfilling, _ = cfg.protocol.(protocol.Backfilling)
+	c.chaining, _ = cfg.protocol.(protocol.Chaining)
 	c.cadenceEvery = cadenceEvery(cfg.staleFactor, cfg.staleFloor)
 	c.dialer = defaultDialer()
 	if cfg.dialer != nil {

@@ -68,6 +68,11 @@ const (
 	// while other topics flowed (WithStaleAfter); it is resubscribed and
 	// its next message flagged FlagStale.
 	Stale
+	// Reorg: a head on Topic does not follow the previous one (an
+	// Ethereum node reorganised its chain): Replaced lists the hashes no
+	// longer canonical, oldest first, Depth how many; the head is
+	// flagged FlagReorg.
+	Reorg
 )
 
 func (k EventKind) String() string {
@@ -90,6 +95,8 @@ func (k EventKind) String() string {
 		return "lagging"
 	case Stale:
 		return "stale"
+	case Reorg:
+		return "reorg"
 	}
 	return fmt.Sprintf("EventKind(%d)", k)
 }
@@ -105,6 +112,10 @@ type Event struct {
 	Topics  int           // Resubscribed
 	Dropped uint64        // SlowConsumer: the subscription's drops so far
 	Lag     time.Duration // Lagging: the ping's round trip
+	// Reorg: how many blocks were replaced, and their hashes, oldest
+	// first.
+	Depth    int
+	Replaced []string
 	// Connection is the index of the Pool connection the event came
 	// from (0 for a Client's).
 	Connection int
@@ -129,6 +140,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("lagging: ping round trip %v", e.Lag.Round(time.Millisecond))
 	case Stale:
 		return fmt.Sprintf("stale: %s silent while others flow; resubscribed", e.Topic)
+	case Reorg:
+		return fmt.Sprintf("reorg on %s: %d blocks replaced", e.Topic, e.Depth)
 	}
 	return e.Kind.String()
 }

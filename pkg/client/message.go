@@ -36,6 +36,10 @@ const (
 	// Ethereum node's heads) and delivered, in order, before the live
 	// ones.
 	FlagBackfilled
+	// FlagReorg marks a head whose parent is not the previous head (an
+	// Ethereum node's newHeads after a reorganisation): the blocks the
+	// Reorg event names are no longer canonical.
+	FlagReorg
 )
 
 // String names the flags set, such as "reconnected|snapshot"; "none"
@@ -45,7 +49,7 @@ func (f Flags) String() string {
 	for _, n := range []struct {
 		flag Flags
 		name string
-	}{{FlagReconnected, "reconnected"}, {FlagGap, "gap"}, {FlagSnapshot, "snapshot"}, {FlagStale, "stale"}, {FlagBackfilled, "backfilled"}} {
+	}{{FlagReconnected, "reconnected"}, {FlagGap, "gap"}, {FlagSnapshot, "snapshot"}, {FlagStale, "stale"}, {FlagBackfilled, "backfilled"}, {FlagReorg, "reorg"}} {
 		if f&n.flag != 0 {
 			names = append(names, n.name)
 			f &^= n.flag

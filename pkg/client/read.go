@@ -221,8 +221,11 @@ func (cn *conn) route(key, data []byte, snapshot bool, now time.Time) {
 		return
 	}
 	msg := Message{Topic: ts.name, Data: data, Flags: flags, RecvTime: now}
-	if ts.topic.Backfill && !c.pass(ts, msg) {
-		return
+	if ts.topic.Backfill {
+		if !c.pass(ts, msg) {
+			return
+		}
+		c.followChain(ts, &msg)
 	}
 	deliverAll(c, subs, msg)
 }

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/wsfan/wsfan/internal/chain"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -61,6 +62,9 @@ type topicState struct {
 	holding atomic.Bool
 	holdMu  sync.Mutex
 	held    []Message
+	// chain follows a chaining topic's heads (reorg.go); owned by whoever
+	// delivers the topic: the reader, or the supervisor while it holds.
+	chain *chain.Follower
 }
 
 func newTopicState(t *protocol.Topic) *topicState {

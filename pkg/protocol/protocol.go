@@ -315,6 +315,13 @@ type Backfilling interface {
 	Message(result []byte) (data []byte, ok bool, err error)
 }
 
+// Chaining is a Protocol whose Backfill topics form a chain (an Ethereum
+// node's newHeads): Link reads a message's height, hash and parent's
+// hash, so the client can tell a reorganisation from an extension.
+type Chaining interface {
+	Link(data []byte) (number uint64, hash, parent string, ok bool)
+}
+
 // ConnectionLimited is a Protocol whose venue caps the connections one IP
 // address may hold (Deribit: 32, "Connection Management Best
 // Practices"; the 33rd is refused with HTTP 429): a client.Pool opens no

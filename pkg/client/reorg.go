@@ -1,0 +1,40 @@
+package client
+
+import (
+	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/internal/chain"
+)
+
+// chainKeep is how many heads a chaining topic remembers: a reorg deeper
+// than that is still flagged, as deep.
+const chainKeep = 64
+
+// followChain adds m, a head of a chaining topic (protocol.Chaining: an
+// Ethereum node's newHeads), to the topic's chain; a head whose parent
+// is not the previous head is flagged FlagReorg and raises a Reorg event
+// naming the blocks it replaced. A head the chain holds already (a
+// backfill's seam) is delivered as it is.
+func (c *Client) followChain(ts *topicState, m *Message) {
+	if c.chaining == nil {
+		return
+	}
+	number, hash, parent, ok := c.chaining.Link(m.Data)
+	if !ok {
+		return
+	}
+	if ts.chain == nil {
+		ts.chain = chain.New(chainKeep)
+	}
+	out := ts.chain.Apply(chain.Link{Number: number, Hash: hash, Parent: parent})
+	if !out.Reorg {
+		return
+	}
+	m.Flags |= FlagReorg
+	replaced := make([]string, len(out.Replaced))
+	for i, l := range out.Replaced {
+		replaced[i] = l.Hash
+	}
+	c.log.Info("reorg", zap.String("topic", ts.name), zap.Uint64("head", number), zap.Int("depth", len(replaced)), zap.Bool("deep", out.Deep))
+	c.emit(Event{Kind: Reorg, Topic: ts.name, Depth: len(replaced), Replaced: replaced})
+}
