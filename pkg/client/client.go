@@ -48,6 +48,9 @@ type Client struct {
 	// chaining reads a Backfill topic's links, nil for a dialect without
 	// (reorg.go).
 	chaining protocol.Chaining
+	// retracting tells a Retracts topic's messages that take one back,
+	// nil for a dialect without.
+	retracting protocol.Retracting
 	// lag is the last ping round trip in nanoseconds (liveness.go),
 	// written by the reader, 0 while disconnected.
 	lag atomic.Int64
@@ -152,6 +155,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	c.sessionSettings, _ = cfg.protocol.(protocol.SessionSettings)
 	c.backfilling, _ = cfg.protocol.(protocol.Backfilling)
 	c.chaining, _ = cfg.protocol.(protocol.Chaining)
+	c.retracting, _ = cfg.protocol.(protocol.Retracting)
 	c.cadenceEvery = cadenceEvery(cfg.staleFactor, cfg.staleFloor)
 	c.dialer = defaultDialer()
 	if cfg.dialer != nil {

@@ -40,6 +40,10 @@ const (
 	// Ethereum node's newHeads after a reorganisation): the blocks the
 	// Reorg event names are no longer canonical.
 	FlagReorg
+	// FlagRetracted marks a message that takes back an earlier one: an
+	// Ethereum log sent again with "removed": true, its block replaced
+	// by a reorganisation.
+	FlagRetracted
 )
 
 // String names the flags set, such as "reconnected|snapshot"; "none"
@@ -49,7 +53,7 @@ func (f Flags) String() string {
 	for _, n := range []struct {
 		flag Flags
 		name string
-	}{{FlagReconnected, "reconnected"}, {FlagGap, "gap"}, {FlagSnapshot, "snapshot"}, {FlagStale, "stale"}, {FlagBackfilled, "backfilled"}, {FlagReorg, "reorg"}} {
+	}{{FlagReconnected, "reconnected"}, {FlagGap, "gap"}, {FlagSnapshot, "snapshot"}, {FlagStale, "stale"}, {FlagBackfilled, "backfilled"}, {FlagReorg, "reorg"}, {FlagRetracted, "retracted"}} {
 		if f&n.flag != 0 {
 			names = append(names, n.name)
 			f &^= n.flag

@@ -220,6 +220,9 @@ func (cn *conn) route(key, data []byte, snapshot bool, now time.Time) {
 	if subs == nil {
 		return
 	}
+	if ts.topic.Retracts && c.retracting != nil && c.retracting.Retracted(data) {
+		flags |= FlagRetracted
+	}
 	msg := Message{Topic: ts.name, Data: data, Flags: flags, RecvTime: now}
 	if ts.topic.Backfill {
 		if !c.pass(ts, msg) {

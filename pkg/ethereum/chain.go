@@ -103,3 +103,19 @@ func headLink(data []byte) (chain.Link, bool) {
 	}
 	return l, haveNumber && l.Hash != "" && l.Parent != ""
 }
+
+// Retracted implements protocol.Retracting: a log sent again with
+// "removed": true, its block replaced by a reorganisation.
+func (dialect) Retracted(data []byte) bool {
+	m := jsonscan.Object(data, 0)
+	for {
+		key, start, more := m.Next()
+		if !more {
+			return false
+		}
+		end := m.Skip()
+		if string(key) == "removed" {
+			return string(data[start:end]) == "true"
+		}
+	}
+}

@@ -47,6 +47,7 @@ func (dialect) NewTopic(name string) (*protocol.Topic, error) {
 		t.Sub = append(protocol.AppendJSONString([]byte{'['}, name), ']')
 	}
 	t.Backfill = string(t.Sub) == `["newHeads"]`
+	t.Retracts = bytes.HasPrefix(t.Sub, []byte(`["logs"`))
 	return t, nil
 }
 

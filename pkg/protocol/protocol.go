@@ -146,6 +146,10 @@ type Topic struct {
 	// Backfill says the topic's missed messages can be fetched after a
 	// reconnect (protocol.Backfilling: an Ethereum node's newHeads).
 	Backfill bool
+	// Retracts says the topic's messages may take back an earlier one
+	// (protocol.Retracting: an Ethereum node's logs, "removed": true
+	// after a reorg).
+	Retracts bool
 
 	Sub   []byte // the topic's piece of a subscribe frame
 	Unsub []byte // the topic's piece of an unsubscribe frame, when it differs
@@ -320,6 +324,13 @@ type Backfilling interface {
 // hash, so the client can tell a reorganisation from an extension.
 type Chaining interface {
 	Link(data []byte) (number uint64, hash, parent string, ok bool)
+}
+
+// Retracting is a Protocol whose Retracts topics send messages that take
+// back an earlier one: a log of a block a reorganisation replaced, sent
+// again with "removed": true.
+type Retracting interface {
+	Retracted(data []byte) bool
 }
 
 // ConnectionLimited is a Protocol whose venue caps the connections one IP
