@@ -3,6 +3,9 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -22,10 +25,11 @@ import (
 // Ethereum mainnet heads.
 const defaultBackfill = 256
 
-// WithBackfill bounds how many missed messages of a Backfill topic (an
-// Ethereum node's newHeads) the client fetches after a reconnect; a
-// larger hole is flagged FlagGap on the first live message instead, the
-// missed range logged. 0 turns the backfill off. Default: 256.
+// WithBackfill bounds how far back the client fetches what a Backfill
+// topic missed during a reconnect, in the venue's unit (blocks: an
+// Ethereum node's newHeads and logs); a longer hole is flagged FlagGap on
+// the first live message instead, the missed range logged. 0 turns the
+// backfill off. Default: 256.
 func WithBackfill(most int) Option {
 	return clientOption(func(c *config) { c.backfill = max(most, 0) })
 }
@@ -46,7 +50,7 @@ func (c *Client) pass(ts *topicState, msg Message) bool {
 	if c.backfilling == nil {
 		return true
 	}
-	if pos, ok := c.backfilling.Position(msg.Data); ok {
+	if pos, ok := c.backfilling.Position(ts.topic, msg.Data); ok {
 		ts.lastPos.Store(pos)
 	}
 	return true
@@ -79,72 +83,147 @@ func (c *Client) holdBackfill() []*topicState {
 }
 
 // backfill fetches and delivers what each held topic missed, then
-// releases its live messages. Runs on the supervisor, during connect.
+// releases its live messages, and sets the starting place of every
+// Backfill topic that has none yet (baseline). Runs on the supervisor,
+// during connect.
 func (c *Client) backfill(ctx context.Context, topics []*topicState) {
-	if len(topics) == 0 {
+	if c.backfilling == nil || c.cfg.backfill == 0 || len(topics) == 0 && len(c.unplaced()) == 0 {
 		return
 	}
 	bf := c.backfilling
-	var current uint64
 	cur := bf.Current()
 	res, err := c.CallRaw(ctx, cur.Method, cur.Params)
-	if err == nil {
-		current, err = bf.ParseCurrent(res)
-	}
 	for _, ts := range topics {
+		current, perr := c.currentOf(ts, res, err)
 		last := ts.lastPos.Load()
 		switch {
-		case err != nil:
-			c.log.Warn("could not backfill: the first live message is flagged as a gap", zap.String("topic", ts.name), zap.Error(err))
+		case perr != nil:
+			c.log.Warn("could not backfill: the first live message is flagged as a gap", zap.String("topic", ts.name), zap.Error(perr))
 			c.release(ts, nil, true)
 		case current <= last:
 			c.release(ts, nil, false)
-		case current-last > uint64(c.cfg.backfill):
-			c.log.Warn("missed more than the backfill bound: the first live message is flagged as a gap", zap.String("topic", ts.name),
-				zap.Uint64("from", last+1), zap.Uint64("to", current), zap.Int("bound", c.cfg.backfill))
-			c.release(ts, nil, true)
 		default:
-			msgs, ferr := c.fetchMissed(ctx, ts, last+1, current)
+			msgs, ferr := c.fetchMissed(ctx, ts, last, current)
 			if ferr != nil {
-				c.log.Warn("could not backfill: the first live message is flagged as a gap", zap.String("topic", ts.name), zap.Error(ferr))
+				c.log.Warn("could not backfill: the first live message is flagged as a gap", zap.String("topic", ts.name),
+					zap.Uint64("after", last), zap.Uint64("through", current), zap.Error(ferr))
 			}
 			c.release(ts, msgs, ferr != nil)
 		}
 	}
+	if err == nil {
+		c.baseline(res)
+	}
 }
 
-// fetchMissed fetches the messages of ts from first to last, in one
-// batch, flagged FlagBackfilled, the first also FlagReconnected.
-func (c *Client) fetchMissed(ctx context.Context, ts *topicState, first, last uint64) ([]Message, error) {
+// currentOf reads the current position of ts from the Current call's
+// result (or its error).
+func (c *Client) currentOf(ts *topicState, res []byte, err error) (uint64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return c.backfilling.ParseCurrent(ts.topic, res)
+}
+
+// unplaced lists the sparse Backfill topics (Retracts: logs, which may
+// deliver nothing for long) that have no place yet. A dense one (heads)
+// gets its place from its first message.
+func (c *Client) unplaced() []*topicState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*topicState
+	for _, ts := range c.topics.all() {
+		if ts.topic.Backfill && ts.topic.Retracts && ts.lastPos.Load() == 0 {
+			out = append(out, ts)
+		}
+	}
+	return out
+}
+
+// baseline sets the place of every sparse Backfill topic that has none
+// (it has delivered nothing yet) to the current one: a later outage is
+// then backfilled from there. Anything before it the subscription never
+// owed.
+func (c *Client) baseline(current []byte) {
+	for _, ts := range c.unplaced() {
+		if pos, err := c.backfilling.ParseCurrent(ts.topic, current); err == nil {
+			ts.lastPos.CompareAndSwap(0, pos)
+		}
+	}
+}
+
+// baselineFresh sets the place of the sparse Backfill topics a Subscribe
+// just opened, with one Current call: only a Subscribe of such a topic
+// (an Ethereum logs filter) pays it.
+func (c *Client) baselineFresh(ctx context.Context, states []*topicState) {
+	if c.backfilling == nil || c.cfg.backfill == 0 ||
+		!slices.ContainsFunc(states, func(ts *topicState) bool { return ts.topic.Backfill && ts.topic.Retracts }) {
+		return
+	}
+	cur := c.backfilling.Current()
+	if res, err := c.CallRaw(ctx, cur.Method, cur.Params); err == nil {
+		c.baseline(res)
+	}
+}
+
+// fetchMissed fetches the messages of ts after position after through
+// through, in order, flagged FlagBackfilled, the first also
+// FlagReconnected. A range longer than WithBackfill's bound is an error.
+func (c *Client) fetchMissed(ctx context.Context, ts *topicState, after, through uint64) ([]Message, error) {
+	data, err := c.fetchRange(ctx, ts, after, through, 0)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	msgs := make([]Message, len(data))
+	for i, d := range data {
+		msgs[i] = Message{Topic: ts.name, Data: d, Flags: FlagBackfilled, RecvTime: now}
+	}
+	if len(msgs) > 0 {
+		msgs[0].Flags |= FlagReconnected
+	}
+	c.log.Info("backfilled", zap.String("topic", ts.name), zap.Uint64("after", after), zap.Uint64("through", through), zap.Int("messages", len(msgs)))
+	return msgs, nil
+}
+
+// maxSplits bounds how often a refused range is halved: 2^16 parts.
+const maxSplits = 16
+
+// fetchRange fetches the messages after position after through through.
+// A range the server refuses for the size of its answer (protocol
+// Backfilling.TooMuch) is fetched as its two halves.
+func (c *Client) fetchRange(ctx context.Context, ts *topicState, after, through uint64, splits int) ([][]byte, error) {
 	bf := c.backfilling
-	raws := make([]json.RawMessage, last-first+1)
-	batch := make([]BatchElem, len(raws))
-	for i := range batch {
-		call := bf.Fetch(first + uint64(i))
+	if d := bf.Distance(ts.topic, after, through); d > uint64(c.cfg.backfill) {
+		return nil, fmt.Errorf("missed %d blocks, more than the backfill bound of %d (WithBackfill)", d, c.cfg.backfill)
+	}
+	calls := bf.Fetch(ts.topic, after, through)
+	raws := make([]json.RawMessage, len(calls))
+	batch := make([]BatchElem, len(calls))
+	for i, call := range calls {
 		batch[i] = BatchElem{Method: call.Method, Params: json.RawMessage(call.Params), Result: &raws[i]}
 	}
 	if err := c.BatchCall(ctx, batch); err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	msgs := make([]Message, 0, len(raws))
+	results := make([][]byte, len(raws))
 	for i := range batch {
-		if batch[i].Error != nil {
-			return nil, batch[i].Error
-		}
-		data, ok, err := bf.Message(raws[i])
-		if err != nil {
+		var rpcErr *RPCError
+		if err := batch[i].Error; err != nil {
+			if errors.As(err, &rpcErr) && bf.TooMuch(rpcErr.Code, rpcErr.Message) && through-after > 1 && splits < maxSplits {
+				mid := after + (through-after)/2
+				first, err := c.fetchRange(ctx, ts, after, mid, splits+1)
+				if err != nil {
+					return nil, err
+				}
+				second, err := c.fetchRange(ctx, ts, mid, through, splits+1)
+				return append(first, second...), err
+			}
 			return nil, err
 		}
-		if ok {
-			msgs = append(msgs, Message{Topic: ts.name, Data: data, Flags: FlagBackfilled, RecvTime: now})
-		}
+		results[i] = raws[i]
 	}
-	if len(msgs) > 0 {
-		msgs[0].Flags |= FlagReconnected
-	}
-	c.log.Info("backfilled", zap.String("topic", ts.name), zap.Uint64("from", first), zap.Uint64("to", last), zap.Int("messages", len(msgs)))
-	return msgs, nil
+	return bf.Messages(ts.topic, after, through, results)
 }
 
 // release delivers the fetched messages, then the held live ones but
@@ -155,7 +234,7 @@ func (c *Client) release(ts *topicState, fetched []Message, gap bool) {
 	var seam uint64
 	for _, m := range fetched {
 		c.passHeld(ts, m)
-		if pos, ok := c.backfilling.Position(m.Data); ok {
+		if pos, ok := c.backfilling.Position(ts.topic, m.Data); ok {
 			seam = pos
 			ts.lastPos.Store(pos)
 		}
@@ -171,7 +250,7 @@ func (c *Client) release(ts *topicState, fetched []Message, gap bool) {
 		}
 		ts.holdMu.Unlock()
 		for _, m := range held {
-			pos, ok := c.backfilling.Position(m.Data)
+			pos, ok := c.backfilling.Position(ts.topic, m.Data)
 			if ok && pos <= seam {
 				continue // the fetch delivered it
 			}

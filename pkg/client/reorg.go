@@ -16,7 +16,7 @@ const chainKeep = 64
 // naming the blocks it replaced. A head the chain holds already (a
 // backfill's seam) is delivered as it is.
 func (c *Client) followChain(ts *topicState, m *Message) {
-	if c.chaining == nil {
+	if c.chaining == nil || ts.topic.Retracts {
 		return
 	}
 	number, hash, parent, ok := c.chaining.Link(m.Data)

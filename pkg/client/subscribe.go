@@ -154,6 +154,7 @@ func (c *Client) subscribeGroups(ctx context.Context, groups [][]string, parsed 
 		close(ts.ready)
 	}
 	c.mu.Unlock()
+	c.baselineFresh(ctx, fresh)
 
 	// Topics another call is subscribing: their outcome is that call's.
 	for _, ts := range joined {

@@ -46,8 +46,8 @@ func (dialect) NewTopic(name string) (*protocol.Topic, error) {
 	default:
 		t.Sub = append(protocol.AppendJSONString([]byte{'['}, name), ']')
 	}
-	t.Backfill = string(t.Sub) == `["newHeads"]`
 	t.Retracts = bytes.HasPrefix(t.Sub, []byte(`["logs"`))
+	t.Backfill = string(t.Sub) == `["newHeads"]` || t.Retracts
 	return t, nil
 }
 

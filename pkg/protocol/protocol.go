@@ -301,22 +301,31 @@ type ResponseLimited interface {
 }
 
 // Backfilling is a Protocol whose Backfill topics can be filled in after
-// a reconnect with calls: an Ethereum node's newHeads does not replay the
-// heads made meanwhile, and the client fetches them (eth_blockNumber,
-// then eth_getBlockByNumber for each) before the live ones.
+// a reconnect with calls: an Ethereum node's subscriptions do not replay
+// what it made meanwhile, and the client fetches it (eth_blockNumber,
+// then eth_getBlockByNumber for each missed head, eth_getLogs over the
+// missed blocks for a logs filter) before the live messages.
 type Backfilling interface {
-	// Position is a message's place in its topic (a head's number).
-	Position(data []byte) (pos uint64, ok bool)
-	// Current is the call whose result is the topic's current position,
-	// and ParseCurrent reads it.
+	// Position is a message's place in its topic, increasing along it
+	// (a head's number; a log's block and index).
+	Position(t *Topic, data []byte) (pos uint64, ok bool)
+	// Current is the call whose result tells how far the topic can have
+	// got by now; ParseCurrent reads it as the last position it can
+	// have reached (the current block's last).
 	Current() Call
-	ParseCurrent(result []byte) (uint64, error)
-	// Fetch is the call whose result is the message at pos, and Message
-	// turns that result into the message the topic would have sent
-	// (a block into the header fields of newHeads); ok is false when
-	// there is none (the node has no such block).
-	Fetch(pos uint64) Call
-	Message(result []byte) (data []byte, ok bool, err error)
+	ParseCurrent(t *Topic, result []byte) (uint64, error)
+	// Distance is how far apart two positions are in the venue's own
+	// unit (blocks): what WithBackfill bounds.
+	Distance(t *Topic, after, through uint64) uint64
+	// Fetch is the calls whose results are the topic's messages after
+	// position after, through position through; Messages turns their
+	// results, in the calls' order, into those messages, in order.
+	Fetch(t *Topic, after, through uint64) []Call
+	Messages(t *Topic, after, through uint64, results [][]byte) ([][]byte, error)
+	// TooMuch reports whether a fetch was refused for the size of what
+	// it asked (a provider's cap on eth_getLogs results): the client
+	// fetches the two halves of the range instead.
+	TooMuch(code int, message string) bool
 }
 
 // Chaining is a Protocol whose Backfill topics form a chain (an Ethereum

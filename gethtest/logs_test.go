@@ -1,0 +1,141 @@
+package gethtest
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/eth/ethconfig"
+	"github.com/ethereum/go-ethereum/ethclient/simulated"
+	"github.com/ethereum/go-ethereum/node"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/internal/faultproxy"
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/ethereum"
+)
+
+// emitter is the init code of a contract whose every call emits one log
+// (LOG0, no topics): it returns the 6-byte runtime PUSH1 0 PUSH1 0 LOG0
+// STOP.
+var emitter = common.FromHex("0x6006600c60003960066000f3" + "60006000a000")
+
+// logChain is go-ethereum's simulated chain with a funded key and the
+// emitter deployed, served over WebSocket on loopback.
+type logChain struct {
+	*simulated.Backend
+	url      string
+	key      *ecdsa.PrivateKey
+	nonce    uint64
+	contract common.Address
+}
+
+func startLogChain(t *testing.T) *logChain {
+	t.Helper()
+	key, err := crypto.GenerateKey()
+	require.NoError(t, err)
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	port := freePort(t)
+	b := simulated.NewBackend(types.GenesisAlloc{from: {Balance: new(big.Int).Lsh(big.NewInt(1), 100)}}, func(nc *node.Config, _ *ethconfig.Config) {
+		nc.WSHost, nc.WSPort, nc.WSModules = "127.0.0.1", port, []string{"eth"}
+	})
+	t.Cleanup(func() { _ = b.Close() })
+	lc := &logChain{Backend: b, url: "ws://127.0.0.1:" + strconv.Itoa(port), key: key}
+	lc.send(t, nil, emitter)
+	lc.Commit()
+	lc.contract = crypto.CreateAddress(from, 0)
+	return lc
+}
+
+// send sends a transaction to to (nil: a contract creation) with data.
+func (lc *logChain) send(t *testing.T, to *common.Address, data []byte) {
+	t.Helper()
+	tx := types.NewTx(&types.DynamicFeeTx{ChainID: big.NewInt(1337), Nonce: lc.nonce, GasTipCap: big.NewInt(1e9),
+		GasFeeCap: big.NewInt(100e9), Gas: 200_000, To: to, Data: data})
+	signed, err := types.SignTx(tx, types.LatestSignerForChainID(big.NewInt(1337)), lc.key)
+	require.NoError(t, err)
+	require.NoError(t, lc.Client().SendTransaction(context.Background(), signed))
+	lc.nonce++
+}
+
+// block makes a block holding n logs.
+func (lc *logChain) block(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		lc.send(t, &lc.contract, nil)
+	}
+	lc.Commit()
+}
+
+// logPlace reads a log's block number and index.
+func logPlace(t *testing.T, data []byte) [2]uint64 {
+	t.Helper()
+	var l struct {
+		Block hexutil.Uint64 `json:"blockNumber"`
+		Index hexutil.Uint64 `json:"logIndex"`
+	}
+	require.NoError(t, json.Unmarshal(data, &l), "%s", data)
+	return [2]uint64{uint64(l.Block), uint64(l.Index)}
+}
+
+// The link to go-ethereum's node is cut while it makes 3 blocks of 2
+// logs, then restored: the SDK delivers every log of its filter once, in
+// block and log order, the 6 it missed fetched with eth_getLogs and
+// flagged backfilled, before the live ones.
+func TestLogsMissedDuringAnOutageAreBackfilled(t *testing.T) {
+	lc := startLogChain(t)
+	proxy := faultproxy.Start(t, lc.url[len("ws://"):])
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, proxy.URL(lc.url), append(fastReconnect, client.WithProtocol(ethereum.Protocol()))...)
+	require.NoError(t, err)
+	defer c.Close()
+	topic := fmt.Sprintf(`["logs",{"address":%q}]`, lc.contract.Hex())
+	sub, err := c.Subscribe(ctx, []string{topic})
+	require.NoError(t, err)
+	next := func() client.Message {
+		t.Helper()
+		select {
+		case m := <-sub.C():
+			return m
+		case <-ctx.Done():
+			t.Fatal("no log")
+			return client.Message{}
+		}
+	}
+	var seen [][2]uint64
+	lc.block(t, 1)
+	seen = append(seen, logPlace(t, next().Data))
+
+	proxy.Down()
+	waitState(t, ctx, c, client.StateReconnecting)
+	for range 3 {
+		lc.block(t, 2)
+	}
+	proxy.Heal()
+	waitState(t, ctx, c, client.StateConnected)
+	lc.block(t, 1)
+	backfilled := 0
+	for len(seen) < 1+6+1 {
+		m := next()
+		if m.Flags&client.FlagBackfilled != 0 {
+			backfilled++
+		}
+		assert.False(t, m.Gap(), "no gap: %v", m.Flags)
+		seen = append(seen, logPlace(t, m.Data))
+	}
+	first := seen[0][0]
+	want := [][2]uint64{{first, 0}, {first + 1, 0}, {first + 1, 1}, {first + 2, 0}, {first + 2, 1}, {first + 3, 0}, {first + 3, 1}, {first + 4, 0}}
+	assert.Equal(t, want, seen, "every log once, in block and log order")
+	assert.Equal(t, 6, backfilled, "the logs made during the outage")
+}
