@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	geth "github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -19,10 +20,13 @@ import (
 	"github.com/ethereum/go-ethereum/node"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 
 	"github.com/wsfan/wsfan/internal/faultproxy"
+	"github.com/wsfan/wsfan/internal/sidecartest"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/ethereum"
+	"github.com/wsfan/wsfan/pkg/sidecar"
 )
 
 // emitter is the init code of a contract whose every call emits one log
@@ -138,4 +142,53 @@ func TestLogsMissedDuringAnOutageAreBackfilled(t *testing.T) {
 	want := [][2]uint64{{first, 0}, {first + 1, 0}, {first + 1, 1}, {first + 2, 0}, {first + 2, 1}, {first + 3, 0}, {first + 3, 1}, {first + 4, 0}}
 	assert.Equal(t, want, seen, "every log once, in block and log order")
 	assert.Equal(t, 6, backfilled, "the logs made during the outage")
+}
+
+// Through the sidecar, 20 unchanged ethclients each subscribe the
+// emitter's logs twice on one connection; the sidecar's link to the node
+// is cut while it makes 2 blocks of 2 logs: every subscription gets every
+// log once, in order.
+func TestEthclientLogsThroughASidecarOutage(t *testing.T) {
+	lc := startLogChain(t)
+	proxy := faultproxy.Start(t, lc.url[len("ws://"):])
+	s := sidecartest.Serve(t, sidecar.Config{Upstream: proxy.URL(lc.url), Protocol: ethereum.Name, Logger: zap.NewNop(),
+		UpstreamPing: 100 * time.Millisecond, UpstreamPingTimeout: 300 * time.Millisecond, UpstreamReconnectMax: 100 * time.Millisecond})
+	local := "ws://" + s.Addr + "/ws"
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const clients, logs = 20, 1 + 4 + 1
+	q := geth.FilterQuery{Addresses: []common.Address{lc.contract}}
+	var chans []chan types.Log
+	for range clients {
+		ec := dialClient(t, local)
+		for range 2 {
+			ch := make(chan types.Log, logs)
+			sub, err := ec.SubscribeFilterLogs(ctx, q, ch)
+			require.NoError(t, err)
+			t.Cleanup(sub.Unsubscribe)
+			chans = append(chans, ch)
+		}
+	}
+	lc.block(t, 1)
+	proxy.Down()
+	require.Eventually(t, func() bool { return !s.Ready() }, 10*time.Second, 5*time.Millisecond)
+	lc.block(t, 2)
+	lc.block(t, 2)
+	proxy.Heal()
+	require.Eventually(t, s.Ready, 10*time.Second, 5*time.Millisecond)
+	lc.block(t, 1)
+	for i, ch := range chans {
+		var got [][2]uint64
+		for len(got) < logs {
+			select {
+			case l := <-ch:
+				got = append(got, [2]uint64{l.BlockNumber, uint64(l.Index)})
+			case <-ctx.Done():
+				t.Fatalf("subscription %d: %v", i, got)
+			}
+		}
+		first := got[0][0]
+		assert.Equal(t, [][2]uint64{{first, 0}, {first + 1, 0}, {first + 1, 1}, {first + 2, 0}, {first + 2, 1}, {first + 3, 0}}, got,
+			"subscription %d: every log once, in order", i)
+	}
 }
