@@ -192,3 +192,42 @@ func TestEthclientLogsThroughASidecarOutage(t *testing.T) {
 			"subscription %d: every log once, in order", i)
 	}
 }
+
+// go-ethereum's node reorganises away the block holding a log: it sends
+// the log again with "removed": true, and the SDK flags it
+// FlagRetracted.
+func TestRemovedLogIsRetracted(t *testing.T) {
+	lc := startLogChain(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, lc.url, client.WithProtocol(ethereum.Protocol()))
+	require.NoError(t, err)
+	defer c.Close()
+	sub, err := c.Subscribe(ctx, []string{fmt.Sprintf(`["logs",{"address":%q}]`, lc.contract.Hex())})
+	require.NoError(t, err)
+	parent := lc.Commit() // an empty block to fork from
+	lc.block(t, 1)
+	var live client.Message
+	select {
+	case live = <-sub.C():
+	case <-ctx.Done():
+		t.Fatal("no log")
+	}
+	assert.Zero(t, live.Flags&client.FlagRetracted)
+	require.NoError(t, lc.Fork(parent))
+	lc.Rollback() // the log's transaction stays out of the fork
+	for range 3 {
+		lc.Commit()
+	}
+	for {
+		select {
+		case m := <-sub.C():
+			if m.Flags&client.FlagRetracted != 0 {
+				assert.Equal(t, logPlace(t, live.Data), logPlace(t, m.Data), "the same log, taken back")
+				return
+			}
+		case <-ctx.Done():
+			t.Fatal("the log was not taken back")
+		}
+	}
+}
