@@ -19,10 +19,13 @@ import (
 // (https://docs.ethereal.trade/developer-guides/trading-api/websockets),
 // and the same page says what the limit counts (countsTowardLimit).
 var exchange = &venue.Exchange{
-	TopicLimit:   &protocol.Error{Code: -32000, Message: SubscriptionLimitExceeded},
+	TopicLimit: &protocol.Error{Code: -32000, Message: SubscriptionLimitExceeded},
+	// A subscribe over the WebSocket budget (exchangetest.WithRateLimit:
+	// Ethereal charges connecting and subscribing).
+	Throttled:    &protocol.Error{Code: -32000, Message: RateLimitIP},
 	LimitedTopic: countsTowardLimit,
 	Feed: func(seed uint64) venue.Feed {
-		return &feed{m: venue.NewMarket(seed), lastT: make(map[string]int64)}
+		return &feed{m: venue.NewMarket(seed), lastT: make(map[string]int64), changes: make(map[string]int)}
 	},
 }
 
@@ -42,9 +45,15 @@ func countsTowardLimit(topic string) bool {
 // feed makes up Ethereal's Ticker and L2Book streams; a book update
 // names the time of the one before it (pt).
 type feed struct {
-	m     *venue.Market
-	lastT map[string]int64 // symbol → the previous book time (ms)
+	m       *venue.Market
+	lastT   map[string]int64 // symbol → the previous book time (ms)
+	changes map[string]int   // symbol → the book changes sent
 }
+
+// unchainedEvery is how often a book change comes without pt: the
+// documentation makes it optional (L2Book, "pt … optional"), so the test
+// feed leaves it out of every fourth change, as a venue may.
+const unchainedEvery = 4
 
 func (*feed) Instruments() []string { return []string{"BTCUSD", "ETHUSD"} }
 
@@ -77,6 +86,9 @@ func (f *feed) Payload(t venue.FeedTopic) []byte {
 	now := max(m.Now().UnixMilli(), f.lastT[sym]+1)
 	prev := f.lastT[sym]
 	f.lastT[sym] = now
+	if f.changes[sym]++; f.changes[sym]%unchainedEvery == 0 {
+		prev = 0 // no pt
+	}
 	return f.l2Book(sym, now, prev, venue.PriceSizes(bids), venue.PriceSizes(asks))
 }
 
@@ -134,7 +146,7 @@ type price struct {
 type l2Book struct {
 	Symbol   string      `json:"s"`
 	Time     int64       `json:"t"`
-	PrevTime int64       `json:"pt"`
+	PrevTime int64       `json:"pt,omitempty"` // 0: none (optional)
 	Asks     [][2]string `json:"a"`
 	Bids     [][2]string `json:"b"`
 }

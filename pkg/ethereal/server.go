@@ -95,8 +95,14 @@ func (server) AppendReconnectNotice(dst []byte) []byte          { return dst }
 // names for the refusals of a test server or the sidecar.
 const (
 	SubscriptionLimitExceeded = "SUBSCRIPTION_LIMIT_EXCEEDED"
-	codeInvalidRequest        = "INVALID_REQUEST"
-	codeRefused               = "SUBSCRIPTION_REFUSED"
+	// RateLimitIP is the test server's refusal of a subscribe over the
+	// WebSocket budget of an IP address. The system-limits page names
+	// RATE_LIMIT_IP the answer (an HTTP 429 body's type) when that pool
+	// is spent; what a WebSocket subscribe gets then is not documented,
+	// and this frame is our assumption.
+	RateLimitIP        = "RATE_LIMIT_IP"
+	codeInvalidRequest = "INVALID_REQUEST"
+	codeRefused        = "SUBSCRIPTION_REFUSED"
 )
 
 // statusCode names a JSON-RPC error code as a status code.

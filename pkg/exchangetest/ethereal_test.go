@@ -71,3 +71,19 @@ func TestEtherealQuietAccepts(t *testing.T) {
 	testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"OrderUpdate","subaccountId":"sa-2"}}`)
 	require.Equal(t, `{"ok":false,"code":"SUBSCRIPTION_LIMIT_EXCEEDED"}`, testutil.Recv(t, ws))
 }
+
+// WithRateLimit charges Ethereal's subscribe events, as its WebSocket
+// budget does: past the burst a subscribe is refused, and an unsubscribe
+// is not charged.
+func TestEtherealSubscribesAreCharged(t *testing.T) {
+	srv := newServer(t, ethereal.Name, exchangetest.WithRateLimit(0.001, 2))
+	ws := dial(t, srv)
+	for _, sym := range []string{"BTCUSD", "ETHUSD", "SOLUSD"} {
+		testutil.Send(t, ws, `{"event":"subscribe","data":{"type":"L2Book","symbol":"`+sym+`"}}`)
+	}
+	testutil.Send(t, ws, `{"event":"unsubscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}`)
+	require.Equal(t, `{"ok":true}`, testutil.Recv(t, ws))
+	require.Equal(t, `{"ok":true}`, testutil.Recv(t, ws))
+	require.Equal(t, `{"ok":false,"code":"RATE_LIMIT_IP"}`, testutil.Recv(t, ws))
+	require.Equal(t, `{"ok":true}`, testutil.Recv(t, ws), "an unsubscribe costs nothing")
+}

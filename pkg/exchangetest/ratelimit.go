@@ -14,9 +14,11 @@ type rateConfig struct {
 // dialect's own error: Thalex 4 "throttle exceeded", Deribit 10028
 // "too_many_requests", Ethereum -32005 "limit exceeded". Where the venue
 // ends the session with it (venue.Exchange.ThrottleEndsSession: Deribit),
-// the connection is closed once the refusal is written. The default is no
-// limit; Ethereal, which has no requests, is never limited. It panics if
-// rate or burst is not positive.
+// the connection is closed once the refusal is written. Ethereal's
+// budget charges subscribe events (its system-limits page: points are
+// charged on connecting and on subscribing), refused with
+// {"ok":false,"code":"RATE_LIMIT_IP"}. The default is no limit. It panics
+// if rate or burst is not positive.
 func WithRateLimit(rate float64, burst int) Option {
 	if !(rate > 0) || burst <= 0 {
 		panic("exchangetest: WithRateLimit: rate and burst must be positive")

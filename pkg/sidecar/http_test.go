@@ -15,9 +15,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/format"
 	"github.com/wsfan/wsfan/internal/sidecartest"
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
@@ -255,11 +257,15 @@ func TestSSERefusedTopic(t *testing.T) {
 
 // Errors name the sidecar once: the command prints its name before them.
 func TestNewErrors(t *testing.T) {
+	// The registered dialects, as the errors list them: the four venues,
+	// and the test dialects this package's tests register as they run.
+	registered := format.OneOf(protocol.Names())
 	for cfg, want := range map[*sidecar.Config]string{
 		{}:                             "no upstream: Config.Upstream is required",
-		{Upstream: "ws://127.0.0.1:1"}: "no protocol: Config.Protocol is required, one of the registered dialects: deribit, ethereal, ethereum or thalex",
+		{Upstream: "ws://127.0.0.1:1"}: "no protocol: Config.Protocol is required, one of the registered dialects: " + registered,
 		{Upstream: "ws://127.0.0.1:1", Protocol: "thalex", Listen: "0.0.0.0:1"}: "listening on 0.0.0.0:1 (not loopback) requires a token",
-		{Upstream: "ws://127.0.0.1:1", Protocol: "smoke"}:                       `protocol: unknown dialect "smoke" (want deribit, ethereal, ethereum or thalex): a dialect is registered by importing its exchange's package, as in import _ "github.com/wsfan/wsfan/pkg/smoke" for one of wsfan's`,
+		{Upstream: "ws://127.0.0.1:1", Protocol: "smoke"}: `protocol: unknown dialect "smoke" (want ` + registered +
+			`): a dialect is registered by importing its exchange's package, as in import _ "github.com/wsfan/wsfan/pkg/smoke" for one of wsfan's`,
 	} {
 		_, err := sidecar.New(*cfg)
 		assert.EqualError(t, err, want)
