@@ -31,6 +31,8 @@ type options struct {
 	// error about it names what the user wrote: "-listen",
 	// "WSFAN_LISTEN" or "listen (sidecar.yaml line 3)".
 	source map[string]string
+	// upstreams is -upstream's value.
+	upstreams *upstreamsValue
 }
 
 // notFromEnvOrFile are the flags that only the command line sets
@@ -48,6 +50,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (*
 	o := &options{source: make(map[string]string)}
 	fs := o.flagSet()
 	srcErr := o.applyFileAndEnv(fs, args, getenv)
+	o.upstreams.args = true // a repeated -upstream adds endpoints
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(usage)
@@ -103,7 +106,8 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("sidecar", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.String("config", "", "YAML `file` of settings: each key is a flag's name with _ for - (queue_bytes: 4MiB)")
-	fs.Var(upstreamValue(&c.Upstream), "upstream", "upstream WebSocket `URL`, e.g. wss://thalex.com/ws/api/v2")
+	o.upstreams = &upstreamsValue{first: &c.Upstream, more: &c.Fallbacks}
+	fs.Var(o.upstreams, "upstream", "upstream WebSocket `URL`, e.g. wss://thalex.com/ws/api/v2; several, comma-separated or the flag again,\nare endpoints of one service in order of preference: when one fails the next is dialled at once")
 	fs.Var(protocolValue(&c.Protocol), "protocol", "`dialect`: "+format.OneOf(protocol.Names()))
 	fs.StringVar(&c.Listen, "listen", c.Listen, "local `address`; a non-loopback one requires -token")
 	fs.StringVar(&c.Token, "token", "", "bearer `token` local clients must send (Authorization: Bearer or ?token=)")

@@ -209,3 +209,33 @@ func TestHelpAndVersionDespiteBadSettings(t *testing.T) {
 		assert.Equal(t, sidecar.DefaultListen, o.cfg.Listen)
 	}
 }
+
+// Several upstream endpoints: comma-separated anywhere, or -upstream
+// again on the command line, which adds; a variable or the file's list
+// is replaced by the command line, as every setting is.
+func TestSeveralUpstreams(t *testing.T) {
+	o, err := parse([]string{"-upstream", "ws://a,ws://b", "-upstream", "ws://c"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "ws://a", o.cfg.Upstream)
+	assert.Equal(t, []string{"ws://b", "ws://c"}, o.cfg.Fallbacks)
+
+	o, err = parse([]string{"-upstream", "ws://d"}, map[string]string{"WSFAN_UPSTREAM": "ws://e, ws://f"})
+	require.NoError(t, err)
+	assert.Equal(t, "ws://d", o.cfg.Upstream)
+	assert.Empty(t, o.cfg.Fallbacks, "the command line replaces the variable")
+
+	o, err = parse(nil, map[string]string{"WSFAN_UPSTREAM": "ws://e, ws://f"})
+	require.NoError(t, err)
+	assert.Equal(t, "ws://e", o.cfg.Upstream)
+	assert.Equal(t, []string{"ws://f"}, o.cfg.Fallbacks)
+
+	path := writeFile(t, "upstream: [ws://g, ws://h]\nprotocol: deribit\n")
+	o, err = parse([]string{"-config", path}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "ws://g", o.cfg.Upstream)
+	assert.Equal(t, []string{"ws://h"}, o.cfg.Fallbacks)
+
+	_, err = parse([]string{"-upstream", "ws://a,http://b"}, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "want a ws:// or wss:// URL, or several")
+}

@@ -214,12 +214,47 @@ func fileValue(p *string) value[string] {
 	})
 }
 
-// upstreamValue is a ws:// or wss:// URL.
-func upstreamValue(p *string) value[string] {
-	return stringValue(p, "want a ws:// or wss:// URL", func(s string) bool {
-		u, err := url.Parse(s)
-		return err == nil && (u.Scheme == "ws" || u.Scheme == "wss") && u.Host != ""
-	})
+// upstreamsValue is -upstream: a ws:// or wss:// URL, or several,
+// comma-separated, in order of preference; the first is Config.Upstream,
+// the others Config.Fallbacks. On the command line the flag may also be
+// given more than once: each adds its endpoints after the others (after
+// args starts the command line's turn); from the file or a variable a
+// value replaces what was set before, as every setting does.
+type upstreamsValue struct {
+	first *string
+	more  *[]string
+	// args is set once the command line is parsed; seen once it set the
+	// flag.
+	args, seen bool
+}
+
+func (v *upstreamsValue) Set(s string) error {
+	var urls []string
+	for _, e := range strings.Split(s, ",") {
+		e = strings.TrimSpace(e)
+		u, err := url.Parse(e)
+		if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
+			return errors.New("want a ws:// or wss:// URL, or several, comma-separated")
+		}
+		urls = append(urls, e)
+	}
+	if v.args && v.seen {
+		*v.more = append(*v.more, urls...)
+		return nil
+	}
+	*v.first, *v.more = urls[0], nil
+	if len(urls) > 1 {
+		*v.more = urls[1:]
+	}
+	v.seen = v.args
+	return nil
+}
+
+func (v *upstreamsValue) String() string {
+	if v == nil || v.first == nil {
+		return ""
+	}
+	return strings.Join(append([]string{*v.first}, *v.more...), ",")
 }
 
 // headerValue is a comma-separated list of "Name: value" HTTP headers. It

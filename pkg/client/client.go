@@ -20,12 +20,14 @@ import (
 // Client is a connection to a streaming JSON API that stays up for as long
 // as the user wants it. It is safe for concurrent use.
 type Client struct {
-	url    string
-	cfg    config
-	proto  protocol.Protocol
-	log    *zap.Logger
-	dialer websocket.Dialer
-	header http.Header
+	// eps are the endpoints (endpoints.go); current is the index of the
+	// one in use or being dialled, written by the supervisor (and Dial).
+	eps     []endpoint
+	current atomic.Int32
+	cfg     config
+	proto   protocol.Protocol
+	log     *zap.Logger
+	dialer  websocket.Dialer
 
 	stats   stats
 	metrics *collector // nil without WithMetrics
@@ -129,8 +131,10 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	if cfg.protocol == nil {
 		return nil, errors.New("client: no protocol: pass WithProtocol with an exchange package's Protocol(), such as WithProtocol(thalex.Protocol())")
 	}
-	if err := checkURL(url); err != nil {
-		return nil, err
+	for _, u := range append([]string{url}, cfg.endpoints...) {
+		if err := checkURL(u); err != nil {
+			return nil, err
+		}
 	}
 	cfg.exchangeLimits()
 	if ch, ok := cfg.protocol.(protocol.Checker); ok {
@@ -138,14 +142,12 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 			return nil, err
 		}
 	}
-	dialURL, header := basicAuthFromURL(url, cfg.header)
-	header = askGapNotices(header)
+	eps := endpointsOf(url, cfg.endpoints, cfg.header)
 	c := &Client{
-		url:    dialURL,
+		eps:    eps,
 		cfg:    cfg,
 		proto:  cfg.protocol,
 		log:    cfg.logger.With(zap.String("url", redact.URL(url)), zap.String("protocol", cfg.protocol.Name())),
-		header: header,
 		subs:   make(map[*Subscription]struct{}),
 		events: make(chan Event, max(cfg.eventBuffer, 1)),
 		done:   make(chan struct{}),
@@ -174,6 +176,11 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	c.state.Store(int32(StateConnecting))
 
 	cn, err := c.connect(ctx, false)
+	for i := 1; i < len(c.eps) && err != nil && ctx.Err() == nil; i++ {
+		c.log.Warn("endpoint failed; dialling the next", zap.String("endpoint", c.eps[i-1].shown), zap.Error(err))
+		c.current.Store(int32(i)) // the next endpoint, at once
+		cn, err = c.connect(ctx, false)
+	}
 	if err != nil && cfg.retryFirst && ctx.Err() == nil {
 		c.log.Warn("first connect failed; retrying", zap.Error(err))
 		c.lastFailure.Store(&err)

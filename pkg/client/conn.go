@@ -85,7 +85,8 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		fc = batchconn.New(nc)
 		return fc, nil
 	}
-	ws, resp, err := d.DialContext(ctx, c.url, c.header)
+	ep := c.eps[c.current.Load()]
+	ws, resp, err := d.DialContext(ctx, ep.url, ep.header)
 	if !stop() && err == nil {
 		// ctx ended just as the handshake completed: the socket is closed.
 		_ = ws.Close()
@@ -94,7 +95,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	if err != nil {
 		// The URL may hold a provider's key: errors show it redacted,
 		// gorilla's own *url.Error (a malformed URL) included.
-		shown := redact.URL(c.url)
+		shown := ep.shown
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			ue.URL = redact.URL(ue.URL)

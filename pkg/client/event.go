@@ -119,6 +119,9 @@ type Event struct {
 	// Connection is the index of the Pool connection the event came
 	// from (0 for a Client's).
 	Connection int
+	// Endpoint is the index of the endpoint (WithEndpoints) dialled next
+	// (Reconnecting) or connected to (Connected): 0 for Dial's URL.
+	Endpoint int
 
 	// Subscription is the subscription that dropped (SlowConsumer).
 	Subscription *Subscription

@@ -47,7 +47,8 @@ type config struct {
 	retryFirst       bool
 	readLimit        int64
 	pingInterval     time.Duration
-	backfill         int // WithBackfill
+	backfill         int      // WithBackfill
+	endpoints        []string // WithEndpoints
 	pongTimeout      time.Duration
 	idleTimeout      time.Duration
 	requestTimeout   time.Duration

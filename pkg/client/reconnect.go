@@ -85,8 +85,8 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 		restored += n
 	}
 	c.setState(StateConnected)
-	c.log.Info("connected", zap.Int("topics", restored))
-	c.emit(Event{Kind: Connected})
+	c.log.Info("connected", zap.String("endpoint", c.eps[c.current.Load()].shown), zap.Int("topics", restored))
+	c.emit(Event{Kind: Connected, Endpoint: int(c.current.Load())})
 	if restoring {
 		c.emit(Event{Kind: Resubscribed, Topics: restored})
 	}
@@ -271,17 +271,24 @@ func (c *Client) superviseLoop(cn *conn, cause error) error {
 		if bo == nil || time.Since(connectedAt) >= c.cfg.healthyAfter {
 			bo = c.cfg.backoff()
 		}
+		failed := int(c.current.Load())
 		for attempt := 1; ; attempt++ {
-			wait := bo.NextBackOff()
-			if wait == backoff.Stop {
-				c.log.Error("giving up reconnecting", zap.Error(cause))
-				return fmt.Errorf("%w: gave up reconnecting: %w", ErrConnectionLost, cause)
+			// Round the endpoints from the next one; the backoff waits
+			// only once every one has failed in a row (endpoints.go).
+			ep, backs := c.endpointFor(failed, attempt)
+			var wait time.Duration
+			if backs {
+				if wait = bo.NextBackOff(); wait == backoff.Stop {
+					c.log.Error("giving up reconnecting", zap.Error(cause))
+					return fmt.Errorf("%w: gave up reconnecting: %w", ErrConnectionLost, cause)
+				}
 			}
 			if attempt == 1 && errors.Is(cause, ErrServerReconnect) {
 				wait = 0
 			}
 			wait = max(wait, c.refillWait())
-			c.emit(Event{Kind: Reconnecting, Attempt: attempt, Wait: wait, Err: cause})
+			c.current.Store(int32(ep))
+			c.emit(Event{Kind: Reconnecting, Attempt: attempt, Wait: wait, Err: cause, Endpoint: ep})
 			if !c.sleep(wait) {
 				return nil
 			}

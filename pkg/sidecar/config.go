@@ -25,6 +25,12 @@ import (
 type Config struct {
 	// Upstream is the WebSocket URL of the real server. Required.
 	Upstream string `yaml:"upstream"`
+	// Fallbacks are more endpoints of the same service, in order of
+	// preference after Upstream: when the connection in use fails, the
+	// next is dialled at once (client.WithEndpoints). The command line
+	// and the file give them with Upstream: -upstream a,b (or -upstream
+	// again), upstream: [a, b].
+	Fallbacks []string `yaml:"-"`
 	// UpstreamHeader is sent with the upstream WebSocket handshake: the
 	// place for a provider's API key (Authorization: Bearer KEY,
 	// X-Api-Key: KEY) rather than the URL, which travels through proxies'

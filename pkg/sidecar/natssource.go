@@ -215,6 +215,9 @@ func (n *natsSource) resync(string) bool { return false }
 // lag is not known through NATS: the leader's link is its own.
 func (n *natsSource) lag() time.Duration { return 0 }
 
+// endpoint is unknown to a member: the leader holds the upstream.
+func (n *natsSource) endpoint() string { return "" }
+
 // quiet is not judged through NATS: the leader's client judges its
 // topics.
 func (n *natsSource) quiet(string) (stale, silent bool) { return false, false }

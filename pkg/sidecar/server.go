@@ -158,6 +158,9 @@ func New(cfg Config) (*Server, error) {
 		opts = append(opts, client.WithHeader(cfg.UpstreamHeader))
 	}
 	opts = append(opts, cfg.upstreamLiveness()...)
+	if len(cfg.Fallbacks) > 0 {
+		opts = append(opts, client.WithEndpoints(cfg.Fallbacks...))
+	}
 	opts = append(opts, cfg.UpstreamOptions...)
 	if cfg.NATS != "" {
 		s.src = newNATSSource(&s.cfg, opts, &s.stats, s.log)

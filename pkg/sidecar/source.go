@@ -38,6 +38,9 @@ type source interface {
 	// lag is the upstream link's last ping round trip (client.Client.Lag),
 	// 0 where unknown.
 	lag() time.Duration
+	// endpoint is the upstream endpoint in use or being dialled
+	// (client.Client.Endpoint), redacted; "" where unknown.
+	endpoint() string
 	// quiet says whether topic was found stale, silent while others
 	// flowed, and still is (client.Client.Stale), and whether it is
 	// silent beyond its stale limit, others or not (client.Client.Silent).

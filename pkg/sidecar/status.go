@@ -50,9 +50,14 @@ func offeredTopics(proto protocol.Protocol, topics []string) []OfferedTopic {
 type UpstreamStatus struct {
 	// URL is Config.Upstream with its credentials redacted: no userinfo,
 	// no query values, no path segment that looks like a key.
-	URL      string `json:"url"`
-	Protocol string `json:"protocol"`
-	State    string `json:"state"`
+	URL string `json:"url"`
+	// Endpoint is the endpoint in use, or being dialled (Config.Upstream
+	// or one of Config.Fallbacks), redacted as URL; Endpoints all of them,
+	// in order of preference. Empty for a NATS group's member.
+	Endpoint  string   `json:"endpoint,omitempty"`
+	Endpoints []string `json:"endpoints,omitempty"`
+	Protocol  string   `json:"protocol"`
+	State     string   `json:"state"`
 	// Reconnects counts upstream connections lost; Resumes counts topics
 	// whose stream resumed after one, LastResume when that last happened.
 	Reconnects uint64     `json:"reconnects"`
@@ -153,6 +158,12 @@ func (s *Server) Status() Status {
 		Resumes:    s.stats.resumes.Load(),
 		Group:      s.src.group(),
 		LagSeconds: s.src.lag().Seconds(),
+		Endpoint:   s.src.endpoint(),
+	}
+	if s.cfg.NATS == "" {
+		for _, u := range append([]string{s.cfg.Upstream}, s.cfg.Fallbacks...) {
+			st.Upstream.Endpoints = append(st.Upstream.Endpoints, redact.URL(u))
+		}
 	}
 	s.src.trouble().fill(&st.Upstream)
 	if ns := s.stats.lastResume.Load(); ns != 0 {

@@ -195,6 +195,15 @@ func (u *upstream) lag() time.Duration {
 	return 0
 }
 
+// endpoint is the upstream client's endpoint in use, redacted.
+func (u *upstream) endpoint() string {
+	if c := u.client(); c != nil {
+		shown, _ := c.Endpoint()
+		return shown
+	}
+	return ""
+}
+
 // quiet asks the upstream client whether topic is stale or silent.
 func (u *upstream) quiet(topic string) (stale, silent bool) {
 	if c := u.client(); c != nil {

@@ -1,0 +1,56 @@
+package client_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/thalex"
+)
+
+// Two endpoints: the preferred one goes down and the client dials the
+// other at once, without a backoff wait, restoring its topics there; when
+// that one goes down and the first is back, it goes back. Dial itself
+// takes the second when the first does not answer.
+func TestEndpointsFailOverAtOnce(t *testing.T) {
+	a, b := newServer(t, thalex.Name), newServer(t, thalex.Name)
+	ctx := testutil.Context(t)
+	c, err := client.Dial(ctx, a.URL(), client.WithProtocol(thalex.Protocol()), client.WithEndpoints(b.URL()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	const topic = "ticker.BTC-PERPETUAL.raw"
+	sub, err := c.Subscribe(ctx, []string{topic})
+	require.NoError(t, err)
+	_, i := c.Endpoint()
+	assert.Equal(t, 0, i)
+
+	a.Stop()
+	ev := waitEvent(t, c, client.Reconnecting)
+	assert.Equal(t, 1, ev.Endpoint, "the next endpoint")
+	assert.Zero(t, ev.Wait, "dialled at once")
+	assert.Equal(t, 1, waitEvent(t, c, client.Connected).Endpoint)
+	require.NoError(t, b.WaitSubscribers(ctx, topic, 1), "restored on the other endpoint")
+	b.Publish(topic, payload("thalex", topic, 1))
+	assert.True(t, receive(t, sub).Reconnected())
+	shown, i := c.Endpoint()
+	assert.Equal(t, 1, i)
+	assert.Contains(t, shown, "127.0.0.1")
+
+	require.NoError(t, a.Start())
+	b.Stop()
+	assert.Equal(t, 0, waitEvent(t, c, client.Connected).Endpoint, "back on the first")
+	require.NoError(t, a.WaitSubscribers(ctx, topic, 1))
+
+	a.Stop()
+	d, err := client.Dial(ctx, a.URL(), client.WithProtocol(thalex.Protocol()), client.WithEndpoints(b.URL()))
+	require.Error(t, err, "both down")
+	require.NoError(t, b.Start())
+	d, err = client.Dial(ctx, a.URL(), client.WithProtocol(thalex.Protocol()), client.WithEndpoints(b.URL()))
+	require.NoError(t, err, "the first down, Dial takes the second")
+	defer d.Close()
+	_, i = d.Endpoint()
+	assert.Equal(t, 1, i)
+}
