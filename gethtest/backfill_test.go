@@ -49,16 +49,7 @@ func TestHeadsMissedDuringAnOutageAreBackfilled(t *testing.T) {
 	sub, err := c.Subscribe(ctx, []string{"newHeads"})
 	require.NoError(t, err)
 
-	next := func() client.Message {
-		t.Helper()
-		select {
-		case m := <-sub.C():
-			return m
-		case <-ctx.Done():
-			t.Fatal("no head")
-			return client.Message{}
-		}
-	}
+	next := func() client.Message { return nextMessage(t, ctx, sub) }
 	var seen []uint64
 	for range 3 {
 		node.Commit()
@@ -87,6 +78,18 @@ func TestHeadsMissedDuringAnOutageAreBackfilled(t *testing.T) {
 	}
 	assert.Equal(t, want, seen, "every head once, in order")
 	assert.Equal(t, 5, backfilled, "the heads made during the outage")
+}
+
+// nextMessage waits for sub's next message within ctx.
+func nextMessage(t *testing.T, ctx context.Context, sub *client.Subscription) client.Message {
+	t.Helper()
+	select {
+	case m := <-sub.C():
+		return m
+	case <-ctx.Done():
+		t.Fatalf("no message on %v", sub.Topics())
+		return client.Message{}
+	}
 }
 
 // waitState waits for c to reach state.

@@ -107,16 +107,7 @@ func TestLogsMissedDuringAnOutageAreBackfilled(t *testing.T) {
 	topic := fmt.Sprintf(`["logs",{"address":%q}]`, lc.contract.Hex())
 	sub, err := c.Subscribe(ctx, []string{topic})
 	require.NoError(t, err)
-	next := func() client.Message {
-		t.Helper()
-		select {
-		case m := <-sub.C():
-			return m
-		case <-ctx.Done():
-			t.Fatal("no log")
-			return client.Message{}
-		}
-	}
+	next := func() client.Message { return nextMessage(t, ctx, sub) }
 	var seen [][2]uint64
 	lc.block(t, 1)
 	seen = append(seen, logPlace(t, next().Data))

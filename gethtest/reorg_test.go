@@ -29,15 +29,10 @@ func TestReorgIsFlagged(t *testing.T) {
 	followed := ethereum.NewChain(16)
 	next := func() client.Message {
 		t.Helper()
-		select {
-		case m := <-sub.C():
-			_, err := followed.Apply(m.Data)
-			require.NoError(t, err)
-			return m
-		case <-ctx.Done():
-			t.Fatal("no head")
-			return client.Message{}
-		}
+		m := nextMessage(t, ctx, sub)
+		_, err := followed.Apply(m.Data)
+		require.NoError(t, err)
+		return m
 	}
 	first := node.Commit()
 	next()

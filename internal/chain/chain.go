@@ -5,10 +5,13 @@
 // pkg/ethereum's Chain is a program's own follower.
 package chain
 
+// Hash is a block's hash: 32 bytes.
+type Hash [32]byte
+
 // Link is one block: its height, its hash and its parent's.
 type Link struct {
 	Number       uint64
-	Hash, Parent string
+	Hash, Parent Hash
 }
 
 // Follower keeps the last links of the canonical chain, oldest first. The
@@ -87,7 +90,7 @@ func (f *Follower) push(l Link) {
 
 // Canonical reports whether the block of number and hash is on the chain
 // as followed: known is false when number is outside the links kept.
-func (f *Follower) Canonical(number uint64, hash string) (canonical, known bool) {
+func (f *Follower) Canonical(number uint64, hash Hash) (canonical, known bool) {
 	for _, l := range f.links {
 		if l.Number == number {
 			return l.Hash == hash, true

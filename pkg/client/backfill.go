@@ -36,30 +36,42 @@ func WithBackfill(most int) Option {
 
 // pass is the reader's check of a Backfill topic's message: while the
 // topic is held it waits in held and pass reports false; else pass
-// records its place and reports true.
-func (c *Client) pass(ts *topicState, msg Message) bool {
+// records its place (and its link in the chain) and reports true.
+func (c *Client) pass(ts *topicState, msg *Message) bool {
 	if ts.holding.Load() {
 		ts.holdMu.Lock()
 		if ts.holding.Load() {
-			ts.held = append(ts.held, msg)
+			ts.held = append(ts.held, *msg)
 			ts.holdMu.Unlock()
 			return false
 		}
 		ts.holdMu.Unlock()
 	}
+	c.place(ts, msg)
+	return true
+}
+
+// place records msg's place in ts, and for a chain (heads) its link,
+// flagging a reorg: one scan of the message for both.
+func (c *Client) place(ts *topicState, msg *Message) {
+	if c.chaining != nil && !ts.topic.Retracts {
+		if number, ok := c.followChain(ts, msg); ok {
+			ts.lastPos.Store(number)
+			return
+		}
+	}
 	if c.backfilling == nil {
-		return true
+		return
 	}
 	if pos, ok := c.backfilling.Position(ts.topic, msg.Data); ok {
 		ts.lastPos.Store(pos)
 	}
-	return true
 }
 
 // passHeld is pass for a message the supervisor delivers (fetched or
-// held): its place, and its link in the chain.
+// held): its place and link, then its delivery.
 func (c *Client) passHeld(ts *topicState, m Message) {
-	c.followChain(ts, &m)
+	c.place(ts, &m)
 	c.deliverHeld(ts, m)
 }
 

@@ -224,11 +224,8 @@ func (cn *conn) route(key, data []byte, snapshot bool, now time.Time) {
 		flags |= FlagRetracted
 	}
 	msg := Message{Topic: ts.name, Data: data, Flags: flags, RecvTime: now}
-	if ts.topic.Backfill {
-		if !c.pass(ts, msg) {
-			return
-		}
-		c.followChain(ts, &msg)
+	if ts.topic.Backfill && !c.pass(ts, &msg) {
+		return
 	}
 	deliverAll(c, subs, msg)
 }

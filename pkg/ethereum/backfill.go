@@ -52,11 +52,13 @@ func positionFields(data []byte, log bool) (block, index uint64, ok bool) {
 		end := m.Skip()
 		switch k := string(key); {
 		case !log && k == "number", log && k == "blockNumber":
-			n, err := parseQuantity(data[start:end])
-			block, haveBlock = n, err == nil
+			block, haveBlock = quantity(data[start:end])
 		case log && k == "logIndex":
-			n, err := parseQuantity(data[start:end])
-			index, haveIndex = n, err == nil && n < 1<<logIndexBits
+			index, haveIndex = quantity(data[start:end])
+			haveIndex = haveIndex && index < 1<<logIndexBits
+		}
+		if haveBlock && (!log || haveIndex) {
+			break // the rest is not read
 		}
 	}
 	return block, index, haveBlock && (!log || haveIndex)

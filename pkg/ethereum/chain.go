@@ -1,7 +1,8 @@
 package ethereum
 
 import (
-	"encoding/json"
+	"bytes"
+	"encoding/hex"
 	"fmt"
 	"sync"
 
@@ -17,7 +18,7 @@ import (
 // client.FlagReorg (with a client.Reorg event); Chain is a program's own
 // follower, to ask whether a block it acted on is still canonical.
 
-// Block is a block of the chain: its height and hash.
+// Block is a block of the chain: its height and hash ("0x…").
 type Block struct {
 	Number uint64
 	Hash   string
@@ -59,7 +60,7 @@ func (c *Chain) Apply(data []byte) (*Reorg, error) {
 	}
 	r := &Reorg{Depth: len(out.Replaced), Deep: out.Deep}
 	for _, old := range out.Replaced {
-		r.Replaced = append(r.Replaced, Block{Number: old.Number, Hash: old.Hash})
+		r.Replaced = append(r.Replaced, Block{Number: old.Number, Hash: "0x" + hex.EncodeToString(old.Hash[:])})
 	}
 	return r, nil
 }
@@ -67,24 +68,67 @@ func (c *Chain) Apply(data []byte) (*Reorg, error) {
 // Canonical reports whether the block of number and hash is on the chain
 // as followed; known is false when number is outside the heads kept.
 func (c *Chain) Canonical(number uint64, hash string) (canonical, known bool) {
+	var h chain.Hash
+	if !hash32([]byte(`"`+hash+`"`), &h) {
+		return false, false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.f.Canonical(number, hash)
+	return c.f.Canonical(number, h)
 }
 
 // Link implements protocol.Chaining: a newHeads payload's number, hash
-// and parentHash.
-func (dialect) Link(data []byte) (number uint64, hash, parent string, ok bool) {
-	l, ok := headLink(data)
+// and parentHash, read without allocating. It runs on the reader for
+// every head, so it looks the three keys up directly (a header's keys
+// are unique and its values hold no objects of their own), and walks the
+// object only when one is not found so (spaces around a colon, say).
+func (dialect) Link(data []byte) (number uint64, hash, parent [32]byte, ok bool) {
+	var l chain.Link
+	n, okN := quantity(valueOf(data, keyNumber))
+	if okN && hash32(valueOf(data, keyHash), &l.Hash) && hash32(valueOf(data, keyParentHash), &l.Parent) {
+		return n, l.Hash, l.Parent, true
+	}
+	l, ok = headLink(data)
 	return l.Number, l.Hash, l.Parent, ok
+}
+
+// The keys Link looks up, with their colon and the value's quote, but
+// not their opening quote: a search starts from a key's first letter,
+// rarer than a quote (which opens every key and value).
+var (
+	keyNumber     = []byte(`number":"`)
+	keyHash       = []byte(`hash":"`)
+	keyParentHash = []byte(`parentHash":"`)
+)
+
+// valueOf returns the string value right after key (whose opening quote
+// it checks) in data, quotes included, or nil.
+func valueOf(data, key []byte) []byte {
+	for from := 0; ; {
+		i := bytes.Index(data[from:], key)
+		if i < 0 {
+			return nil
+		}
+		i += from
+		if i == 0 || data[i-1] != '"' {
+			from = i + 1
+			continue
+		}
+		v := data[i+len(key)-1:]
+		end := bytes.IndexByte(v[1:], '"')
+		if end < 0 {
+			return nil
+		}
+		return v[:end+2]
+	}
 }
 
 // headLink reads a head's number, hash and parentHash.
 func headLink(data []byte) (chain.Link, bool) {
 	var l chain.Link
-	var haveNumber bool
+	var haveNumber, haveHash, haveParent bool
 	m := jsonscan.Object(data, 0)
-	for {
+	for !(haveNumber && haveHash && haveParent) {
 		key, start, more := m.Next()
 		if !more {
 			break
@@ -93,15 +137,45 @@ func headLink(data []byte) (chain.Link, bool) {
 		v := data[start:end]
 		switch string(key) {
 		case "number":
-			n, err := parseQuantity(v)
-			l.Number, haveNumber = n, err == nil
+			n, ok := quantity(v)
+			l.Number, haveNumber = n, ok
 		case "hash":
-			_ = json.Unmarshal(v, &l.Hash)
+			haveHash = hash32(v, &l.Hash)
 		case "parentHash":
-			_ = json.Unmarshal(v, &l.Parent)
+			haveParent = hash32(v, &l.Parent)
 		}
 	}
-	return l, haveNumber && l.Hash != "" && l.Parent != ""
+	return l, haveNumber && haveHash && haveParent
+}
+
+// hash32 reads a JSON "0x…" string of 32 bytes into dst.
+func hash32(v []byte, dst *chain.Hash) bool {
+	if len(v) != 2+2+64 || v[0] != '"' || v[len(v)-1] != '"' || v[1] != '0' || v[2] != 'x' {
+		return false
+	}
+	_, err := hex.Decode(dst[:], v[3:len(v)-1])
+	return err == nil
+}
+
+// quantity reads a JSON hex quantity, "0x1b4", without allocating.
+func quantity(v []byte) (uint64, bool) {
+	if len(v) < 4 || v[0] != '"' || v[len(v)-1] != '"' || v[1] != '0' || v[2] != 'x' || len(v) > 2+2+16 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range v[3 : len(v)-1] {
+		switch {
+		case c >= '0' && c <= '9':
+			n = n<<4 | uint64(c-'0')
+		case c >= 'a' && c <= 'f':
+			n = n<<4 | uint64(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			n = n<<4 | uint64(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return n, true
 }
 
 // Retracted implements protocol.Retracting: a log sent again with

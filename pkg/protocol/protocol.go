@@ -330,9 +330,11 @@ type Backfilling interface {
 
 // Chaining is a Protocol whose Backfill topics form a chain (an Ethereum
 // node's newHeads): Link reads a message's height, hash and parent's
-// hash, so the client can tell a reorganisation from an extension.
+// hash (32 bytes each), so the client can tell a reorganisation from an
+// extension. It runs on the reader for every such message: it should
+// allocate nothing.
 type Chaining interface {
-	Link(data []byte) (number uint64, hash, parent string, ok bool)
+	Link(data []byte) (number uint64, hash, parent [32]byte, ok bool)
 }
 
 // Retracting is a Protocol whose Retracts topics send messages that take
