@@ -3,11 +3,15 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/bytedance/sonic"
+	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Call invokes method with params and decodes the result into result.
@@ -54,7 +58,9 @@ func (c *Client) Call(ctx context.Context, method string, params any, result any
 // WithRateLimit the call first waits for its credits. A call that
 // configures the session (cancel-on-disconnect: see
 // protocol.SessionSettings) is made again on every new connection before
-// it is handed out.
+// it is handed out. A call the dialect names read-only
+// (protocol.ReadOnly) whose connection dies before its answer is made
+// again on the next connection; any other fails with ErrConnectionLost.
 func (c *Client) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	cn, err := c.activeConn(ctx)
 	if err != nil {
@@ -65,7 +71,19 @@ func (c *Client) CallRaw(ctx context.Context, method string, params json.RawMess
 			return c.callSetting(ctx, cn, set, method, params)
 		}
 	}
-	return cn.call(ctx, method, params)
+	res, err := cn.call(ctx, method, params)
+	if err != nil && errors.Is(err, ErrConnectionLost) && c.readOnly(method) && ctx.Value(connectingKey{}) == nil {
+		// The connection died under a call that only reads: make it
+		// again on the next connection (another endpoint's, if it was
+		// the endpoint that failed), within ctx and the request timeout.
+		wctx, cancel := c.withTimeout(ctx)
+		defer cancel()
+		if next, werr := c.awaitNewConn(wctx, cn); werr == nil {
+			c.log.Info("call made again on the new connection", zap.String("method", method))
+			return next.call(wctx, method, params)
+		}
+	}
+	return res, err
 }
 
 // call makes one request on this connection. The pending entry, the
@@ -148,4 +166,10 @@ func getTimer(d time.Duration) *time.Timer {
 func putTimer(t *time.Timer) {
 	t.Stop()
 	timerPool.Put(t)
+}
+
+// readOnly reports whether the dialect names method as reading only.
+func (c *Client) readOnly(method string) bool {
+	ro, ok := c.proto.(protocol.ReadOnly)
+	return ok && ro.ReadOnly(method)
 }

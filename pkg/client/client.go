@@ -320,6 +320,24 @@ func (c *Client) awaitConn(ctx context.Context) (*conn, error) {
 	}
 }
 
+// awaitNewConn waits, within ctx, for a connection other than old to be
+// handed out.
+func (c *Client) awaitNewConn(ctx context.Context, old *conn) (*conn, error) {
+	for {
+		next := c.connSet.wait() // before looking, so no hand-out is missed
+		if cn := c.conn.Load(); cn != nil && cn != old {
+			return cn, nil
+		}
+		select {
+		case <-next:
+		case <-c.ctx.Done():
+			return nil, ErrClosed
+		case <-ctx.Done():
+			return nil, ctxError(ctx, "wait for a new connection")
+		}
+	}
+}
+
 // broadcast wakes every waiter at once: wait returns a channel that
 // notify closes. The zero value is ready to use.
 type broadcast struct {

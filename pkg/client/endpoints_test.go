@@ -2,12 +2,14 @@ package client_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
@@ -53,4 +55,36 @@ func TestEndpointsFailOverAtOnce(t *testing.T) {
 	defer d.Close()
 	_, i = d.Endpoint()
 	assert.Equal(t, 1, i)
+}
+
+// A call the dialect names read-only whose connection dies before its
+// answer is made again on the next connection (here the other
+// endpoint's); an order never is.
+func TestReadOnlyCallIsMadeAgainOnTheNextConnection(t *testing.T) {
+	a, b := newServer(t, deribit.Name), newServer(t, deribit.Name)
+	ctx := testutil.Context(t)
+	c, err := client.Dial(ctx, a.URL(), client.WithProtocol(deribit.Protocol(deribit.WithHeartbeat(0))), client.WithEndpoints(b.URL()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	a.SetResponseDelay(time.Hour)
+
+	call := func(method string) error {
+		done := make(chan error, 1)
+		go func() { done <- c.Call(ctx, method, nil, nil) }()
+		require.NoError(t, a.WaitReceived(ctx, method, 1))
+		a.DropConnections()
+		return <-done
+	}
+	require.NoError(t, call("public/get_time"), "read-only: made again on the other endpoint")
+	assert.Equal(t, 1, b.CountReceived("public/get_time"))
+
+	require.NoError(t, a.Start())
+	b.SetResponseDelay(time.Hour)
+	done := make(chan error, 1)
+	go func() { done <- c.Call(ctx, "private/buy", nil, nil) }()
+	require.NoError(t, b.WaitReceived(ctx, "private/buy", 1))
+	b.DropConnections()
+	err = <-done
+	require.ErrorIs(t, err, client.ErrConnectionLost, "an order is never made again")
+	assert.Zero(t, a.CountReceived("private/buy"))
 }

@@ -344,6 +344,14 @@ type Retracting interface {
 	Retracted(data []byte) bool
 }
 
+// ReadOnly is a Protocol that names the methods its venue documents as
+// reading only (market data, a node's state): a call of one whose
+// connection died before its answer is made again on the next
+// connection. Any other, an order above all, never is.
+type ReadOnly interface {
+	ReadOnly(method string) bool
+}
+
 // ConnectionLimited is a Protocol whose venue caps the connections one IP
 // address may hold (Deribit: 32, "Connection Management Best
 // Practices"; the 33rd is refused with HTTP 429): a client.Pool opens no
