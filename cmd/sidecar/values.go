@@ -228,6 +228,7 @@ type upstreamsValue struct {
 	args, seen bool
 }
 
+// Set takes one -upstream value (flag.Value).
 func (v *upstreamsValue) Set(s string) error {
 	var urls []string
 	for _, e := range strings.Split(s, ",") {
@@ -250,6 +251,7 @@ func (v *upstreamsValue) Set(s string) error {
 	return nil
 }
 
+// String lists the endpoints, comma-separated (flag.Value).
 func (v *upstreamsValue) String() string {
 	if v == nil || v.first == nil {
 		return ""
