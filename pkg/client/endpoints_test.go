@@ -47,10 +47,10 @@ func TestEndpointsFailOverAtOnce(t *testing.T) {
 	require.NoError(t, a.WaitSubscribers(ctx, topic, 1))
 
 	a.Stop()
-	d, err := client.Dial(ctx, a.URL(), client.WithProtocol(thalex.Protocol()), client.WithEndpoints(b.URL()))
+	_, err = client.Dial(ctx, a.URL(), client.WithProtocol(thalex.Protocol()), client.WithEndpoints(b.URL()))
 	require.Error(t, err, "both down")
 	require.NoError(t, b.Start())
-	d, err = client.Dial(ctx, a.URL(), client.WithProtocol(thalex.Protocol()), client.WithEndpoints(b.URL()))
+	d, err := client.Dial(ctx, a.URL(), client.WithProtocol(thalex.Protocol()), client.WithEndpoints(b.URL()))
 	require.NoError(t, err, "the first down, Dial takes the second")
 	defer d.Close()
 	_, i = d.Endpoint()
