@@ -10,13 +10,10 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
 
 	"github.com/wsfan/wsfan/internal/faultproxy"
-	"github.com/wsfan/wsfan/internal/sidecartest"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/ethereum"
-	"github.com/wsfan/wsfan/pkg/sidecar"
 )
 
 // fastReconnect notices a dead link and comes back within a second.
@@ -111,9 +108,7 @@ func waitState(t *testing.T, ctx context.Context, c *client.Client, state client
 func TestEthclientsGetEveryHeadThroughASidecarOutage(t *testing.T) {
 	node, url := startNode(t)
 	proxy := faultproxy.Start(t, url[len("ws://"):])
-	s := sidecartest.Serve(t, sidecar.Config{Upstream: proxy.URL(url), Protocol: ethereum.Name, Logger: zap.NewNop(),
-		UpstreamPing: 100 * time.Millisecond, UpstreamPingTimeout: 300 * time.Millisecond, UpstreamReconnectMax: 100 * time.Millisecond})
-	local := "ws://" + s.Addr + "/ws"
+	s, local := startFastSidecar(t, proxy.URL(url))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 

@@ -3,13 +3,10 @@ package gethtest
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/eth/ethconfig"
-	"github.com/ethereum/go-ethereum/ethclient/simulated"
 	"github.com/ethereum/go-ethereum/node"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,19 +20,16 @@ import (
 // as "batch too large" and sends again what it answers "response too
 // large", and every call is answered, in order, with its own block.
 func TestBatchCallOverTheNodesCaps(t *testing.T) {
-	port := freePort(t)
-	backend := simulated.NewBackend(types.GenesisAlloc{}, func(nc *node.Config, _ *ethconfig.Config) {
-		nc.WSHost, nc.WSPort, nc.WSModules = "127.0.0.1", port, []string{"eth"}
+	backend, url := startNodeWith(t, types.GenesisAlloc{}, func(nc *node.Config) {
 		nc.BatchRequestLimit, nc.BatchResponseMaxSize = 8, 600
 	})
-	t.Cleanup(func() { _ = backend.Close() })
 	const blocks = 45
 	for range blocks {
 		backend.Commit()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, "ws://127.0.0.1:"+strconv.Itoa(port), client.WithProtocol(ethereum.Protocol()))
+	c, err := client.Dial(ctx, url, client.WithProtocol(ethereum.Protocol()))
 	require.NoError(t, err)
 	defer c.Close()
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"strconv"
 	"testing"
 	"time"
 
@@ -15,18 +14,13 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/ethereum/go-ethereum/eth/ethconfig"
 	"github.com/ethereum/go-ethereum/ethclient/simulated"
-	"github.com/ethereum/go-ethereum/node"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/zap"
 
 	"github.com/wsfan/wsfan/internal/faultproxy"
-	"github.com/wsfan/wsfan/internal/sidecartest"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/ethereum"
-	"github.com/wsfan/wsfan/pkg/sidecar"
 )
 
 // emitter is the init code of a contract whose every call emits one log
@@ -49,12 +43,8 @@ func startLogChain(t *testing.T) *logChain {
 	key, err := crypto.GenerateKey()
 	require.NoError(t, err)
 	from := crypto.PubkeyToAddress(key.PublicKey)
-	port := freePort(t)
-	b := simulated.NewBackend(types.GenesisAlloc{from: {Balance: new(big.Int).Lsh(big.NewInt(1), 100)}}, func(nc *node.Config, _ *ethconfig.Config) {
-		nc.WSHost, nc.WSPort, nc.WSModules = "127.0.0.1", port, []string{"eth"}
-	})
-	t.Cleanup(func() { _ = b.Close() })
-	lc := &logChain{Backend: b, url: "ws://127.0.0.1:" + strconv.Itoa(port), key: key}
+	b, url := startNodeWith(t, types.GenesisAlloc{from: {Balance: new(big.Int).Lsh(big.NewInt(1), 100)}}, nil)
+	lc := &logChain{Backend: b, url: url, key: key}
 	lc.send(t, nil, emitter)
 	lc.Commit()
 	lc.contract = crypto.CreateAddress(from, 0)
@@ -142,9 +132,7 @@ func TestLogsMissedDuringAnOutageAreBackfilled(t *testing.T) {
 func TestEthclientLogsThroughASidecarOutage(t *testing.T) {
 	lc := startLogChain(t)
 	proxy := faultproxy.Start(t, lc.url[len("ws://"):])
-	s := sidecartest.Serve(t, sidecar.Config{Upstream: proxy.URL(lc.url), Protocol: ethereum.Name, Logger: zap.NewNop(),
-		UpstreamPing: 100 * time.Millisecond, UpstreamPingTimeout: 300 * time.Millisecond, UpstreamReconnectMax: 100 * time.Millisecond})
-	local := "ws://" + s.Addr + "/ws"
+	s, local := startFastSidecar(t, proxy.URL(lc.url))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const clients, logs = 20, 1 + 4 + 1

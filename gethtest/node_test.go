@@ -33,9 +33,19 @@ func freePort(t *testing.T) int {
 // served over WebSocket on loopback, and returns it with its URL.
 func startNode(t *testing.T) (*simulated.Backend, string) {
 	t.Helper()
+	return startNodeWith(t, types.GenesisAlloc{}, nil)
+}
+
+// startNodeWith is startNode with a genesis allocation and a tune of the
+// node's configuration (nil for none).
+func startNodeWith(t *testing.T, alloc types.GenesisAlloc, tune func(*node.Config)) (*simulated.Backend, string) {
+	t.Helper()
 	port := freePort(t)
-	backend := simulated.NewBackend(types.GenesisAlloc{}, func(nc *node.Config, _ *ethconfig.Config) {
+	backend := simulated.NewBackend(alloc, func(nc *node.Config, _ *ethconfig.Config) {
 		nc.WSHost, nc.WSPort, nc.WSModules = "127.0.0.1", port, []string{"eth"}
+		if tune != nil {
+			tune(nc)
+		}
 	})
 	t.Cleanup(func() { _ = backend.Close() })
 	return backend, "ws://127.0.0.1:" + strconv.Itoa(port)
@@ -47,6 +57,16 @@ func startSidecar(t *testing.T, upstream string) string {
 	t.Helper()
 	s := sidecartest.Serve(t, sidecar.Config{Upstream: upstream, Protocol: ethereum.Name, Logger: zap.NewNop()})
 	return "ws://" + s.Addr + "/ws"
+}
+
+// startFastSidecar is a sidecar in front of upstream that notices a dead
+// link and comes back within a second; it returns the sidecar and its
+// local WebSocket URL.
+func startFastSidecar(t *testing.T, upstream string) (*sidecartest.Served, string) {
+	t.Helper()
+	s := sidecartest.Serve(t, sidecar.Config{Upstream: upstream, Protocol: ethereum.Name, Logger: zap.NewNop(),
+		UpstreamPing: 100 * time.Millisecond, UpstreamPingTimeout: 300 * time.Millisecond, UpstreamReconnectMax: 100 * time.Millisecond})
+	return s, "ws://" + s.Addr + "/ws"
 }
 
 // dialClient connects go-ethereum's ethclient to url.

@@ -1,9 +1,9 @@
 package ethereum
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/wsfan/wsfan/internal/jsonscan"
@@ -169,15 +169,33 @@ func (dialect) TooMuch(code int, message string) bool {
 		strings.Contains(m, "too large") || strings.Contains(m, "too many")
 }
 
-// parseQuantity reads a JSON hex quantity, "0x1b4".
+// parseQuantity reads a JSON hex quantity, "0x1b4" (quantity, with an
+// error naming what it got).
 func parseQuantity(raw []byte) (uint64, error) {
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return 0, fmt.Errorf("quantity %.20s: %w", raw, err)
+	n, ok := quantity(bytes.TrimSpace(raw))
+	if !ok {
+		return 0, fmt.Errorf("quantity %.24s: want a JSON string of 0x and at most 16 hex digits", raw)
 	}
-	digits, ok := strings.CutPrefix(s, "0x")
-	if !ok || digits == "" {
-		return 0, fmt.Errorf("quantity %q: want 0x and hex digits", s)
+	return n, nil
+}
+
+// quantity reads a JSON hex quantity, "0x1b4", without allocating.
+func quantity(v []byte) (uint64, bool) {
+	if len(v) < 5 || v[0] != '"' || v[len(v)-1] != '"' || v[1] != '0' || v[2] != 'x' || len(v) > 2+2+16 {
+		return 0, false
 	}
-	return strconv.ParseUint(digits, 16, 64)
+	var n uint64
+	for _, c := range v[3 : len(v)-1] {
+		switch {
+		case c >= '0' && c <= '9':
+			n = n<<4 | uint64(c-'0')
+		case c >= 'a' && c <= 'f':
+			n = n<<4 | uint64(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			n = n<<4 | uint64(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return n, true
 }

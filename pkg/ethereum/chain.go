@@ -157,27 +157,6 @@ func hash32(v []byte, dst *chain.Hash) bool {
 	return err == nil
 }
 
-// quantity reads a JSON hex quantity, "0x1b4", without allocating.
-func quantity(v []byte) (uint64, bool) {
-	if len(v) < 4 || v[0] != '"' || v[len(v)-1] != '"' || v[1] != '0' || v[2] != 'x' || len(v) > 2+2+16 {
-		return 0, false
-	}
-	var n uint64
-	for _, c := range v[3 : len(v)-1] {
-		switch {
-		case c >= '0' && c <= '9':
-			n = n<<4 | uint64(c-'0')
-		case c >= 'a' && c <= 'f':
-			n = n<<4 | uint64(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			n = n<<4 | uint64(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return n, true
-}
-
 // Retracted implements protocol.Retracting: a log sent again with
 // "removed": true, its block replaced by a reorganisation.
 func (dialect) Retracted(data []byte) bool {
