@@ -83,7 +83,7 @@ func TestDecodeGeneric(t *testing.T) {
 func TestAllEndsWithError(t *testing.T) {
 	srv := newServer(t, thalex.Name)
 	c := dial(t, srv, dialects[0].proto())
-	sub, err := c.Subscribe(testutil.Context(t), []string{"ticker.A.raw"}, client.Buffer(2), client.Overflow(client.CloseSubscription))
+	sub, err := c.Subscribe(testutil.Context(t), []string{"ticker.A.raw"}, client.Buffer(2), client.Overflow(client.CloseSubscription), client.Grace(0))
 	require.NoError(t, err)
 	srv.Publish("ticker.A.raw", []byte(`{}`))
 	srv.Publish("ticker.A.raw", []byte(`{}`))
@@ -111,7 +111,7 @@ func TestAllEndsWithErrorAfterErrWasRead(t *testing.T) {
 	srv := newServer(t, thalex.Name)
 	c := dial(t, srv, dialects[0].proto())
 	ctx := testutil.Context(t)
-	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"}, client.Buffer(1), client.Overflow(client.CloseSubscription))
+	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"}, client.Buffer(1), client.Overflow(client.CloseSubscription), client.Grace(0))
 	require.NoError(t, err)
 	srv.Publish("ticker.A.raw", []byte(`{}`))
 	srv.Publish("ticker.A.raw", []byte(`{}`))

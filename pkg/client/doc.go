@@ -22,9 +22,10 @@
 //
 // # Invariants
 //
-//   - The reader never blocks on a consumer for long: a full buffer gets
-//     a few yields and one bounded wait per slow-consumer episode, then
-//     the overflow policy (except Block, chosen explicitly).
+//   - The reader never waits for a consumer (except under Block, chosen
+//     explicitly): a full buffer gets a few yields of the processor, then
+//     lends room beyond Buffer for the subscription's Grace (20 ms by
+//     default, once per slow-consumer episode), then the overflow policy.
 //   - Only the writer goroutine writes messages to the socket; frames
 //     queued together go out in one write(2).
 //   - A request id is registered before its request is queued; exactly

@@ -22,7 +22,7 @@ const inletSlots = 1024
 // allocated up front, in its channel; the rest only while its consumer is
 // behind. The consumer's Unsubscribe ends it.
 func NewInlet(topics []string, opts ...DeliveryOption) *Inlet {
-	sc := subConfig{buffer: 1024, overflow: DropOldest, pendingBytes: 64 << 20}
+	sc := subConfig{buffer: 1024, overflow: DropOldest, pendingBytes: 64 << 20, grace: DefaultGrace}
 	for _, o := range opts {
 		o.applySubscription(&sc)
 	}

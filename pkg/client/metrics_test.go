@@ -29,7 +29,7 @@ func TestMetricsReadBack(t *testing.T) {
 		return nil, &protocol.Error{Code: 7, Message: "no"}
 	})
 	reg := prometheus.NewRegistry()
-	c := dial(t, srv, d.proto(), fastBackoff(), client.WithMetrics(reg, "feed"), client.Buffer(4))
+	c := dial(t, srv, d.proto(), fastBackoff(), client.WithMetrics(reg, "feed"), client.Buffer(4), client.Grace(0))
 	ctx := testutil.Context(t)
 	conn := map[string]string{"connection": "feed"}
 	get := func(name string) float64 { return metric(t, reg, name, conn) }

@@ -71,7 +71,7 @@ func defaultConfig() config {
 		metricsName:    "default",
 		backoff:        reconnectWait(defaultFirstWait, defaultMaxWait),
 		healthyAfter:   time.Second,
-		delivery:       subConfig{buffer: 1024, overflow: DropOldest, pendingBytes: 64 << 20},
+		delivery:       subConfig{buffer: 1024, overflow: DropOldest, pendingBytes: 64 << 20, grace: DefaultGrace},
 		readLimit:      32 << 20,
 		pingInterval:   time.Second,
 		backfill:       defaultBackfill,

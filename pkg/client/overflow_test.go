@@ -31,7 +31,7 @@ func TestStalledConsumerDoesNotDelayOthers(t *testing.T) {
 
 func stalledConsumer(t *testing.T, sent, buffer int, policy client.OverflowPolicy) {
 	srv := newServer(t, thalex.Name)
-	c := dial(t, srv, dialects[0].proto(), client.Buffer(buffer), client.Overflow(policy))
+	c := dial(t, srv, dialects[0].proto(), client.Buffer(buffer), client.Overflow(policy), client.Grace(0))
 	ctx := testutil.Context(t)
 	stalled, err := c.Subscribe(ctx, []string{"ticker.STALLED.raw"})
 	require.NoError(t, err)
@@ -120,7 +120,7 @@ func TestPerSubscriptionPolicies(t *testing.T) {
 	ctx := testutil.Context(t)
 	book, err := c.Subscribe(ctx, []string{"book.A.none.10.100ms"}, client.Buffer(buffer), client.Overflow(client.Block))
 	require.NoError(t, err)
-	ticker, err := c.Subscribe(ctx, []string{"ticker.A.raw"}, client.Buffer(buffer), client.Overflow(client.DropOldest))
+	ticker, err := c.Subscribe(ctx, []string{"ticker.A.raw"}, client.Buffer(buffer), client.Overflow(client.DropOldest), client.Grace(0))
 	require.NoError(t, err)
 
 	// Episode 1: the ticker is not read.
@@ -174,7 +174,7 @@ func TestSlowConsumerEventsDoNotFlap(t *testing.T) {
 	srv := newServer(t, thalex.Name)
 	c := dial(t, srv, dialects[0].proto(), client.WithEventBuffer(1024))
 	ctx := testutil.Context(t)
-	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"}, client.Buffer(4))
+	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"}, client.Buffer(4), client.Grace(0))
 	require.NoError(t, err)
 	// Receiving from mark proves every frame published before was routed.
 	mark, err := c.Subscribe(ctx, []string{"ticker.MARK.raw"})
@@ -229,7 +229,7 @@ func TestPendingBytesLimit(t *testing.T) {
 	c := dial(t, srv, dialects[0].proto())
 	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{"ticker.A.raw"},
-		client.Buffer(100), client.PendingBytes(limit), client.Overflow(client.DropNewest))
+		client.Buffer(100), client.PendingBytes(limit), client.Overflow(client.DropNewest), client.Grace(0))
 	require.NoError(t, err)
 
 	payload := fmt.Appendf(nil, `{"pad":"%s"}`, strings.Repeat("x", size-10))
@@ -334,4 +334,58 @@ func TestOverflowPolicyNames(t *testing.T) {
 	assert.Contains(t, err.Error(), "drop-newest")
 	_, err = client.OverflowPolicy(99).MarshalText()
 	assert.Error(t, err)
+}
+
+// TestGraceLendsRoomOffTheReader: a full buffer under a dropping policy
+// lends room for the subscription's grace, up to four times its Buffer,
+// without holding up the reader (another topic's messages arrive
+// meanwhile, one for one); once the grace is spent with the buffer still
+// full, the policy applies; a consumer that caught up earns it again.
+func TestGraceLendsRoomOffTheReader(t *testing.T) {
+	const buffer = 4
+	srv := newServer(t, thalex.Name)
+	c := dial(t, srv, dialects[0].proto())
+	ctx := testutil.Context(t)
+	lent, err := c.Subscribe(ctx, []string{"ticker.LENT.raw"}, client.Buffer(buffer), client.Overflow(client.DropNewest), client.Grace(time.Hour))
+	require.NoError(t, err)
+	short, err := c.Subscribe(ctx, []string{"ticker.SHORT.raw"}, client.Buffer(buffer), client.Overflow(client.DropNewest), client.Grace(50*time.Millisecond))
+	require.NoError(t, err)
+	live, err := c.Subscribe(ctx, []string{"ticker.LIVE.raw"})
+	require.NoError(t, err)
+	// Receiving from live proves every frame published before was routed.
+	routed := func() {
+		srv.Publish("ticker.LIVE.raw", []byte(`{}`))
+		receive(t, live)
+	}
+
+	for range 4 * buffer {
+		srv.Publish("ticker.LENT.raw", []byte(`{}`))
+		routed()
+	}
+	assert.Zero(t, lent.Dropped(), "lent room while the grace lasts")
+	srv.Publish("ticker.LENT.raw", []byte(`{}`))
+	routed()
+	assert.Equal(t, uint64(1), lent.Dropped(), "four times Buffer at most")
+	for i := 1; i <= 4*buffer; i++ {
+		require.Equal(t, uint64(i), receive(t, lent).Seq)
+	}
+
+	for range buffer + 1 {
+		srv.Publish("ticker.SHORT.raw", []byte(`{}`))
+	}
+	routed()
+	assert.Zero(t, short.Dropped(), "the first message beyond the buffer is lent room")
+	time.Sleep(60 * time.Millisecond) // the grace is spent; nothing is read
+	srv.Publish("ticker.SHORT.raw", []byte(`{}`))
+	routed()
+	assert.Equal(t, uint64(1), short.Dropped(), "after the grace the policy applies")
+	for i := 1; i <= buffer+1; i++ {
+		require.Equal(t, uint64(i), receive(t, short).Seq)
+	}
+	// Caught up: the next overflow is lent room again.
+	for range buffer + 1 {
+		srv.Publish("ticker.SHORT.raw", []byte(`{}`))
+	}
+	routed()
+	assert.Equal(t, uint64(1), short.Dropped())
 }

@@ -18,6 +18,7 @@ type Subscription struct {
 	ch     chan Message
 	errc   chan error // capacity 1; closed when the subscription ends
 	policy OverflowPolicy
+	grace  time.Duration // how long a full buffer lends room (Grace)
 
 	dropped atomic.Uint64
 
@@ -28,8 +29,8 @@ type Subscription struct {
 	ended bool
 	err   error // why it ended; written before ch and errc close
 	// Owned by the reader goroutine, under mu.
-	slow   bool          // in a slow-consumer episode: a drop since the consumer last caught up
-	waited time.Duration // grace spent waiting for room since the consumer last caught up; see graceBudget
+	slow      bool      // in a slow-consumer episode: a drop since the consumer last caught up
+	graceFrom time.Time // when the buffer was first found full since the consumer last caught up (zero: not since); see Grace
 
 	// The buffer holds capacity messages: ch's slots (at most
 	// channelSlots), then overflow, which grows only while the consumer
@@ -70,6 +71,7 @@ func newSubscription(c *Client, topics []string, sc subConfig, maxSlots int) *Su
 		ch:       make(chan Message, slots),
 		errc:     make(chan error, 1),
 		policy:   sc.overflow,
+		grace:    sc.grace,
 		capacity: sc.buffer,
 		// The ring covers ch's slots and the mover's hand.
 		pending: newPendingBytes(slots+1, sc.pendingBytes),
@@ -135,27 +137,26 @@ func (s *Subscription) Unsubscribe(ctx context.Context) error {
 	return s.c.unsubscribe(ctx, s, nil)
 }
 
-// Before a full buffer makes the reader drop, a consumer that is runnable
-// but not running gets its chance: the reader yields the processor
-// yieldTries times (enough when the consumer waits on the same
-// processor), then waits for room (when it waits on a loaded machine's
-// other processor, or was preempted), out of a budget of graceBudget per
-// episode. The budget is earned again only when the consumer catches up
-// (a delivery finds the buffer at most half full, in messages and in
-// bytes), so a consumer really slower than the feed holds the reader up
-// for at most graceBudget per episode, not per message, while one that
-// keeps up but lost the processor for a few milliseconds loses nothing. Catching up also ends the episode: taking one message
-// out of a full buffer does not. Nothing of this runs while there is
-// room. BenchmarkNotifyDelivery measures the choice.
-const (
-	yieldTries  = 16
-	graceBudget = 5 * time.Millisecond
-)
+// A consumer that keeps up but lost the processor for a moment (a
+// loaded machine, a preemption, a garbage collection) must lose nothing,
+// and the connection's reader must not wait for it: every other topic and
+// every call's answer on the connection would wait meanwhile. So under
+// the dropping policies a full buffer first gives a runnable consumer the
+// processor (yieldTries), then lends room beyond Buffer for the
+// subscription's grace (Grace, DefaultGrace), and applies the policy only
+// once that is spent with the buffer still full. Block is what its user
+// chose: the reader waits for room. BenchmarkNotifyDelivery measures the
+// choice.
+
+// yieldTries is how many times the reader gives its processor away before
+// it lends room (or, under Block, waits): a consumer that is runnable but
+// not running, because it waits on the reader's processor while the other
+// one is busy, runs and catches up, and the reader waits for nothing.
+const yieldTries = 16
 
 // deliver sends m to the subscription and reports whether it was
-// delivered. When the buffer is full it first lets a runnable consumer
-// catch up, then applies the overflow policy. Runs on the reader
-// goroutine.
+// delivered. When the buffer is full it applies the overflow policy,
+// after the grace. Runs on the reader goroutine.
 func (s *Subscription) deliver(m Message) bool {
 	queued, _ := s.deliverStep(m, 1)
 	return queued
@@ -181,25 +182,20 @@ func (s *Subscription) place(m Message) bool {
 	if s.offer(m, true) {
 		return true
 	}
-	for range yieldTries {
-		runtime.Gosched()
-		if s.offer(m, true) {
-			return true
+	if s.grace > 0 || s.policy == Block {
+		for range yieldTries {
+			runtime.Gosched()
+			if s.offer(m, true) {
+				return true
+			}
 		}
 	}
-	s.markStall()
 	if s.policy == Block {
+		s.markStall()
 		return s.await(m, nil)
 	}
-	if s.waited < graceBudget {
-		start := time.Now()
-		t := time.NewTimer(graceBudget - s.waited)
-		ok := s.await(m, t.C)
-		t.Stop()
-		s.waited += max(time.Since(start), time.Microsecond) // a wait always spends some budget
-		if ok {
-			return true
-		}
+	if s.lend(m) {
+		return true
 	}
 	switch s.policy {
 	case DropNewest:
@@ -242,6 +238,28 @@ func (s *Subscription) place(m Message) bool {
 	}
 }
 
+// lend queues m beyond the full buffer while the episode's grace lasts
+// (see Grace): for s.grace from the first message that found the buffer
+// full, up to four times Buffer and twice PendingBytes. It reports
+// whether m was queued. Under mu.
+func (s *Subscription) lend(m Message) bool {
+	if s.grace == 0 {
+		return false
+	}
+	now := time.Now()
+	if s.graceFrom.IsZero() {
+		s.graceFrom = now
+	} else if now.Sub(s.graceFrom) >= s.grace {
+		return false
+	}
+	n, size := s.queued()
+	if n >= 4*s.capacity || (s.pending.limit > 0 && size+uint64(len(m.Data)) > 2*uint64(s.pending.limit)) {
+		return false
+	}
+	s.push(m)
+	return true
+}
+
 // markStall tells the connection's reader that it is about to wait for
 // this subscription's consumer, so it re-arms its read deadline after
 // (liveness.go). A spanning subscription (Pool) is fed by its own
@@ -264,7 +282,7 @@ func (s *Subscription) offer(m Message, fair bool) bool {
 		if !s.pending.fits(n, len(m.Data)) {
 			return false
 		}
-		caughtUp := fair && (s.slow || s.waited > 0) && n <= s.capacity/2 && s.pending.atMostHalf(n)
+		caughtUp := fair && (s.slow || !s.graceFrom.IsZero()) && n <= s.capacity/2 && s.pending.atMostHalf(n)
 		select {
 		case s.ch <- m: // only the reader sends now: it cannot block
 			s.pending.push(len(m.Data))
@@ -273,7 +291,7 @@ func (s *Subscription) offer(m Message, fair bool) bool {
 		}
 		if caughtUp {
 			s.slow = false
-			s.waited = 0
+			s.graceFrom = time.Time{}
 		}
 		return true
 	}
@@ -281,12 +299,12 @@ func (s *Subscription) offer(m Message, fair bool) bool {
 	if !s.fits(n, size, len(m.Data)) {
 		return false
 	}
-	caughtUp := fair && (s.slow || s.waited > 0) && n <= s.capacity/2 &&
+	caughtUp := fair && (s.slow || !s.graceFrom.IsZero()) && n <= s.capacity/2 &&
 		(s.pending.limit == 0 || size <= uint64(s.pending.limit)/2)
 	s.push(m)
 	if caughtUp {
 		s.slow = false
-		s.waited = 0
+		s.graceFrom = time.Time{}
 	}
 	return true
 }
