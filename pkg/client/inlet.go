@@ -17,8 +17,8 @@ type Inlet struct{ s *Subscription }
 const inletSlots = 1024
 
 // NewInlet returns an inlet feeding a new Subscription to topics, under
-// opts (Buffer 1024, Overflow DropOldest and PendingBytes 64 MiB by
-// default, as a Client's). Up to 1,024 messages of its buffer are
+// opts (Buffer 1024, Overflow DropOldest, PendingBytes 64 MiB and Grace
+// 20 ms by default, as a Client's). Up to 1,024 messages of its buffer are
 // allocated up front, in its channel; the rest only while its consumer is
 // behind. The consumer's Unsubscribe ends it.
 func NewInlet(topics []string, opts ...DeliveryOption) *Inlet {
@@ -38,8 +38,8 @@ func (in *Inlet) Subscription() *Subscription { return in.s }
 func (in *Inlet) Capacity() int { return in.s.capacity }
 
 // Deliver hands m to the subscription under its overflow policy, which
-// may wait for the consumer (briefly, or for as long as it takes under
-// Block); step is how far Seq moves: 1, or more over messages known lost
+// waits for the consumer only under Block (the others lend room for the
+// subscription's Grace, then drop or end); step is how far Seq moves: 1, or more over messages known lost
 // before they reached the subscription. It reports whether m was queued,
 // and whether the subscription has ended (its consumer too slow under
 // CloseSubscription, an End, or its consumer's Unsubscribe).
