@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // WebSocket frames from a server are not masked, so one encoded frame,
@@ -57,3 +60,50 @@ func closeFrame(code int, reason string) []byte {
 	}
 	return controlFrame(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason))
 }
+
+// wsFrames is the WebSocket encoding: each message one text frame in the
+// dialect's notification envelope (its snapshot envelope for a message
+// the exchange marks whole state), and, for a client that asked
+// (protocol.WantsGapNotices), a gap notice before the message after a
+// hole.
+var wsFrames = &encoding{id: 0, newEncoder: newWSEncoder}
+
+// wsEncoder is a topic's WebSocket frames.
+type wsEncoder struct {
+	prefix, suffix         []byte // the notification envelope around a payload
+	snapPrefix, snapSuffix []byte // the envelope of a message marked whole state
+	rpc                    bool   // the dialect speaks JSON-RPC (its notices too)
+	upstream, localID      string // the topic as named upstream, and its local subscription id
+}
+
+func newWSEncoder(t *topic) encoder {
+	e := &wsEncoder{rpc: t.cfg.wire.RPC(), upstream: t.upstream, localID: t.localID}
+	e.prefix, e.suffix = t.cfg.wire.Envelope(t.upstream, t.localID)
+	e.snapPrefix, e.snapSuffix = t.cfg.wire.SnapshotEnvelope(t.upstream, t.localID)
+	return e
+}
+
+func (e *wsEncoder) message(_ uint64, data []byte, snapshot, _ bool) []byte {
+	if snapshot {
+		return textFrame(e.snapPrefix, data, e.snapSuffix)
+	}
+	return textFrame(e.prefix, data, e.suffix)
+}
+
+// hole is the gap notice (protocol.AppendGapNotice) with the hole's cause.
+func (e *wsEncoder) hole(m client.Message) []byte {
+	cause := protocol.GapSequence
+	switch {
+	case m.Flags&client.FlagBackfilled != 0:
+		cause = protocol.GapBackfilled
+	case m.Flags&client.FlagStale != 0:
+		cause = protocol.GapStale
+	case m.Reconnected():
+		cause = protocol.GapReconnected
+	}
+	n := protocol.GapNotice{Channel: e.upstream, Subscription: e.localID, Cause: cause}
+	return textFrame(protocol.AppendGapNotice(nil, e.rpc, n))
+}
+
+// lost is nil: a WebSocket client does not resume.
+func (e *wsEncoder) lost() []byte { return nil }

@@ -67,11 +67,16 @@ type session struct {
 	stats  *stats
 	hub    *hub
 	tr     transport
-	sse    *sseSettings // an SSE stream's; nil for a WebSocket
-	// gapNotices: a WebSocket client that asked for gap notices
-	// (protocol.WantsGapNotices) gets one before the message after a
-	// hole in a topic's stream.
-	gapNotices bool
+	// enc is how the session's topics frame their messages for it, set
+	// by its transport from what the client asked for (encoding.go).
+	enc *encoding
+	// marks: the client gets the encoding's mark before the message
+	// after a hole in a topic's stream (encoder.hole): SSE always, a
+	// WebSocket client when it asked (protocol.WantsGapNotices).
+	marks bool
+	// resumeFrom is where the client resumes its topics' streams (SSE's
+	// Last-Event-ID); nil for a fresh start.
+	resumeFrom *resumePoint
 	id         uint64 // set by registry.add, before the session is shared
 
 	// Counters: offered = delivered + dropped, exactly.
@@ -96,16 +101,6 @@ type session struct {
 	topics map[string]*topic
 }
 
-// sseSettings are what an SSE stream asked for: events named after their
-// topic (?event=topic) rather than default message events, and where it
-// resumes (Last-Event-ID).
-type sseSettings struct {
-	named  bool
-	resume bool   // a Last-Event-ID came
-	known  bool   // it names a position of this sidecar: from
-	from   uint64 // the last message the stream had
-}
-
 func newSession(remote string, cfg *Config, st *stats, h *hub, tr transport) *session {
 	return &session{
 		kind:   tr.kind(),
@@ -115,6 +110,7 @@ func newSession(remote string, cfg *Config, st *stats, h *hub, tr transport) *se
 		stats:  st,
 		hub:    h,
 		tr:     tr,
+		enc:    wsFrames,
 		idle:   true,
 		topics: make(map[string]*topic),
 	}

@@ -73,7 +73,7 @@ func newTestSession(cfg *Config, st *stats, h *hub, k sessionKind) (*session, *t
 	tr := &testTransport{k: k, room: -1}
 	s := newSession("test", cfg, st, h, tr)
 	if k == kindSSE {
-		s.sse = &sseSettings{}
+		s.enc, s.marks = sseMessages, true
 	}
 	return s, tr
 }

@@ -46,14 +46,14 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	settings, err := s.sseSettings(r)
+	enc, from, err := s.sseSettings(r)
 	if err != nil {
 		httpRefusal(w, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
 	st := &sseStream{w: w, flusher: flusher, wakeup: make(chan struct{}, 1), writeTimeout: s.cfg.WriteTimeout}
 	ss := newSession(r.RemoteAddr, &s.cfg, &s.stats, s.hub, st)
-	ss.sse = settings
+	ss.enc, ss.marks, ss.resumeFrom = enc, true, from
 	st.s = ss
 	if reason, ok := s.clients.add(ss); !ok {
 		http.Error(w, reason.text, http.StatusServiceUnavailable)
@@ -107,27 +107,28 @@ func streamTopics(rawQuery string, limit int) ([]string, error) {
 	return topics, nil
 }
 
-// sseSettings reads what a stream asks for: ?event=topic (or the default,
-// message), and where it resumes.
-func (s *Server) sseSettings(r *http.Request) (*sseSettings, error) {
+// sseSettings reads what a stream asks for: its encoding, by ?event=topic
+// (or the default, message), and where it resumes (nil: from now).
+func (s *Server) sseSettings(r *http.Request) (*encoding, *resumePoint, error) {
 	q := r.URL.Query()
-	st := &sseSettings{}
+	enc := sseMessages
 	switch q.Get("event") {
 	case "", "message":
 	case "topic":
-		st.named = true
+		enc = sseNamed
 	default:
-		return nil, fmt.Errorf("event=%q: want message (the default) or topic", q.Get("event"))
+		return nil, nil, fmt.Errorf("event=%q: want message (the default) or topic", q.Get("event"))
 	}
 	id := r.Header.Get("Last-Event-ID")
 	if id == "" {
 		id = q.Get("lastEventId")
 	}
-	if id != "" {
-		st.resume = true
-		st.from, st.known = parseEventID(id, s.streamID)
+	if id == "" {
+		return enc, nil, nil
 	}
-	return st, nil
+	from := &resumePoint{}
+	from.from, from.known = parseEventID(id, s.streamID)
+	return enc, from, nil
 }
 
 // sseStream is an SSE session's transport: the response, written by the

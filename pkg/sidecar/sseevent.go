@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -23,26 +24,37 @@ import (
 // wsfan.reconnected goes first); a resumed stream that lost messages says
 // so with {"topic":T,"gap":true} (named: an event wsfan.gap).
 
-// sseEncoder encodes a topic's SSE events.
+// sseMessages and sseNamed are the SSE encodings: default "message"
+// events carrying the topic, or events named after it (?event=topic).
+// Their clients resume with Last-Event-ID, and always get the gap mark.
+var (
+	sseMessages = &encoding{id: 1, resumable: true, newEncoder: func(t *topic) encoder { return newSSEEncoder(t.cfg.stream, t.upstream, false) }}
+	sseNamed    = &encoding{id: 2, resumable: true, newEncoder: func(t *topic) encoder { return newSSEEncoder(t.cfg.stream, t.upstream, true) }}
+)
+
+// sseEncoder encodes a topic's SSE events, in one form.
 type sseEncoder struct {
 	stream    string // this sidecar's stream id, the ids' prefix
 	topicJSON []byte // the topic as a JSON string
 	eventName []byte // the topic as an event name: no line breaks
+	named     bool   // events named after the topic, their data the payload alone
 }
 
-func newSSEEncoder(stream, topic string) sseEncoder {
-	return sseEncoder{
+func newSSEEncoder(stream, topic string, named bool) *sseEncoder {
+	return &sseEncoder{
 		stream:    stream,
 		topicJSON: protocol.AppendJSONString(nil, topic),
 		eventName: []byte(strings.NewReplacer("\n", " ", "\r", " ").Replace(topic)),
+		named:     named,
 	}
 }
 
-// event encodes message seq of the topic, in the named or the message
-// form, with the reconnected mark when resumed.
-func (e *sseEncoder) event(named bool, seq uint64, data []byte, resumed bool) []byte {
+// message encodes message seq of the topic, with the reconnected mark
+// when resumed. SSE has no snapshot mark: a book's joiner gets the
+// snapshot as its first event.
+func (e *sseEncoder) message(seq uint64, data []byte, _, resumed bool) []byte {
 	f := make([]byte, 0, len(data)+len(e.topicJSON)+len(e.stream)+64)
-	if named && resumed {
+	if e.named && resumed {
 		f = append(f, "event: wsfan.reconnected\ndata: {\"topic\":"...)
 		f = append(f, e.topicJSON...)
 		f = append(f, "}\n\n"...)
@@ -51,7 +63,7 @@ func (e *sseEncoder) event(named bool, seq uint64, data []byte, resumed bool) []
 	f = append(f, e.stream...)
 	f = append(f, '-')
 	f = strconv.AppendUint(f, seq, 10)
-	if named {
+	if e.named {
 		f = append(f, "\nevent: "...)
 		f = append(f, e.eventName...)
 		f = append(f, "\ndata: "...)
@@ -68,17 +80,27 @@ func (e *sseEncoder) event(named bool, seq uint64, data []byte, resumed bool) []
 	return append(f, '}', '\n', '\n')
 }
 
-// gap encodes the mark of a resumed stream that lost messages of the
-// topic.
-func (e *sseEncoder) gap(named bool) []byte {
+// hole is the gap mark when messages were lost upstream (FlagGap: a
+// broken chain, a frame dropped for its size); a reconnect is marked in
+// the message itself.
+func (e *sseEncoder) hole(m client.Message) []byte {
+	if !m.Gap() {
+		return nil
+	}
+	return e.lost()
+}
+
+// lost encodes the gap mark: messages of the topic are missing before
+// the next event.
+func (e *sseEncoder) lost() []byte {
 	var f []byte
-	if named {
+	if e.named {
 		f = append(f, "event: wsfan.gap\ndata: {\"topic\":"...)
 	} else {
 		f = append(f, "data: {\"topic\":"...)
 	}
 	f = append(f, e.topicJSON...)
-	if !named {
+	if !e.named {
 		f = append(f, ",\"gap\":true"...)
 	}
 	return append(f, "}\n\n"...)

@@ -23,9 +23,9 @@ type topicConfig struct {
 	wire    protocol.Server // the local notification frame
 	cache   bool            // Config.LastMessageCache
 	stats   *stats          // the Server's resume counters
-	seq     *atomic.Uint64  // the Server's count of published messages: SSE ids
-	stream  string          // the Server's SSE stream id (sseevent.go)
-	history historyLimit    // what a topic keeps for resuming SSE streams
+	seq     *atomic.Uint64  // the Server's count of published messages: resume positions
+	stream  string          // names this Server's positions in seq (a resuming client's may be another's)
+	history historyLimit    // what a topic keeps for resuming clients
 	// resync asks the upstream for a topic's whole state again
 	// (client.Client.Resync); false when it cannot.
 	resync func(topic string) bool
@@ -44,15 +44,10 @@ type topic struct {
 	localID  string // the subscription id local Ethereum clients see
 	cfg      topicConfig
 
-	prefix, suffix []byte // the local notification frame around a payload
-	// snapPrefix and snapSuffix are the frame of a message the exchange
-	// marks whole state (Thalex's envelope says "snapshot": true).
-	snapPrefix, snapSuffix []byte
-	sse                    sseEncoder
 	// book is the topic's order book when it is one (book.RulesFor):
 	// applied by the pump, read by attach to give a joiner its snapshot.
 	book     *book.Book
-	firstSeq uint64 // the Server's seq when the topic opened: SSE resumes from before it had a gap
+	firstSeq uint64 // the Server's seq when the topic opened: a resume from before it has a gap
 
 	ready chan struct{} // closed when the upstream subscribe has finished
 	err   error         // why it failed; set before ready closes
@@ -71,7 +66,7 @@ type topic struct {
 	// while no change has followed it: a joiner gets the exchange's own
 	// bytes; nil once a change is applied (the book builds one then).
 	snap    []byte
-	snapSeq uint64 // the seq of the book's last message: a joiner's SSE id
+	snapSeq uint64 // the seq of the book's last message: a joiner's position
 	// stateful is set once the topic carried a message marked whole
 	// state: the last-message cache then holds nothing of it, since a
 	// change alone would pass for the state.
@@ -81,12 +76,15 @@ type topic struct {
 	// bookEvents are the /v1/book/stream events of the book, by depth
 	// (bookhttp.go).
 	bookEvents map[int]*bookEvent
-	nSSE       int // SSE subscribers,
-	nNamed     int // of which want events named after the topic
-	hist       history
-	last       []byte // the last payload, when the cache is on
-	lastSeq    uint64 // its seq
-	hasLast    bool
+	// encoders are the frames of each encoding (encoding.go) in use,
+	// made by the first subscriber of one; users counts its subscribers,
+	// waiting ones included.
+	encoders [numEncodings]encoder
+	users    [numEncodings]int
+	hist     history
+	last     []byte // the last payload, when the cache is on
+	lastSeq  uint64 // its seq
+	hasLast  bool
 
 	// hub.mu protects the following.
 	refs  int
@@ -110,13 +108,10 @@ func newTopic(name string, cfg topicConfig) *topic {
 	up := upstreamName(name)
 	t := &topic{name: name, upstream: up, cfg: cfg, ready: make(chan struct{}), done: make(chan struct{})}
 	t.localID = cfg.wire.SubscriptionID()
-	t.prefix, t.suffix = cfg.wire.Envelope(up, t.localID)
-	t.snapPrefix, t.snapSuffix = cfg.wire.SnapshotEnvelope(up, t.localID)
 	if rules := book.RulesFor(cfg.wire.Name(), up); rules != nil && !cfg.noBooks {
 		t.book = book.New(up, rules)
 		t.stateful = true
 	}
-	t.sse = newSSEEncoder(cfg.stream, up)
 	t.hist.limit = cfg.history
 	t.firstSeq = cfg.seq.Load()
 	return t
@@ -160,10 +155,6 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 		t.cfg.stats.lastResume.Store(time.Now().UnixNano())
 	}
 	snapshot := m.Snapshot()
-	ws := textFrame(t.prefix, m.Data, t.suffix)
-	if snapshot {
-		ws = textFrame(t.snapPrefix, m.Data, t.snapSuffix)
-	}
 	if t.book != nil {
 		t.apply(m)
 	}
@@ -187,12 +178,16 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 		}
 	}
 	subs := t.subs
-	var sse, sseNamed []byte
-	if t.nSSE > t.nNamed {
-		sse = t.sse.event(false, seq, m.Data, resumed)
-	}
-	if t.nNamed > 0 {
-		sseNamed = t.sse.event(true, seq, m.Data, resumed)
+	var frames topicFrames
+	hole := resumed || m.Gap()
+	for id, n := range t.users {
+		if n == 0 {
+			continue
+		}
+		frames.message[id] = t.encoders[id].message(seq, m.Data, snapshot, resumed)
+		if hole {
+			frames.hole[id] = t.encoders[id].hole(m)
+		}
 	}
 	if t.hist.on {
 		t.hist.add(seq, m.Data, resumed)
@@ -200,71 +195,28 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 	if t.cfg.cache && !t.stateful {
 		t.last, t.lastSeq, t.hasLast = m.Data, seq, true
 	}
-	frames := topicFrames{ws: ws, sse: sse, sseNamed: sseNamed}
-	if m.Gap() && t.nSSE > 0 { // messages were lost upstream: say so first, as a resume would
-		frames.gap, frames.gapNamed = t.sse.gap(false), t.sse.gap(true)
-	}
-	if resumed || m.Gap() {
-		frames.notice = t.gapNotice(m)
-	}
 	t.mu.Unlock()
 
 	if (len(subs) >= parallelOffers || (caughtUp && len(subs) >= parallelDirectOffers)) && runtime.GOMAXPROCS(0) > 1 {
-		t.offerParallel(subs, frames, caughtUp)
+		t.offerParallel(subs, &frames, caughtUp)
 		return
 	}
-	t.offerAll(subs, frames, caughtUp)
+	t.offerAll(subs, &frames, caughtUp)
 }
 
-// topicFrames are one message's frames, one a format, and the marks
-// that go before it when messages were lost upstream: the SSE gap marks
-// (FlagGap: a broken chain, a frame dropped for its size) and the gap
-// notice for WebSocket clients that asked for it (after a gap or a
-// reconnect).
-type topicFrames struct{ ws, sse, sseNamed, gap, gapNamed, notice []byte }
-
-// gapNotice is the WebSocket frame of the gap notice that goes before m
-// (protocol.AppendGapNotice).
-func (t *topic) gapNotice(m client.Message) []byte {
-	cause := protocol.GapSequence
-	switch {
-	case m.Flags&client.FlagBackfilled != 0:
-		cause = protocol.GapBackfilled
-	case m.Flags&client.FlagStale != 0:
-		cause = protocol.GapStale
-	case m.Reconnected():
-		cause = protocol.GapReconnected
-	}
-	n := protocol.GapNotice{Channel: t.upstream, Subscription: t.localID, Cause: cause}
-	return textFrame(protocol.AppendGapNotice(nil, t.cfg.wire.RPC(), n))
-}
-
-// of is the frame s gets.
-func (f *topicFrames) of(s *session) []byte {
-	switch {
-	case s.sse == nil:
-		return f.ws
-	case s.sse.named:
-		return f.sseNamed
-	}
-	return f.sse
-}
+// topicFrames are one message's frames, one an encoding in use (by id),
+// and the marks that go before them when messages were lost upstream.
+type topicFrames struct{ message, hole [numEncodings][]byte }
 
 // offerAll offers the frames to subs and counts the outcome.
-func (t *topic) offerAll(subs []*session, frames topicFrames, caughtUp bool) {
+func (t *topic) offerAll(subs []*session, frames *topicFrames, caughtUp bool) {
 	var delivered, dropped uint64
 	for _, s := range subs {
-		if frames.notice != nil && s.gapNotices {
-			s.offer(frames.notice, false)
+		id := s.enc.id
+		if frames.hole[id] != nil && s.marks {
+			s.offer(frames.hole[id], false)
 		}
-		if frames.gap != nil && s.sse != nil {
-			gap := frames.gap
-			if s.sse.named {
-				gap = frames.gapNamed
-			}
-			s.offer(gap, false)
-		}
-		if s.offer(frames.of(s), caughtUp) {
+		if s.offer(frames.message[id], caughtUp) {
 			delivered++
 		} else {
 			dropped++
@@ -290,7 +242,7 @@ const parallelDirectOffers = 32
 // offerParallel is offerAll over one goroutine a processor, each taking
 // a contiguous share of subs, the pump's own among them; it returns when
 // every offer is made, so messages keep their order for every client.
-func (t *topic) offerParallel(subs []*session, frames topicFrames, caughtUp bool) {
+func (t *topic) offerParallel(subs []*session, frames *topicFrames, caughtUp bool) {
 	n := runtime.GOMAXPROCS(0)
 	share := (len(subs) + n - 1) / n
 	var wg sync.WaitGroup
@@ -306,9 +258,9 @@ func (t *topic) offerParallel(subs []*session, frames topicFrames, caughtUp bool
 	wg.Wait()
 }
 
-// mend replaces each invalid UTF-8 sequence of data with U+FFFD: local
-// clients get the frame as text, and a browser closes a WebSocket on
-// invalid UTF-8 in a text frame, losing every topic it held. Counted, and
+// mend replaces each invalid UTF-8 sequence of data with U+FFFD: every
+// encoding carries text, and a browser closes its connection on invalid
+// UTF-8 in text, losing every topic it held. Counted, and
 // logged once per topic. Runs on the pump.
 func (t *topic) mend(data []byte) []byte {
 	t.cfg.stats.invalidUTF8.Add(1)
@@ -357,34 +309,45 @@ func (t *topic) dropBook(err error) {
 }
 
 // attachLocked adds s as a subscriber, queueing the cached last message
-// first, or a book's snapshot. Called with t.mu held (session.attach).
+// first, a book's snapshot, or what a resuming client missed. Called with
+// t.mu held (session.attach).
 func (t *topic) attachLocked(s *session) {
-	if t.book != nil && !(s.sse != nil && s.sse.resume) {
-		t.attachBookLocked(s)
+	enc := t.use(s)
+	if t.book != nil && s.resumeFrom == nil {
+		t.attachBookLocked(s, enc)
 		return
 	}
 	next := make([]*session, len(t.subs), len(t.subs)+1)
 	copy(next, t.subs)
 	t.subs = append(next, s)
-	if s.sse != nil {
-		t.nSSE++
-		if s.sse.named {
-			t.nNamed++
-		}
-		t.hist.on = true
-		if s.sse.resume {
-			t.replayLocked(s)
-			return
-		}
+	if s.resumeFrom != nil {
+		t.replayLocked(s, enc)
+		return
 	}
 	if !t.hasLast {
 		return
 	}
-	f := textFrame(t.prefix, t.last, t.suffix)
-	if s.sse != nil {
-		f = t.sse.event(s.sse.named, t.lastSeq, t.last, false)
+	t.count(s.offer(enc.message(t.lastSeq, t.last, false, false), false))
+}
+
+// use counts s among the users of its encoding and returns the topic's
+// encoder of it, made by its first user; a resumable encoding turns the
+// history on. Called with t.mu held.
+func (t *topic) use(s *session) encoder {
+	id := s.enc.id
+	if t.encoders[id] == nil {
+		t.encoders[id] = s.enc.newEncoder(t)
 	}
-	if s.offer(f, false) {
+	t.users[id]++
+	if s.enc.resumable {
+		t.hist.on = true
+	}
+	return t.encoders[id]
+}
+
+// count counts one offer's outcome.
+func (t *topic) count(queued bool) {
+	if queued {
 		t.delivered.Add(1)
 	} else {
 		t.dropped.Add(1)
@@ -398,14 +361,7 @@ func (t *topic) attachLocked(s *session) {
 // resync under way) s waits in pending for the next snapshot. Called
 // with t.mu held, so no change falls between the snapshot and the live
 // stream.
-func (t *topic) attachBookLocked(s *session) {
-	if s.sse != nil {
-		t.nSSE++
-		if s.sse.named {
-			t.nNamed++
-		}
-		t.hist.on = true
-	}
+func (t *topic) attachBookLocked(s *session, enc encoder) {
 	payload := t.snap
 	if payload == nil {
 		var ok bool
@@ -414,40 +370,30 @@ func (t *topic) attachBookLocked(s *session) {
 			return
 		}
 	}
-	f := textFrame(t.snapPrefix, payload, t.snapSuffix)
-	if s.sse != nil {
-		f = t.sse.event(s.sse.named, t.snapSeq, payload, false)
-	}
-	if s.offer(f, false) {
-		t.delivered.Add(1)
-	} else {
-		t.dropped.Add(1)
-	}
+	t.count(s.offer(enc.message(t.snapSeq, payload, true, false), false))
 	next := make([]*session, len(t.subs), len(t.subs)+1)
 	copy(next, t.subs)
 	t.subs = append(next, s)
 }
 
-// replayLocked queues for a resuming SSE stream the messages it missed,
-// from the history, preceded by a gap mark when the history cannot
-// account for all of them: the stream's position is not this sidecar's,
-// the topic opened after it, or messages after it were dropped for room.
-// Called with t.mu held, so the live messages follow without a gap or a
-// repeat.
-func (t *topic) replayLocked(s *session) {
-	from := s.sse.from
-	if !s.sse.known || t.firstSeq > from || t.hist.evicted > from {
-		s.offer(t.sse.gap(s.sse.named), false)
-		if !s.sse.known {
+// replayLocked queues for a resuming client the messages it missed,
+// from the history, preceded by the encoding's mark when the history
+// cannot account for all of them: the client's position is not this
+// sidecar's, the topic opened after it, or messages after it were dropped
+// for room. Called with t.mu held, so the live messages follow without a
+// gap or a repeat.
+func (t *topic) replayLocked(s *session, enc encoder) {
+	from := s.resumeFrom.from
+	if !s.resumeFrom.known || t.firstSeq > from || t.hist.evicted > from {
+		if mark := enc.lost(); mark != nil {
+			s.offer(mark, false)
+		}
+		if !s.resumeFrom.known {
 			return // no position: nothing is known to be missed
 		}
 	}
 	for _, e := range t.hist.after(from) {
-		if s.offer(t.sse.event(s.sse.named, e.seq, e.data, e.resumed), false) {
-			t.delivered.Add(1)
-		} else {
-			t.dropped.Add(1)
-		}
+		t.count(s.offer(enc.message(e.seq, e.data, false, e.resumed), false))
 	}
 }
 
@@ -457,12 +403,7 @@ func (t *topic) detach(s *session) bool {
 	defer t.mu.Unlock()
 	if i := slices.Index(t.pending, s); i >= 0 {
 		t.pending = slices.Delete(t.pending, i, i+1)
-		if s.sse != nil {
-			t.nSSE--
-			if s.sse.named {
-				t.nNamed--
-			}
-		}
+		t.users[s.enc.id]--
 		return true
 	}
 	for i, x := range t.subs {
@@ -470,12 +411,7 @@ func (t *topic) detach(s *session) bool {
 			next := make([]*session, 0, len(t.subs)-1)
 			next = append(append(next, t.subs[:i]...), t.subs[i+1:]...)
 			t.subs = next
-			if s.sse != nil {
-				t.nSSE--
-				if s.sse.named {
-					t.nNamed--
-				}
-			}
+			t.users[s.enc.id]--
 			return true
 		}
 	}

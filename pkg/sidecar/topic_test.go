@@ -65,7 +65,7 @@ func TestTopicResume(t *testing.T) {
 	tp := newTopic("a.b", testTopicConfig(deribitWire, &st))
 	sse, _ := newTestSession(testConfig(t, nil), &st, nil, kindSSE)
 	named, _ := newTestSession(testConfig(t, nil), &st, nil, kindSSE)
-	named.sse.named = true
+	named.enc = sseNamed
 	attachTo(tp, sse, named)
 
 	tp.publish(client.Message{Data: []byte(`1`), Flags: client.FlagReconnected}, false)
@@ -111,7 +111,7 @@ func TestTopicDetach(t *testing.T) {
 	attachTo(tp, a, b)
 	assert.True(t, tp.detach(b))
 	assert.False(t, tp.detach(b))
-	assert.Equal(t, 0, tp.nSSE)
+	assert.Zero(t, tp.users[sseMessages.id])
 
 	tp.publish(client.Message{Data: []byte(`1`)}, false)
 	assert.Len(t, takeAll(t, a), 1)

@@ -38,7 +38,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return // the upgrader has answered
 	}
 	c := newWSConn(ws, r.RemoteAddr, &s.wsCfg)
-	c.s.gapNotices = protocol.WantsGapNotices(r)
+	c.s.marks = protocol.WantsGapNotices(r)
 	if reason, ok := s.clients.add(c.s); !ok {
 		c.refuse(reason)
 		return

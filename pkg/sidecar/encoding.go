@@ -1,0 +1,48 @@
+package sidecar
+
+import "github.com/wsfan/wsfan/pkg/client"
+
+// An encoding is how one transport frames a topic's messages for its
+// clients: a WebSocket frame in the dialect's envelope (wsFrames, frame.go)
+// or an SSE event in its message or named form (sseMessages, sseNamed,
+// sseevent.go). Each session has one, set by its transport from what the
+// client asked for. A topic builds the frame of each encoding in use once
+// a message and offers the same bytes to every session of that encoding
+// (topic.publish); it knows transports only through this type.
+type encoding struct {
+	// id indexes a topic's encoders: sessions of one id share frames.
+	id int
+	// resumable: the encoding's clients may resume a stream from a
+	// position (SSE's Last-Event-ID), so a topic that has one keeps a
+	// history of its last messages (ssehistory.go).
+	resumable bool
+	// newEncoder makes the encoding's encoder for topic t.
+	newEncoder func(t *topic) encoder
+}
+
+// numEncodings is how many encodings there are: ids 0 to numEncodings-1.
+const numEncodings = 3
+
+// encoder is an encoding's frames for one topic. Each method returns a
+// frame of its own, which the caller may queue to any number of sessions.
+type encoder interface {
+	// message is the frame of a message: seq is its place in the
+	// Server's count of messages (a resume position), snapshot whether
+	// the exchange marked it whole state, resumed whether it is the
+	// topic's first after an upstream change.
+	message(seq uint64, data []byte, snapshot, resumed bool) []byte
+	// hole is the mark that goes before m when messages were lost before
+	// it (m.Gap or m.Reconnected), or nil when the encoding marks none
+	// there. Sessions that did not ask for marks (session.marks) skip it.
+	hole(m client.Message) []byte
+	// lost is the mark a resuming client gets first when the topic's
+	// history cannot give it every message it missed.
+	lost() []byte
+}
+
+// resumePoint is where a client resumes a stream (SSE's Last-Event-ID):
+// the topic replays, from its history, what came after.
+type resumePoint struct {
+	known bool   // the id names a position of this sidecar: from
+	from  uint64 // the last message the client had
+}
