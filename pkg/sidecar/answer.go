@@ -25,10 +25,10 @@ const (
 // stable across upstream reconnects; a topic the connection holds already
 // gets a twin with an id of its own, as geth gives a second subscription,
 // twins.go). Ethereal's answer is a status frame.
-func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic, func() []byte) {
+func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic) {
 	w := c.cfg.wire
 	if len(req.Topics) == 0 {
-		return w.AppendError(nil, req.ID, protocol.CodeInvalidParams, "invalid params: no topic to subscribe", nil), nil, nil
+		return w.AppendError(nil, req.ID, protocol.CodeInvalidParams, "invalid params: no topic to subscribe", nil), nil
 	}
 	topics, notices := c.withoutNotices(req.Topics)
 	if c.cfg.subIDs && len(topics) == 1 {
@@ -48,28 +48,28 @@ func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic, func() []b
 			if err == nil {
 				err = errors.New("subscription refused")
 			}
-			return errorResponse(w, req.ID, err), nil, nil
+			return errorResponse(w, req.ID, err), nil
 		}
 		if len(accepted) == 0 && err != nil && !errors.Is(err, errTooManyTopics) {
 			// Nothing subscribed, and a reason: say it, in the dialect's
 			// error shape, rather than an empty list.
-			return errorResponse(w, req.ID, subscribeError(topics, err)), nil, nil
+			return errorResponse(w, req.ID, subscribeError(topics, err)), nil
 		}
 		// What was accepted, as the exchange answers: its list omits
 		// the refused channels.
-		return w.AppendResult(nil, req.ID, w.AppendSubscribed(nil, accepted)), attach, nil
+		return w.AppendResult(nil, req.ID, w.AppendSubscribed(nil, accepted)), attach
 	}
 	if len(accepted) == 0 { // one topic per request: refused
 		if err == nil {
 			err = errors.New("subscription refused")
 		}
-		return errorResponse(w, req.ID, err), nil, nil
+		return errorResponse(w, req.ID, err), nil
 	}
 	t := c.s.topics[accepted[0]]
 	if len(attach) > 0 {
 		t = attach[0]
 	}
-	return w.AppendResult(nil, req.ID, w.AppendSubscribed(nil, []string{t.localID})), attach, nil
+	return w.AppendResult(nil, req.ID, w.AppendSubscribed(nil, []string{t.localID})), attach
 }
 
 // unsubscribe answers an unsubscribe request with the routing keys it

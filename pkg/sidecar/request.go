@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -11,7 +12,7 @@ import (
 // server half. It runs on the reader goroutine, which answers at once
 // what needs no upstream (heartbeats, pings, refusals); subscription
 // requests and batch arrays go to the session's subscription goroutine
-// (ops.go), which answers them in order, so a subscribe the upstream is
+// (queueOp), which answers them in order, so a subscribe the upstream is
 // slow to answer holds up none of the client's calls and pings; forwarded
 // calls run concurrently (bounded by Config.MaxCallsPerClient).
 func (c *wsConn) handle(data []byte) {
@@ -44,7 +45,7 @@ func (c *wsConn) handle(data []byte) {
 	req := &reqs[0]
 	if subscriptionOp(req) || (!w.RPC() && req.Err != nil) { // Ethereal: answered in order, see above
 		c.queueOp(func() {
-			resp, attach, _ := c.route(req)
+			resp, attach := c.changeTopics(req)
 			c.answer(req, resp, attach)
 		})
 		return
@@ -77,6 +78,40 @@ func subscriptionOp(req *protocol.Incoming) bool {
 		return true
 	}
 	return false
+}
+
+// blocked is the refusal of a request for a method in
+// Config.BlockedMethods, or nil.
+func (c *wsConn) blocked(req *protocol.Incoming) []byte {
+	if !slices.Contains(c.cfg.BlockedMethods, req.Method) {
+		return nil
+	}
+	why := " is not forwarded: the sidecar's upstream connection is shared by every local client"
+	if own, ok := c.cfg.renamed[req.Method]; ok {
+		why = fmt.Sprintf(" is not a %s method: its name is %q (which the sidecar answers itself)", c.cfg.Protocol, own)
+	}
+	return c.cfg.wire.AppendError(nil, req.ID, codeBlocked, req.Method+why, nil)
+}
+
+// changeTopics answers a subscription request (subscriptionOp, or an
+// Ethereal error answered in order): at once, with the topics to attach
+// with the answer. It runs on the subscription goroutine.
+func (c *wsConn) changeTopics(req *protocol.Incoming) (resp []byte, attach []*topic) {
+	w := c.cfg.wire
+	if req.Err != nil {
+		return w.AppendError(nil, req.ID, req.Err.Code, req.Err.Message, nil), nil
+	}
+	if refusal := c.blocked(req); refusal != nil {
+		return refusal, nil
+	}
+	switch req.Op {
+	case protocol.OpSubscribe:
+		return c.subscribe(req)
+	case protocol.OpUnsubscribe:
+		return c.unsubscribe(req), nil
+	}
+	c.s.unsubscribeAll()
+	return w.AppendResult(nil, req.ID, []byte(`"ok"`)), nil
 }
 
 // answer queues resp (none for a JSON-RPC notification; Ethereal's
@@ -130,21 +165,13 @@ func (c *wsConn) route(req *protocol.Incoming) (resp []byte, attach []*topic, ca
 	if req.Err != nil {
 		return w.AppendError(nil, req.ID, req.Err.Code, req.Err.Message, nil), nil, nil
 	}
-	if slices.Contains(c.cfg.BlockedMethods, req.Method) {
-		why := " is not forwarded: the sidecar's upstream connection is shared by every local client"
-		if own, ok := c.cfg.renamed[req.Method]; ok {
-			why = fmt.Sprintf(" is not a %s method: its name is %q (which the sidecar answers itself)", c.cfg.Protocol, own)
-		}
-		return w.AppendError(nil, req.ID, codeBlocked, req.Method+why, nil), nil, nil
+	if refusal := c.blocked(req); refusal != nil {
+		return refusal, nil, nil
 	}
 	switch req.Op {
-	case protocol.OpSubscribe:
-		return c.subscribe(req)
-	case protocol.OpUnsubscribe:
-		return c.unsubscribe(req), nil, nil
-	case protocol.OpUnsubscribeAll:
-		c.s.unsubscribeAll()
-		return w.AppendResult(nil, req.ID, []byte(`"ok"`)), nil, nil
+	case protocol.OpSubscribe, protocol.OpUnsubscribe, protocol.OpUnsubscribeAll:
+		resp, attach = c.changeTopics(req)
+		return resp, attach, nil
 	case protocol.OpHeartbeat, protocol.OpHeartbeatReply:
 		return c.heartbeat(req), nil, nil
 	}
@@ -157,4 +184,64 @@ func (c *wsConn) route(req *protocol.Incoming) (resp []byte, attach []*topic, ca
 	ctx := c.callContext()
 	id, method, params := req.ID, req.Method, req.Params
 	return nil, nil, func() []byte { return c.forward(ctx, id, method, params) }
+}
+
+// opsQueue is how many subscription requests may wait for the session's
+// subscription goroutine before the reader waits too.
+const opsQueue = 64
+
+// queueOp hands op (a subscription request, or a batch array) to the
+// session's subscription goroutine: it runs the ops one after the other,
+// in the order the client sent them, so a subscribe and the unsubscribe
+// after it keep their order, while the reader goes on answering pings,
+// heartbeats and calls. The goroutine runs only while ops wait (an idle
+// client costs no goroutine for it) and owns the session's topics
+// (session.subscribe, attach, unsubscribe) while it runs; the reader
+// hands it the next op only through the queue. Called by the reader
+// only; it blocks while opsQueue ops wait.
+func (c *wsConn) queueOp(op func()) {
+	if c.ops == nil {
+		c.ops = make(chan func(), opsQueue)
+		c.opsCtx, c.cancelOps = context.WithCancel(c.cfg.ctx)
+	}
+	c.ops <- op
+	c.opsMu.Lock()
+	if !c.opsRunning {
+		c.opsRunning = true
+		c.opsWG.Add(1)
+		go c.runOps()
+	}
+	c.opsMu.Unlock()
+}
+
+// runOps is the subscription goroutine: it runs the queued ops and ends
+// when none is left.
+func (c *wsConn) runOps() {
+	defer c.opsWG.Done()
+	for {
+		select {
+		case op := <-c.ops:
+			op()
+			continue
+		default:
+		}
+		c.opsMu.Lock()
+		if len(c.ops) == 0 { // an op queued from now on starts a new goroutine
+			c.opsRunning = false
+			c.opsMu.Unlock()
+			return
+		}
+		c.opsMu.Unlock()
+	}
+}
+
+// stopOps ends the subscription goroutine once the reader has ended: a
+// subscribe still waiting for the upstream gives up, and it returns when
+// the ops queued have run. Called by the reader only.
+func (c *wsConn) stopOps() {
+	if c.ops == nil {
+		return
+	}
+	c.cancelOps()
+	c.opsWG.Wait()
 }

@@ -97,7 +97,7 @@ type wsConn struct {
 	cancelCalls context.CancelFunc
 	callsEnded  bool // endCalls ran
 
-	// Made by the reader's first subscription request (ops.go): the
+	// Made by the reader's first subscription request (queueOp): the
 	// subscription goroutine's queue and the context of its subscribes,
 	// cancelled when the reader ends. opsMu protects opsRunning: whether
 	// a subscription goroutine runs; opsWG counts it.
