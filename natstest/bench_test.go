@@ -3,6 +3,7 @@ package natstest
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -218,12 +219,14 @@ func (u *benchUpstream) dial(context.Context) (natsbridge.Upstream, error) {
 	return u, nil
 }
 
-func (u *benchUpstream) Subscribe(context.Context, string) (client.Stream, error) {
+func (u *benchUpstream) SubscribeStreams(_ context.Context, topics []string) ([]client.Stream, []error, error) {
 	u.once.Do(func() { close(u.subscribed) })
-	return benchFeed{u}, nil
+	return []client.Stream{benchFeed{u}}, make([]error, len(topics)), nil
 }
 
-func (u *benchUpstream) CallRaw(context.Context, string, []byte) ([]byte, error) {
+func (u *benchUpstream) UnsubscribeStreams(context.Context, []client.Stream) error { return nil }
+
+func (u *benchUpstream) CallRaw(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 	return nil, client.ErrConnectionLost
 }
 

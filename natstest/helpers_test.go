@@ -174,14 +174,20 @@ type taggedUpstream struct {
 	tag string
 }
 
-func (u taggedUpstream) Subscribe(ctx context.Context, topic string) (client.Stream, error) {
-	f, err := u.Upstream.Subscribe(ctx, topic)
+func (u taggedUpstream) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
+	streams, errs, err := u.Upstream.SubscribeStreams(ctx, topics)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	tf := &taggedFeed{in: f, out: make(chan client.Message, 64), errc: make(chan error, 1), quit: make(chan struct{})}
-	go tf.run(u.tag)
-	return tf, nil
+	for i, f := range streams {
+		if f == nil {
+			continue
+		}
+		tf := &taggedFeed{in: f, out: make(chan client.Message, 64), errc: make(chan error, 1), quit: make(chan struct{})}
+		go tf.run(u.tag)
+		streams[i] = tf
+	}
+	return streams, errs, nil
 }
 
 // taggedFeed copies its upstream feed, prefixing payloads; its goroutine

@@ -1,6 +1,10 @@
 package client
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+)
 
 // Stream is anything that reads like a subscription: the messages of one
 // or more topics on C, why they ended on Err, how many were dropped, and
@@ -20,3 +24,77 @@ type Stream interface {
 }
 
 var _ Stream = (*Subscription)(nil)
+
+// Feed is where streams and calls come from: an exchange connection (a
+// *Client) or a group of sidecars sharing one (natsbridge.Member).
+// natsbridge's leader reads its upstream through a Feed
+// (natsbridge.Upstream), and the sidecar reads its topics and forwards
+// its clients' calls through one, whichever it holds.
+type Feed interface {
+	// SubscribeStreams subscribes each topic on its own, in as few
+	// requests as the feed allows: streams[i] is topic i's stream, or nil
+	// with errs[i] saying why (errors.Is(errs[i], ErrRefused) when no
+	// retry can help); err fails them all.
+	SubscribeStreams(ctx context.Context, topics []string) (streams []Stream, errs []error, err error)
+	// UnsubscribeStreams ends streams SubscribeStreams returned, in as
+	// few requests as it can, and returns the first failure.
+	UnsubscribeStreams(ctx context.Context, streams []Stream) error
+	// CallRaw makes an RPC call: params is JSON (or nil) and the result
+	// is the JSON result; a server's error is an *RPCError.
+	CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+var _ Feed = (*Client)(nil)
+
+// SubscribeStreams is SubscribeEach with the client's default delivery
+// options, a Stream each, for a Feed's reader. A topic the dialect
+// cannot express is refused (ErrRefused) rather than failing the rest.
+func (c *Client) SubscribeStreams(ctx context.Context, topics []string) ([]Stream, []error, error) {
+	streams, errs := make([]Stream, len(topics)), make([]error, len(topics))
+	valid := make([]string, 0, len(topics))
+	at := make([]int, 0, len(topics))
+	for i, name := range topics {
+		if _, err := c.proto.NewTopic(name); err != nil {
+			errs[i] = &RefusedError{Topics: []string{name}, Cause: err}
+			continue
+		}
+		valid, at = append(valid, name), append(at, i)
+	}
+	if len(valid) == 0 {
+		return streams, errs, nil
+	}
+	subs, serrs, err := c.SubscribeEach(ctx, valid)
+	if err != nil {
+		return nil, nil, err
+	}
+	for j, i := range at {
+		if subs[j] != nil {
+			streams[i] = subs[j]
+		}
+		errs[i] = serrs[j]
+	}
+	return streams, errs, nil
+}
+
+// UnsubscribeStreams ends streams: this client's subscriptions in one
+// round of requests (UnsubscribeEach), any other stream by its own
+// Unsubscribe. A stream already ended is not a failure.
+func (c *Client) UnsubscribeStreams(ctx context.Context, streams []Stream) error {
+	var own []*Subscription
+	var first error
+	for _, s := range streams {
+		if sub, ok := s.(*Subscription); ok && sub.c == c && sub.merge == nil {
+			own = append(own, sub)
+			continue
+		}
+		if err := s.Unsubscribe(ctx); err != nil && !errors.Is(err, ErrUnsubscribed) && first == nil {
+			first = err
+		}
+	}
+	if len(own) > 0 {
+		if err := c.UnsubscribeEach(ctx, own); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

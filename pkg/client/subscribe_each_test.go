@@ -78,3 +78,26 @@ func TestUnsubscribeEachOneRequest(t *testing.T) {
 	assert.Error(t, other.UnsubscribeEach(ctx, []*client.Subscription{kept}))
 	requireOpen(t, kept)
 }
+
+// A Client is a client.Feed: SubscribeStreams refuses a topic the dialect
+// cannot express on its own, without failing the others (which go out in
+// one request), and UnsubscribeStreams leaves them in one request.
+func TestClientIsAFeed(t *testing.T) {
+	srv := newServer(t, deribit.Name)
+	var feed client.Feed = dial(t, srv, deribit.Protocol())
+	ctx := testutil.Context(t)
+	streams, errs, err := feed.SubscribeStreams(ctx, []string{"ticker.A.100ms", "no such channel", "ticker.B.100ms"})
+	require.NoError(t, err)
+	assert.Equal(t, 1, srv.CountReceived("public/subscribe"))
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[2])
+	assert.ErrorIs(t, errs[1], client.ErrRefused)
+	assert.Nil(t, streams[1])
+
+	srv.Publish("ticker.B.100ms", []byte(`{"b":1}`))
+	assert.Equal(t, `{"b":1}`, string((<-streams[2].C()).Data))
+	require.NoError(t, feed.UnsubscribeStreams(ctx, []client.Stream{streams[0], streams[2]}))
+	assert.Equal(t, 1, srv.CountReceived("public/unsubscribe"), "one request for the two")
+	require.NoError(t, srv.WaitSubscribers(ctx, "ticker.A.100ms", 0))
+	require.NoError(t, srv.WaitSubscribers(ctx, "ticker.B.100ms", 0))
+}

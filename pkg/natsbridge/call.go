@@ -33,7 +33,7 @@ const noLeaderRetry = 50 * time.Millisecond
 // leader the call waits for one, and fails with ErrNoLeader when ctx
 // ends first: a call that no leader received is safe to send again, one
 // that a leader received is never sent twice.
-func (m *Member) CallRaw(ctx context.Context, method string, params []byte) ([]byte, error) {
+func (m *Member) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	ctx, cancel := m.withTimeout(ctx)
 	defer cancel()
 	req := &nats.Msg{

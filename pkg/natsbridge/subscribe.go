@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/wsfan/wsfan/internal/format"
+	"github.com/wsfan/wsfan/pkg/client"
 )
 
 // Subscribe subscribes to topics of the group and returns once: NATS has
@@ -40,6 +41,36 @@ func (m *Member) Subscribe(ctx context.Context, topics ...string) (*Subscription
 	}
 	return s, nil
 }
+
+// SubscribeStreams subscribes each topic on its own (Subscribe), a
+// stream each: the member is a client.Feed.
+func (m *Member) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
+	streams, errs := make([]client.Stream, len(topics)), make([]error, len(topics))
+	for i, topic := range topics {
+		if s, err := m.Subscribe(ctx, topic); err != nil {
+			errs[i] = err
+		} else {
+			streams[i] = s
+		}
+	}
+	return streams, errs, nil
+}
+
+// UnsubscribeStreams ends each stream by its own Unsubscribe: a group
+// subscription is left on NATS, and the leader unsubscribes upstream
+// what no member wants any more. A stream already ended is not a
+// failure.
+func (m *Member) UnsubscribeStreams(ctx context.Context, streams []client.Stream) error {
+	var first error
+	for _, s := range streams {
+		if err := s.Unsubscribe(ctx); err != nil && !errors.Is(err, client.ErrUnsubscribed) && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+var _ client.Feed = (*Member)(nil)
 
 // subscribe does Subscribe's steps for s, whose readers are set.
 func (m *Member) subscribe(ctx context.Context, s *Subscription) error {

@@ -54,7 +54,7 @@ func (l *leader) runTopic(t *leaderTopic) {
 	l.mu.Unlock()
 	bo := l.env.newBackoff()
 	for l.keep(t, p.seq) {
-		feed, err := l.up.Subscribe(l.ctx, t.names.topic)
+		feed, err := subscribeOne(l.ctx, l.up, t.names.topic)
 		if err == nil {
 			bo.Reset()
 			err = l.pump(t, p, feed)

@@ -2,28 +2,23 @@ package natsbridge
 
 import (
 	"context"
-	"errors"
 
 	"github.com/wsfan/wsfan/pkg/client"
-	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// Upstream is the connection to the exchange that the leader holds. A
-// member that is given a Dialer (WithUpstream) is a candidate: when it
-// wins the lease it dials, and when it loses the lease it closes the
-// Upstream before the lease could have expired.
+// Upstream is the connection to the exchange that the leader holds: a
+// client.Feed it can close. A member that is given a Dialer
+// (WithUpstream) is a candidate: when it wins the lease it dials, and
+// when it loses the lease it closes the Upstream before the lease could
+// have expired. A *client.Client is one.
 type Upstream interface {
-	// Subscribe subscribes to one topic upstream and returns once the
-	// server acknowledged it. A refused topic is an error for which
-	// errors.Is(err, client.ErrRefused) holds.
-	Subscribe(ctx context.Context, topic string) (client.Stream, error)
-	// CallRaw makes an RPC call upstream: params is JSON (or nil) and the
-	// result is the JSON result; a server error is a *client.RPCError.
-	CallRaw(ctx context.Context, method string, params []byte) ([]byte, error)
-	// Close drops the connection and ends every Feed; the connection is
-	// gone when it returns.
+	client.Feed
+	// Close drops the connection and ends every stream; the connection
+	// is gone when it returns.
 	Close() error
 }
+
+var _ Upstream = (*client.Client)(nil)
 
 // Dialer connects to the upstream. It is called by the leader, again
 // after a failure (with backoff) for as long as it leads.
@@ -40,28 +35,18 @@ func DialClient(url string, opts ...client.Option) Dialer {
 		if err != nil {
 			return nil, err
 		}
-		return clientUpstream{c}, nil
+		return c, nil
 	}
 }
 
-// clientUpstream adapts *client.Client to Upstream.
-type clientUpstream struct{ c *client.Client }
-
-// Subscribe reports a topic the dialect cannot express as refused: no
-// retry can make it valid.
-func (u clientUpstream) Subscribe(ctx context.Context, topic string) (client.Stream, error) {
-	s, err := u.c.Subscribe(ctx, []string{topic})
+// subscribeOne subscribes one topic through f.
+func subscribeOne(ctx context.Context, f client.Feed, topic string) (client.Stream, error) {
+	streams, errs, err := f.SubscribeStreams(ctx, []string{topic})
 	switch {
-	case errors.Is(err, protocol.ErrInvalidTopic):
-		return nil, &client.RefusedError{Topics: []string{topic}, Cause: err}
 	case err != nil:
 		return nil, err
+	case errs[0] != nil:
+		return nil, errs[0]
 	}
-	return s, nil
+	return streams[0], nil
 }
-
-func (u clientUpstream) CallRaw(ctx context.Context, method string, params []byte) ([]byte, error) {
-	return u.c.CallRaw(ctx, method, params)
-}
-
-func (u clientUpstream) Close() error { return u.c.Close() }

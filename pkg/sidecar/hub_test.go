@@ -81,7 +81,7 @@ func TestHubSharesOneUpstreamSubscription(t *testing.T) {
 	var st stats
 	exch, u, stop := newTestUpstream(t, &st)
 	cfg := testConfig(t, func(c *Config) { c.Grace = time.Millisecond })
-	h := newTestHub(t, cfg, &st, u.subscribe, stop)
+	h := newTestHub(t, cfg, &st, u.SubscribeStreams, stop)
 	ctx := testutil.Context(t)
 
 	a, err := reserveOne(h, name)
@@ -115,7 +115,7 @@ func TestHubReserveCancelsGrace(t *testing.T) {
 	const name = "ticker.BTC-PERPETUAL.raw"
 	var st stats
 	exch, u, stop := newTestUpstream(t, &st)
-	h := newTestHub(t, testConfig(t, func(c *Config) { c.Grace = time.Hour }), &st, u.subscribe, stop)
+	h := newTestHub(t, testConfig(t, func(c *Config) { c.Grace = time.Hour }), &st, u.SubscribeStreams, stop)
 	ctx := testutil.Context(t)
 
 	a, err := reserveOne(h, name)
@@ -184,7 +184,7 @@ func TestHubExpiresATopicStillOpening(t *testing.T) {
 	h := newTestHub(t, testConfig(t, func(c *Config) { c.Grace = time.Millisecond }), &st,
 		func(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
 			<-unblock
-			return u.subscribe(ctx, topics)
+			return u.SubscribeStreams(ctx, topics)
 		}, stop)
 	ctx := testutil.Context(t)
 
@@ -212,7 +212,7 @@ func TestHubTopicLost(t *testing.T) {
 	var st stats
 	exch, u, stop := newTestUpstream(t, &st)
 	cfg := testConfig(t, nil)
-	h := newTestHub(t, cfg, &st, u.subscribe, stop)
+	h := newTestHub(t, cfg, &st, u.SubscribeStreams, stop)
 	ctx := testutil.Context(t)
 
 	tp, err := reserveOne(h, name)
@@ -243,3 +243,15 @@ func reserveOne(h *hub, name string) (*topic, error) {
 	}
 	return ts[0], nil
 }
+// oneByOne makes a subscribeFunc of a function subscribing one topic,
+// as a test stands in for a source.
+func oneByOne(subscribe func(ctx context.Context, topic string) (client.Stream, error)) subscribeFunc {
+	return func(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
+		feeds, errs := make([]client.Stream, len(topics)), make([]error, len(topics))
+		for i, topic := range topics {
+			feeds[i], errs[i] = subscribe(ctx, topic)
+		}
+		return feeds, errs, nil
+	}
+}
+

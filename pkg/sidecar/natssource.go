@@ -153,36 +153,30 @@ func (n *natsSource) member(ctx context.Context) (*natsbridge.Member, error) {
 	}
 }
 
-// subscribe subscribes the topics through the group one by one: a member
-// asks the leader for each topic it wants.
-func (n *natsSource) subscribe(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
-	return oneByOne(n.subscribeOne)(ctx, topics)
+// SubscribeStreams subscribes the topics through the group, one by one:
+// a member asks the leader for each topic it wants.
+func (n *natsSource) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
+	m, err := n.member(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	streams, errs, err := m.SubscribeStreams(ctx, topics)
+	for i, e := range errs {
+		if errors.Is(e, natsbridge.ErrClosed) {
+			errs[i] = ErrClosed
+		}
+	}
+	return streams, errs, err
 }
 
-// unsubscribe ends each stream, one by one: a group subscription is
-// left on NATS, and the leader unsubscribes upstream what no member
+// UnsubscribeStreams ends each stream, one by one: a group subscription
+// is left on NATS, and the leader unsubscribes upstream what no member
 // wants any more.
-func (n *natsSource) unsubscribe(ctx context.Context, streams []client.Stream) error {
+func (n *natsSource) UnsubscribeStreams(ctx context.Context, streams []client.Stream) error {
 	return oneByOneUnsubscribe(ctx, streams)
 }
 
-// subscribeOne subscribes one topic through the group.
-func (n *natsSource) subscribeOne(ctx context.Context, topic string) (client.Stream, error) {
-	m, err := n.member(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sub, err := m.Subscribe(ctx, topic)
-	if err != nil {
-		if errors.Is(err, natsbridge.ErrClosed) {
-			return nil, ErrClosed
-		}
-		return nil, err
-	}
-	return sub, nil
-}
-
-func (n *natsSource) call(ctx context.Context, method string, params json.RawMessage) ([]byte, error) {
+func (n *natsSource) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	m, err := n.member(ctx)
 	if err != nil {
 		return n.stats.countCall(nil, err)

@@ -2,32 +2,27 @@ package sidecar
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/client"
 )
 
-// source is where the sidecar's topics and forwarded calls come from: the
-// upstream connection it holds itself (upstream.go), or a NATS group of
-// sidecars whose leader holds the one connection (natssource.go). The
-// hub opens topics with subscribe, local clients' calls go through call,
-// and status, metrics and /readyz read state.
+// source is where the sidecar's topics and forwarded calls come from, a
+// client.Feed with its state: the upstream connection it holds itself
+// (upstream.go), or a NATS group of sidecars whose leader holds the one
+// connection (natssource.go). Status, metrics and /readyz read its
+// state.
 type source interface {
 	// run is the source's goroutine: it connects (retrying until it
 	// succeeds, so the sidecar may start before what it depends on) and
 	// watches the connection until ctx ends.
 	run(ctx context.Context)
-	// subscribe subscribes topics, a client.Stream each, waiting for the source
-	// within ctx (a subscribeFunc).
-	subscribe(ctx context.Context, topics []string) ([]client.Stream, []error, error)
-	// unsubscribe ends streams subscribe returned, in as few requests
-	// upstream as it can (an unsubscribeFunc).
-	unsubscribe(ctx context.Context, streams []client.Stream) error
-	// call makes an RPC call upstream and returns the raw result,
-	// waiting for the source within ctx; a call that may have been sent
-	// is never sent twice.
-	call(ctx context.Context, method string, params json.RawMessage) ([]byte, error)
+	// Feed is where topics and calls come from, as for any reader of
+	// one: the hub opens topics with SubscribeStreams (its
+	// subscribeFunc), waiting for the source within ctx, and leaves them
+	// with UnsubscribeStreams; local clients' calls go through CallRaw (a
+	// callFunc), and a call that may have been sent is never sent twice.
+	client.Feed
 	// state is the connection's state, StateConnecting before the first.
 	state() client.State
 	// group describes the NATS group, or is nil for an upstream held

@@ -1,6 +1,9 @@
 package sidecar
 
-import "sync/atomic"
+import (
+	"encoding/json"
+	"sync/atomic"
+)
 
 // Drop reasons, the "reason" label of wsfan_sidecar_dropped_total.
 const (
@@ -33,7 +36,7 @@ type stats struct {
 
 // countCall counts a call forwarded upstream and, when err is set, its
 // failure, and passes its outcome on.
-func (s *stats) countCall(res []byte, err error) ([]byte, error) {
+func (s *stats) countCall(res json.RawMessage, err error) (json.RawMessage, error) {
 	s.calls.Add(1)
 	if err != nil {
 		s.callErrors.Add(1)

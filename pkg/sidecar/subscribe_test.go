@@ -19,7 +19,7 @@ func TestSessionSubscribe(t *testing.T) {
 	var st stats
 	exch, u, stop := newTestUpstream(t, &st)
 	cfg := testConfig(t, nil)
-	h := newTestHub(t, cfg, &st, u.subscribe, stop)
+	h := newTestHub(t, cfg, &st, u.SubscribeStreams, stop)
 	ctx := testutil.Context(t)
 	s, _ := newTestSession(cfg, &st, h, kindWS)
 
@@ -55,7 +55,7 @@ func TestSessionSubscribeLimit(t *testing.T) {
 	var st stats
 	_, u, stop := newTestUpstream(t, &st)
 	cfg := testConfig(t, func(c *Config) { c.MaxTopicsPerClient = 2 })
-	h := newTestHub(t, cfg, &st, u.subscribe, stop)
+	h := newTestHub(t, cfg, &st, u.SubscribeStreams, stop)
 	s, _ := newTestSession(cfg, &st, h, kindWS)
 
 	accepted, fresh, err := s.subscribe(testutil.Context(t), []string{"a.a", "b.b", "c.c"})

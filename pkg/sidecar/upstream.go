@@ -21,18 +21,6 @@ import (
 // one call.
 type subscribeFunc func(ctx context.Context, topics []string) (feeds []client.Stream, errs []error, err error)
 
-// oneByOne makes a subscribeFunc of a function subscribing one topic:
-// for a source that has no batched subscribe.
-func oneByOne(subscribe func(ctx context.Context, topic string) (client.Stream, error)) subscribeFunc {
-	return func(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
-		feeds, errs := make([]client.Stream, len(topics)), make([]error, len(topics))
-		for i, topic := range topics {
-			feeds[i], errs[i] = subscribe(ctx, topic)
-		}
-		return feeds, errs, nil
-	}
-}
-
 // unsubscribeFunc ends streams a subscribeFunc returned, in as few
 // requests upstream as it can; it returns the first failure.
 type unsubscribeFunc func(ctx context.Context, streams []client.Stream) error
@@ -52,7 +40,7 @@ func oneByOneUnsubscribe(ctx context.Context, streams []client.Stream) error {
 // callFunc makes an RPC call upstream and returns the raw result,
 // waiting for the upstream within ctx. Local clients' forwarded calls
 // go through one.
-type callFunc func(ctx context.Context, method string, params json.RawMessage) ([]byte, error)
+type callFunc func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 
 // upstream owns the one client connected to the real server. Its goroutine
 // dials (retrying until it succeeds, so the sidecar may start before the
@@ -239,26 +227,20 @@ func (u *upstream) await(ctx context.Context) (*client.Client, error) {
 	}
 }
 
-// subscribe subscribes topics upstream in one round of requests
-// (client.SubscribeEach), a client.Stream each. While the upstream is down the
+// SubscribeStreams subscribes topics upstream in one round of requests
+// (client.Client.SubscribeStreams), a client.Stream each. While the upstream is down the
 // client queues them and answers at once (they are subscribed when it is
 // back); only before the client exists, for the first dial, does it wait.
 // A connection lost during the subscribe is retried.
-func (u *upstream) subscribe(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
+func (u *upstream) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
 	for {
 		c, err := u.await(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		subs, errs, err := c.SubscribeEach(ctx, topics)
+		streams, errs, err := c.SubscribeStreams(ctx, topics)
 		if err == nil {
-			feeds := make([]client.Stream, len(subs))
-			for i, sub := range subs {
-				if sub != nil {
-					feeds[i] = sub
-				}
-			}
-			return feeds, errs, nil
+			return streams, errs, nil
 		}
 		if !errors.Is(err, client.ErrConnectionLost) || ctx.Err() != nil {
 			return nil, nil, err
@@ -268,25 +250,20 @@ func (u *upstream) subscribe(ctx context.Context, topics []string) ([]client.Str
 
 // unsubscribe ends streams of subscribe in one round of requests
 // (client.UnsubscribeEach), paced by the venue's budget as subscribes are.
-func (u *upstream) unsubscribe(ctx context.Context, streams []client.Stream) error {
+func (u *upstream) UnsubscribeStreams(ctx context.Context, streams []client.Stream) error {
 	c := u.client()
-	subs := make([]*client.Subscription, 0, len(streams))
-	for _, s := range streams {
-		sub, ok := s.(*client.Subscription)
-		if !ok || c == nil {
-			return oneByOneUnsubscribe(ctx, streams)
-		}
-		subs = append(subs, sub)
+	if c == nil {
+		return oneByOneUnsubscribe(ctx, streams)
 	}
-	return c.UnsubscribeEach(ctx, subs)
+	return c.UnsubscribeStreams(ctx, streams)
 }
 
-// call makes a call upstream. While the upstream is down it fails at
+// CallRaw makes a call upstream. While the upstream is down it fails at
 // once, naming why (the client's last failure): a call is never held to
 // be sent late. It never retries a call that may have been sent.
 // Only the sidecar's first dial attempt is waited for (within the dial
 // timeout), so a call made as it starts is not refused for nothing.
-func (u *upstream) call(ctx context.Context, method string, params json.RawMessage) ([]byte, error) {
+func (u *upstream) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	c, err := u.await(ctx)
 	if err != nil {
 		return u.stats.countCall(nil, fmt.Errorf("call %s: %w", method, err))
