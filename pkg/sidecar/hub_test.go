@@ -243,6 +243,7 @@ func reserveOne(h *hub, name string) (*topic, error) {
 	}
 	return ts[0], nil
 }
+
 // oneByOne makes a subscribeFunc of a function subscribing one topic,
 // as a test stands in for a source.
 func oneByOne(subscribe func(ctx context.Context, topic string) (client.Stream, error)) subscribeFunc {
@@ -254,4 +255,3 @@ func oneByOne(subscribe func(ctx context.Context, topic string) (client.Stream, 
 		return feeds, errs, nil
 	}
 }
-
