@@ -241,14 +241,16 @@ func (h *hopChild) close() {
 // 100 clients in another process, evenly paced at 1,000 and 5,000
 // messages a second, stamped payloads of the ticker's size: for the
 // sidecar from the test exchange's write (its upstream) to the client,
-// for centrifuge from node.Publish to the client. impl=direct is the
-// baseline both are measured against, the same one: one client connected
-// straight to the test exchange, no fan-out server, at the same rate; a
-// server's added latency is its percentile minus the baseline's. Each
-// round lasts half a second.
+// for centrifuge from node.Publish to the client. impl=floor is the
+// plainest fan-out there is, fed by the same upstream (floorServer): one
+// loop writing each frame to the 100 clients in turn, what the kernel
+// allows on this machine. impl=direct is the baseline all are measured
+// against, the same one: one client connected straight to the test
+// exchange, no fan-out server, at the same rate; a server's added latency
+// is its percentile minus the baseline's. Each round lasts half a second.
 func BenchmarkHopPeers(b *testing.B) {
 	for _, rate := range []int{1000, 5000} {
-		for _, impl := range []string{"sidecar", "centrifuge", "direct"} {
+		for _, impl := range []string{"sidecar", "centrifuge", "floor", "direct"} {
 			b.Run(fmt.Sprintf("rate=%d/impl=%s", rate, impl), func(b *testing.B) { benchHop(b, impl, rate) })
 		}
 	}
@@ -265,6 +267,8 @@ func benchHop(b *testing.B, impl string, rate int) {
 		srv = sidecarOn(b, ex)
 	case "centrifuge":
 		srv = centrifugeServer(b)
+	case "floor":
+		srv = floorServer(b, ex)
 	default: // direct
 		srv = &server{url: ex.URL(), subscribe: []string{thalexSubscribe}, close: func() {}}
 		clients = 1
