@@ -1,13 +1,16 @@
 package sidecar_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"runtime"
 	"slices"
 	"strconv"
@@ -40,6 +43,7 @@ var benchPayload = []byte(`{"best_bid_price":64999.5,"best_bid_amount":1.251,"be
 // publish time ("t", Unix nanoseconds).
 type readers struct {
 	conns   []*websocket.Conn
+	streams []io.Closer // SSE readers' response bodies (connectSSEReaders)
 	got     atomic.Int64
 	wg      sync.WaitGroup
 	stamped bool
@@ -145,6 +149,9 @@ func (r *readers) close() {
 	for _, ws := range r.conns {
 		_ = ws.Close()
 	}
+	for _, body := range r.streams {
+		_ = body.Close()
+	}
 	r.wg.Wait()
 }
 
@@ -179,11 +186,45 @@ func pump(b *testing.B, up *exchangetest.Server, rd *readers, clients, msgs int)
 	rd.waitGot(b, target)
 }
 
+// connectSSEReaders opens n SSE streams of topic on the sidecar at base
+// (http://host:port), each counting the events it receives.
+func connectSSEReaders(base string, n int, topic string) (*readers, error) {
+	r := &readers{}
+	for range n {
+		resp, err := http.Get(base + "/v1/stream?topic=" + url.QueryEscape(topic))
+		if err != nil {
+			r.close()
+			return nil, err
+		}
+		r.streams = append(r.streams, resp.Body)
+		br := bufio.NewReaderSize(resp.Body, 16<<10)
+		if _, err := br.ReadSlice('\n'); err != nil { // the stream's opening comment
+			r.close()
+			return nil, err
+		}
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			for {
+				line, err := br.ReadSlice('\n')
+				if err != nil {
+					return
+				}
+				if bytes.HasPrefix(line, []byte("data:")) {
+					r.got.Add(1)
+				}
+			}
+		}()
+	}
+	return r, nil
+}
+
 // msgsFor keeps each run near 100k deliveries.
 func msgsFor(clients int) int { return max(100, 100_000/clients) }
 
 // BenchmarkFanOut measures deliveries per second from one upstream topic
-// to N local WebSocket clients: through the sidecar, and through a naive
+// to N local clients: through the sidecar to WebSocket clients and to SSE
+// streams (clients=N/sse), and through a naive
 // fan-out (one client subscription, a PreparedMessage per frame, a
 // goroutine per local client calling WritePreparedMessage) fed by the
 // same upstream with the same frames.
@@ -191,6 +232,7 @@ func BenchmarkFanOut(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("clients=%d/sidecar", n), func(b *testing.B) { benchSidecar(b, n) })
 		b.Run(fmt.Sprintf("clients=%d/naive", n), func(b *testing.B) { benchNaive(b, n) })
+		b.Run(fmt.Sprintf("clients=%d/sse", n), func(b *testing.B) { benchSSE(b, n) })
 	}
 }
 
@@ -200,6 +242,28 @@ func benchSidecar(b *testing.B, n int) {
 	sc, url := startBenchSidecar(b, up, nil)
 	defer sc.Close()
 	rd := dialReaders(b, url, n, dialects[0].subscribe(1, benchTopic), false)
+	defer rd.close()
+	waitFor2(b, func() bool { return countAttached(sc) == n })
+	msgs := msgsFor(n)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		pump(b, up, rd, n, msgs)
+	}
+	b.ReportMetric(float64(n*msgs*b.N)/time.Since(start).Seconds(), "deliveries/s")
+}
+
+// benchSSE is benchSidecar with SSE streams for clients: one SSE
+// delivery's cost beside one WebSocket delivery's.
+func benchSSE(b *testing.B, n int) {
+	up := exchangetest.NewServer(thalex.Name)
+	defer up.Close()
+	sc, wsURL := startBenchSidecar(b, up, nil)
+	defer sc.Close()
+	base := "http" + strings.TrimSuffix(strings.TrimPrefix(wsURL, "ws"), "/ws")
+	rd, err := connectSSEReaders(base, n, benchTopic)
+	require.NoError(b, err)
 	defer rd.close()
 	waitFor2(b, func() bool { return countAttached(sc) == n })
 	msgs := msgsFor(n)

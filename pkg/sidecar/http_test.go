@@ -395,3 +395,39 @@ func TestAddrIsTheListenersOnceServing(t *testing.T) {
 	code, _ := httpGet(t, "http://"+srv.Addr()+"/healthz")
 	assert.Equal(t, http.StatusOK, code)
 }
+
+// Over HTTP/1.1 a stream's connection is the sidecar's own: the response
+// ends with it (Connection: close, no chunked body), so the events go out
+// as written. Over HTTP/2, which cannot hand a connection over, the
+// handler writes them through net/http: the same events either way.
+func TestSSEOverHTTP1AndHTTP2(t *testing.T) {
+	r := newRig(t, thalex.Name, nil)
+	st := openSSE(t, r.url+"/v1/stream?topic=a.b", "")
+	assert.True(t, st.resp.Close, "the stream ends with its connection")
+	assert.Empty(t, st.resp.TransferEncoding, "the body is not chunked")
+	st.next(t)
+	r.waitClients(t, 1, 1)
+	r.up.Publish("a.b", []byte(`[1]`))
+	assert.Equal(t, `{"topic":"a.b","data":[1]}`, st.next(t).data)
+	st.close()
+	r.waitClients(t, 0, 1)
+
+	hs := httptest.NewUnstartedServer(r.sc.Handler())
+	hs.EnableHTTP2 = true
+	hs.StartTLS()
+	t.Cleanup(hs.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, hs.URL+"/v1/stream?topic=a.b", nil)
+	require.NoError(t, err)
+	resp, err := hs.Client().Do(req)
+	require.NoError(t, err)
+	h2 := &sseReader{resp: resp, br: bufio.NewReader(resp.Body), stop: cancel}
+	t.Cleanup(h2.close)
+	require.Equal(t, 2, resp.ProtoMajor)
+	require.EqualValues(t, http.StatusOK, resp.StatusCode)
+	h2.next(t)
+	r.waitClients(t, 1, 1)
+	r.up.Publish("a.b", []byte(`[2]`))
+	assert.Equal(t, `{"topic":"a.b","data":[2]}`, h2.next(t).data)
+}

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"go.uber.org/zap"
 )
 
 // sseKeepAlive is how often an idle SSE stream gets a comment line, so
@@ -51,10 +55,25 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 		httpRefusal(w, http.StatusBadRequest, err.Error(), nil)
 		return
 	}
-	st := &sseStream{w: w, flusher: flusher, wakeup: make(chan struct{}, 1), writeTimeout: s.cfg.WriteTimeout}
-	ss := newSession(r.RemoteAddr, &s.cfg, &s.stats, s.hub, st)
+	// The stream's transport: its own socket when net/http can hand the
+	// connection over (HTTP/1.x), else the handler's writer (HTTP/2).
+	var tr transport
+	var sock *sseSocket
+	var st *sseStream
+	if _, ok := w.(http.Hijacker); ok {
+		sock = newSSESocket(s.cfg.WriteTimeout)
+		tr = sock
+	} else {
+		st = &sseStream{w: w, flusher: flusher, wakeup: make(chan struct{}, 1), writeTimeout: s.cfg.WriteTimeout}
+		tr = st
+	}
+	ss := newSession(r.RemoteAddr, &s.cfg, &s.stats, s.hub, tr)
 	ss.enc, ss.marks, ss.resumeFrom = enc, true, from
-	st.s = ss
+	if sock != nil {
+		sock.s = ss
+	} else {
+		st.s = ss
+	}
 	if reason, ok := s.clients.add(ss); !ok {
 		http.Error(w, reason.text, http.StatusServiceUnavailable)
 		return
@@ -77,8 +96,27 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
+	first := fmt.Sprintf(": wsfan sidecar: streaming %s\nretry: %d\n\n", strings.Join(topics, ", "), sseRetry.Milliseconds())
+	if sock != nil {
+		if err := sock.hijack(w, first); err != nil {
+			for _, t := range fresh {
+				s.hub.release(t)
+			}
+			ss.close(closeReason{}, true)
+			if !errors.Is(err, net.ErrClosed) && !errors.Is(err, os.ErrDeadlineExceeded) {
+				s.log.Debug("SSE stream not taken over", zap.Error(err))
+			}
+			return
+		}
+		ss.attach(nil, fresh)
+		sock.watch()
+		ss.unsubscribeAll()
+		ss.close(closeReason{}, true)
+		sock.end()
+		return
+	}
 	w.WriteHeader(http.StatusOK)
-	_, _ = fmt.Fprintf(w, ": wsfan sidecar: streaming %s\nretry: %d\n\n", strings.Join(topics, ", "), sseRetry.Milliseconds())
+	_, _ = fmt.Fprint(w, first)
 	flusher.Flush()
 	ss.attach(nil, fresh)
 

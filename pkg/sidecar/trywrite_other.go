@@ -11,5 +11,5 @@ import (
 // writer goroutine.
 func rawConnOf(net.Conn) syscall.RawConn { return nil }
 
-// tryWrite writes nothing; the writer goroutine writes every frame.
-func (c *wsConn) tryWrite([]byte) int { return 0 }
+// tryWriteRaw writes nothing; the writer goroutine writes every frame.
+func tryWriteRaw(syscall.RawConn, []byte) int { return 0 }

@@ -21,15 +21,16 @@ func rawConnOf(nc net.Conn) syscall.RawConn {
 	return raw
 }
 
-// tryWrite writes as much of frame as the socket takes without waiting,
-// with write(2) on the non-blocking descriptor, and returns the bytes
-// written. It never waits for room: what is left is the writer's.
-func (c *wsConn) tryWrite(frame []byte) int {
-	if c.raw == nil {
+// tryWriteRaw writes as much of frame as the socket behind raw takes
+// without waiting, with write(2) on the non-blocking descriptor, and
+// returns the bytes written (0 when raw is nil). It never waits for room:
+// what is left is the writer goroutine's.
+func tryWriteRaw(raw syscall.RawConn, frame []byte) int {
+	if raw == nil {
 		return 0
 	}
 	n := 0
-	_ = c.raw.Write(func(fd uintptr) bool {
+	_ = raw.Write(func(fd uintptr) bool {
 		for n < len(frame) {
 			m, err := syscall.Write(int(fd), frame[n:])
 			if err == syscall.EINTR {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -293,58 +292,19 @@ func (c *wsConn) readFailed(err error) {
 	c.s.close(closeReason{}, true)
 }
 
-// writeScratch is a writer's working memory. It is pooled rather than
-// kept per session, so an idle session holds none.
-type writeScratch struct {
-	spare [][]byte // the queue array the next take puts in place
-	vec   [][]byte // the batch for WriteTo, which consumes it
-}
-
-var scratchPool = sync.Pool{New: func() any { return new(writeScratch) }}
+// tryWrite writes as much of frame as the socket takes now (tryWriteRaw).
+func (c *wsConn) tryWrite(frame []byte) int { return tryWriteRaw(c.raw, frame) }
 
 // writeLoop is the session's writer goroutine, which runs only while
-// frames are queued: it writes every queued frame in one
-// writev(2) and returns once the queue is empty. After the session closes
-// it sends the close frame and closes the connection.
+// frames are queued (writeQueued). After the session closes it sends the
+// close frame and closes the connection.
 func (c *wsConn) writeLoop() {
 	defer c.writers.Done()
-	sc := scratchPool.Get().(*writeScratch)
-	defer scratchPool.Put(sc)
 	nc := c.nc
-	var tail []byte // the unwritten end of a frame cut by a failed write
 	timeout := c.cfg.WriteTimeout
-	for idle := false; ; {
-		batch, closing := c.s.take(sc.spare, idle)
-		if len(batch) == 0 && !closing {
-			if idle {
-				return // the next frame starts a writer again
-			}
-			// Under load the next frame is close: yield once and look
-			// again rather than exit and be started for it.
-			idle = true
-			runtime.Gosched()
-			continue
-		}
-		idle = false
-		if closing {
-			break
-		}
-		sc.spare = nil // the queue's now
-		sc.vec = append(sc.vec[:0], batch...)
-		bufs := net.Buffers(sc.vec)
-		_ = nc.SetWriteDeadline(time.Now().Add(timeout))
-		n, err := bufs.WriteTo(nc) // writev(2) on TCP
-		clear(sc.vec)
-		if cap(sc.vec) > maxSpare {
-			sc.vec = nil
-		}
-		if err != nil {
-			tail = unwrittenTail(batch, n)
-		}
-		sc.spare = c.s.wrote(batch)
-		if err != nil {
-			c.s.close(closeReason{}, true)
-		}
+	tail, closed := writeQueued(c.s, nc, timeout)
+	if !closed {
+		return // the next frame starts a writer again
 	}
 	if reason, _ := c.s.closeState(); reason.code != 0 {
 		// Finish a frame cut short by a deadline (a slow consumer is cut
@@ -361,19 +321,4 @@ func (c *wsConn) writeLoop() {
 		}
 	}
 	_ = nc.Close() // unblocks the reader
-}
-
-// unwrittenTail returns the rest of the frame that a write of n bytes of
-// batch stopped in, or nil if it stopped between frames.
-func unwrittenTail(batch [][]byte, n int64) []byte {
-	for _, f := range batch {
-		if n < int64(len(f)) {
-			if n == 0 {
-				return nil
-			}
-			return f[n:]
-		}
-		n -= int64(len(f))
-	}
-	return nil
 }

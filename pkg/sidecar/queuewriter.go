@@ -1,0 +1,79 @@
+package sidecar
+
+import (
+	"net"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// The writer goroutine of a transport that owns its socket (a WebSocket
+// connection, an SSE stream taken over from net/http) runs only while
+// frames are queued: it writes every queued frame in one writev(2) and
+// returns once the queue stays empty.
+
+// writeScratch is a writer's working memory. It is pooled rather than
+// kept per session, so an idle session holds none.
+type writeScratch struct {
+	spare [][]byte // the queue array the next take puts in place
+	vec   [][]byte // the batch for WriteTo, which consumes it
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(writeScratch) }}
+
+// writeQueued writes s's queued frames to nc, each batch in one
+// writev(2) within timeout, until the queue stays empty or the session
+// closes (closed; tail is then the unwritten end of a frame a failed
+// write cut, or nil). A failed write closes the session.
+func writeQueued(s *session, nc net.Conn, timeout time.Duration) (tail []byte, closed bool) {
+	sc := scratchPool.Get().(*writeScratch)
+	defer scratchPool.Put(sc)
+	for idle := false; ; {
+		batch, closing := s.take(sc.spare, idle)
+		if len(batch) == 0 && !closing {
+			if idle {
+				return nil, false // the next frame starts a writer again
+			}
+			// Under load the next frame is close: yield once and look
+			// again rather than exit and be started for it.
+			idle = true
+			runtime.Gosched()
+			continue
+		}
+		idle = false
+		if closing {
+			return tail, true
+		}
+		sc.spare = nil // the queue's now
+		sc.vec = append(sc.vec[:0], batch...)
+		bufs := net.Buffers(sc.vec)
+		_ = nc.SetWriteDeadline(time.Now().Add(timeout))
+		n, err := bufs.WriteTo(nc) // writev(2) on TCP
+		clear(sc.vec)
+		if cap(sc.vec) > maxSpare {
+			sc.vec = nil
+		}
+		if err != nil {
+			tail = unwrittenTail(batch, n)
+		}
+		sc.spare = s.wrote(batch)
+		if err != nil {
+			s.close(closeReason{}, true)
+		}
+	}
+}
+
+// unwrittenTail returns the rest of the frame that a write of n bytes of
+// batch stopped in, or nil if it stopped between frames.
+func unwrittenTail(batch [][]byte, n int64) []byte {
+	for _, f := range batch {
+		if n < int64(len(f)) {
+			if n == 0 {
+				return nil
+			}
+			return f[n:]
+		}
+		n -= int64(len(f))
+	}
+	return nil
+}
