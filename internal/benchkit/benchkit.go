@@ -4,7 +4,10 @@
 package benchkit
 
 import (
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -28,4 +31,22 @@ func ProcessCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// WriteCalls is how many write system calls (write, writev, send...) the
+// process has made so far, from Linux's /proc/self/io (syscw), or 0 where
+// the system does not say: what a fan-out benchmark divides by its
+// deliveries to tell one write a delivery from frames sent together.
+func WriteCalls() uint64 {
+	data, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, "syscw:"); ok {
+			n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
