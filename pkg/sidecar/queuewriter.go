@@ -2,7 +2,6 @@ package sidecar
 
 import (
 	"net"
-	"runtime"
 	"sync"
 	"time"
 )
@@ -28,19 +27,11 @@ var scratchPool = sync.Pool{New: func() any { return new(writeScratch) }}
 func writeQueued(s *session, nc net.Conn, timeout time.Duration) (tail []byte, closed bool) {
 	sc := scratchPool.Get().(*writeScratch)
 	defer scratchPool.Put(sc)
-	for idle := false; ; {
-		batch, closing := s.take(sc.spare, idle)
+	for {
+		batch, closing := s.take(sc.spare, true)
 		if len(batch) == 0 && !closing {
-			if idle {
-				return nil, false // the next frame starts a writer again
-			}
-			// Under load the next frame is close: yield once and look
-			// again rather than exit and be started for it.
-			idle = true
-			runtime.Gosched()
-			continue
+			return nil, false // the next frame starts a writer again
 		}
-		idle = false
 		if closing {
 			return tail, true
 		}
