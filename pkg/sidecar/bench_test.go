@@ -230,40 +230,28 @@ func msgsFor(clients int) int { return max(100, 100_000/clients) }
 // same upstream with the same frames.
 func BenchmarkFanOut(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
-		b.Run(fmt.Sprintf("clients=%d/sidecar", n), func(b *testing.B) { benchSidecar(b, n) })
+		b.Run(fmt.Sprintf("clients=%d/sidecar", n), func(b *testing.B) { benchSidecar(b, n, false) })
 		b.Run(fmt.Sprintf("clients=%d/naive", n), func(b *testing.B) { benchNaive(b, n) })
-		b.Run(fmt.Sprintf("clients=%d/sse", n), func(b *testing.B) { benchSSE(b, n) })
+		b.Run(fmt.Sprintf("clients=%d/sse", n), func(b *testing.B) { benchSidecar(b, n, true) })
 	}
 }
 
-func benchSidecar(b *testing.B, n int) {
+// benchSidecar measures the sidecar's fan-out to n WebSocket clients, or
+// to n SSE streams: one SSE delivery's cost beside one WebSocket
+// delivery's.
+func benchSidecar(b *testing.B, n int, sse bool) {
 	up := exchangetest.NewServer(thalex.Name)
 	defer up.Close()
 	sc, url := startBenchSidecar(b, up, nil)
 	defer sc.Close()
-	rd := dialReaders(b, url, n, dialects[0].subscribe(1, benchTopic), false)
-	defer rd.close()
-	waitFor2(b, func() bool { return countAttached(sc) == n })
-	msgs := msgsFor(n)
-	b.ReportAllocs()
-	b.ResetTimer()
-	start := time.Now()
-	for range b.N {
-		pump(b, up, rd, n, msgs)
+	var rd *readers
+	if sse {
+		var err error
+		rd, err = connectSSEReaders("http"+strings.TrimSuffix(strings.TrimPrefix(url, "ws"), "/ws"), n, benchTopic)
+		require.NoError(b, err)
+	} else {
+		rd = dialReaders(b, url, n, dialects[0].subscribe(1, benchTopic), false)
 	}
-	b.ReportMetric(float64(n*msgs*b.N)/time.Since(start).Seconds(), "deliveries/s")
-}
-
-// benchSSE is benchSidecar with SSE streams for clients: one SSE
-// delivery's cost beside one WebSocket delivery's.
-func benchSSE(b *testing.B, n int) {
-	up := exchangetest.NewServer(thalex.Name)
-	defer up.Close()
-	sc, wsURL := startBenchSidecar(b, up, nil)
-	defer sc.Close()
-	base := "http" + strings.TrimSuffix(strings.TrimPrefix(wsURL, "ws"), "/ws")
-	rd, err := connectSSEReaders(base, n, benchTopic)
-	require.NoError(b, err)
 	defer rd.close()
 	waitFor2(b, func() bool { return countAttached(sc) == n })
 	msgs := msgsFor(n)
