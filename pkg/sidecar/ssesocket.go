@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -113,15 +114,13 @@ func (st *sseSocket) hijack(w http.ResponseWriter, first string) error {
 	}
 	h := w.Header()
 	h.Set("Connection", "close")
-	head := append([]byte(nil), "HTTP/1.1 200 OK\r\n"...)
-	for k, vs := range h {
-		for _, v := range vs {
-			head = append(append(append(append(head, k...), ": "...), v...), "\r\n"...)
-		}
-	}
-	head = append(append(head, "\r\n"...), first...)
+	var head bytes.Buffer
+	head.WriteString("HTTP/1.1 200 OK\r\n")
+	_ = h.Write(&head) // as net/http writes headers: sorted, line breaks in values made spaces
+	head.WriteString("\r\n")
+	head.WriteString(first)
 	_ = nc.SetWriteDeadline(time.Now().Add(st.writeTimeout))
-	if _, err := nc.Write(head); err != nil {
+	if _, err := nc.Write(head.Bytes()); err != nil {
 		_ = nc.Close()
 		return err
 	}
