@@ -431,3 +431,43 @@ func TestSSEOverHTTP1AndHTTP2(t *testing.T) {
 	r.up.Publish("a.b", []byte(`[2]`))
 	assert.Equal(t, `{"topic":"a.b","data":[2]}`, h2.next(t).data)
 }
+
+// An SSE client that stops reading is a slow consumer like a WebSocket
+// one: once its queue is over the limit the sidecar closes its stream,
+// counted as slow, and a new stream of the topic is served as before.
+func TestSSEStreamThatStopsReadingIsClosed(t *testing.T) {
+	r := newRig(t, thalex.Name, func(c *sidecar.Config) { c.QueueBytes = 64 << 10 })
+	host := strings.TrimPrefix(r.url, "http://")
+	nc, err := net.Dial("tcp", host)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = nc.Close() })
+	_, err = fmt.Fprintf(nc, "GET /v1/stream?topic=a.b HTTP/1.1\r\nHost: %s\r\n\r\n", host)
+	require.NoError(t, err)
+	r.waitClients(t, 1, 1)
+
+	payload := []byte(`{"pad":"` + strings.Repeat("x", 4000) + `"}`)
+	published := uint64(0)
+	waitFor(t, "the stalled stream closed", func() bool {
+		for range 100 { // 400 KB a round: the socket buffers fill, then the queue
+			r.up.Publish("a.b", payload)
+		}
+		published += 100
+		return len(r.sc.Status().Clients) == 0
+	})
+	waitFor(t, "the burst through the topic", func() bool {
+		ts := r.sc.Status().Topics
+		return len(ts) == 1 && ts[0].Received == published
+	})
+	_, metrics := httpGet(t, r.url+"/metrics")
+	assert.Contains(t, metrics, `wsfan_sidecar_disconnects_total{reason="slow_consumer"} 1`)
+
+	st := openSSE(t, r.url+"/v1/stream?topic=a.b", "")
+	st.next(t)
+	r.waitClients(t, 1, 1)
+	r.up.Publish("a.b", []byte(`[1]`))
+	ev := st.next(t)
+	if strings.Contains(ev.data, `"pad"`) { // the topic's last message, cached, comes first
+		ev = st.next(t)
+	}
+	assert.Equal(t, `{"topic":"a.b","data":[1]}`, ev.data)
+}
