@@ -461,3 +461,31 @@ func BenchmarkIdleTopicMemory(b *testing.B) {
 	}
 	b.ReportMetric(perTopic, "bytes/topic")
 }
+
+// BenchmarkSubscribeWalk measures a local subscribe's walk through the
+// sidecar (ARCHITECTURE.md, "A subscribe's walk") and back: one client
+// subscribes and unsubscribes a topic another client holds, so no
+// request goes upstream, and waits for each answer. An op is the pair.
+func BenchmarkSubscribeWalk(b *testing.B) {
+	up := exchangetest.NewServer(thalex.Name)
+	defer up.Close()
+	sc, url := startBenchSidecar(b, up, nil)
+	defer sc.Close()
+	holder := dialReaders(b, url, 1, dialects[0].subscribe(1, benchTopic), false)
+	defer holder.close()
+	waitFor2(b, func() bool { return countAttached(sc) == 1 })
+	ws, _, err := websocket.DefaultDialer.Dial(url, nil)
+	require.NoError(b, err)
+	defer ws.Close()
+	sub, unsub := []byte(dialects[0].subscribe(1, benchTopic)), []byte(dialects[0].unsub(2, benchTopic, ""))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		for _, req := range [][]byte{sub, unsub} {
+			require.NoError(b, ws.WriteMessage(websocket.TextMessage, req))
+			if _, _, err := ws.ReadMessage(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

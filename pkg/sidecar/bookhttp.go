@@ -137,7 +137,7 @@ func (s *Server) holdBook(ctx context.Context, name string) (*topic, *book.Book,
 	if book.RulesFor(s.proto.Name(), name) == nil {
 		return nil, nil, http.StatusBadRequest, fmt.Errorf("%q is not an order book topic of %s", name, s.proto.Name())
 	}
-	reserved, err := s.hub.reserve([]string{name})
+	reserved, _, err := s.hub.reserve(nil, []string{name}) // name is valid
 	if err != nil {
 		return nil, nil, http.StatusServiceUnavailable, err
 	}

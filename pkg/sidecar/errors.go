@@ -9,3 +9,10 @@ import "errors"
 
 // ErrClosed is returned for work asked of a Server that is closing.
 var ErrClosed = errors.New("sidecar: closed")
+
+// Error codes of answers the sidecar makes itself, beside the JSON-RPC
+// codes of pkg/protocol.
+const (
+	codeUpstream = -32000 // the upstream failed the call: timeout, lost connection
+	codeBlocked  = -32001 // the method is not forwarded
+)

@@ -3,7 +3,9 @@ package sidecar
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 )
 
 // errShuttingDown answers the calls still in flight when a drain has
@@ -23,8 +25,14 @@ func (c *wsConn) forward(ctx context.Context, id []byte, method string, params [
 	if p := bytes.TrimSpace(params); bytes.Equal(p, []byte("null")) {
 		params = nil
 	}
-	res, err := c.cfg.call(ctx, method, params)
+	var res json.RawMessage
+	f, err := c.cfg.feed(ctx)
 	if err == nil {
+		res, err = f.CallRaw(ctx, method, params)
+	} else {
+		err = fmt.Errorf("call %s: %w", method, err)
+	}
+	if res, err = c.cfg.stats.countCall(res, err); err == nil {
 		return w.AppendResult(nil, id, res)
 	}
 	if cause := context.Cause(ctx); errors.Is(cause, errShuttingDown) {

@@ -22,19 +22,19 @@ import (
 // of a topic opens it, and the last one leaving starts a grace timer whose
 // expiry closes it. The topics one local request opens are subscribed
 // upstream together, with those of any other request that came within
-// a few milliseconds (queueOpenLocked), then each has one goroutine, started by the
-// hub, running its pump until the upstream subscription ends. The hub is built from the values it needs, so it is
-// tested alone with any subscribe function.
+// a few milliseconds (a round: open), then each has one goroutine, started
+// by the hub, running its pump until the upstream subscription ends. The
+// hub is built from the values it needs, so it is tested alone with any
+// feed.
 type hub struct {
 	// Set by newHub, read only after.
-	ctx         context.Context // ends upstream subscribes and unsubscribes when the Server closes
-	cfg         *Config         // MaxTopics, Grace, RequestTimeout
-	proto       protocol.Protocol
-	subscribe   subscribeFunc
-	unsubscribe unsubscribeFunc
-	topicCfg    topicConfig
-	twins       bool // the dialect acknowledges subscriptions with ids: a connection may hold twins (twins.go)
-	log         *zap.Logger
+	ctx      context.Context // ends upstream subscribes and unsubscribes when the Server closes
+	cfg      *Config         // MaxTopics, Grace, RequestTimeout
+	proto    protocol.Protocol
+	feed     func(context.Context) (client.Feed, error) // the source's (source.feed)
+	topicCfg topicConfig
+	twins    bool // the dialect acknowledges subscriptions with ids: a connection may hold twins (twins.go)
+	log      *zap.Logger
 
 	// mu protects the following and every topic's refs, grace, gen, dead.
 	mu      sync.Mutex
@@ -47,9 +47,8 @@ type hub struct {
 	wg sync.WaitGroup
 
 	// gathering holds the topics reserved within gatherWindow of the
-	// last round's start, for the round a timer starts when the window
-	// ends (see queueOpen); lastRound is when the last round started.
-	// Both under mu.
+	// last round's start, for the round that starts when the window ends
+	// (gather); lastRound is when the last round started. Both under mu.
 	gathering []*topic
 	lastRound time.Time
 
@@ -61,21 +60,20 @@ type hub struct {
 	refusals refusals // the last refused local subscribes (refusals.go)
 }
 
-// newHub returns a hub whose topics are subscribed upstream with
-// subscribe and unsubscribed with unsubscribe, their names checked by
+// newHub returns a hub whose topics are subscribed and unsubscribed
+// upstream through the feed that feed returns, their names checked by
 // proto, and built from tc.
-func newHub(ctx context.Context, cfg *Config, proto protocol.Protocol, subscribe subscribeFunc, unsubscribe unsubscribeFunc, tc topicConfig, log *zap.Logger) *hub {
+func newHub(ctx context.Context, cfg *Config, proto protocol.Protocol, feed func(context.Context) (client.Feed, error), tc topicConfig, log *zap.Logger) *hub {
 	return &hub{
-		ctx:         ctx,
-		cfg:         cfg,
-		proto:       proto,
-		subscribe:   subscribe,
-		unsubscribe: unsubscribe,
-		twins:       tc.wire.SubscriptionID() != "",
-		topicCfg:    tc,
-		log:         log,
-		topics:      make(map[string]*topic),
-		byLocal:     make(map[string]*topic),
+		ctx:      ctx,
+		cfg:      cfg,
+		proto:    proto,
+		feed:     feed,
+		twins:    tc.wire.SubscriptionID() != "",
+		topicCfg: tc,
+		log:      log,
+		topics:   make(map[string]*topic),
+		byLocal:  make(map[string]*topic),
 	}
 }
 
@@ -116,32 +114,77 @@ func offered(topics []string) string {
 	return fmt.Sprintf("%s and %d more (see /v1/status)", format.QuotedList(topics[:shown]), len(topics)-shown)
 }
 
-// reserve takes a reference on every topic of names (valid, distinct),
-// opening those the hub does not hold yet, or on none of them: a request
-// that would take the hub past Config.MaxTopics, once topics nobody holds
-// any more (in their grace period) are let go to make room, is refused
-// whole, before anything is subscribed upstream. Every topic returned
-// must be waited for (wait) or released.
-func (h *hub) reserve(names []string) ([]*topic, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return nil, ErrClosed
+// reserve is a subscribe's step on the hub: for s (nil for the
+// sidecar's own use, a book request), it takes a reference on each topic
+// of names s does not hold yet, and starts the round that opens upstream
+// those the hub does not hold (open, on a goroutine of its own). Names
+// that are not topics are left out, their reasons joined in invalid. The
+// request is refused whole (refusal), before anything is subscribed
+// upstream, when it would take s past Config.MaxTopicsPerClient (s is
+// closed with the reason, errTooManyTopics) or the hub past
+// Config.MaxTopics once topics nobody holds any more (in their grace
+// period) are let go. Every topic returned must be waited for (wait) or
+// released. For a session, called by its subscription goroutine, which
+// owns s.topics.
+func (h *hub) reserve(s *session, names []string) (reserved []*topic, invalid, refusal error) {
+	wanted, invalid := h.unheld(s, names)
+	if s != nil && len(s.topics)+len(wanted) > s.cfg.MaxTopicsPerClient {
+		s.close(reasonTooManyTopics(s.cfg.MaxTopicsPerClient), true)
+		return nil, invalid, errTooManyTopics
 	}
-	opening := 0
+	h.mu.Lock()
+	reserved, opened, refusal := h.referenceLocked(wanted)
+	if len(opened) > 0 {
+		go h.open(opened)
+	}
+	h.mu.Unlock()
+	if refusal != nil && s != nil {
+		refusal = errors.Join(invalid, refusal)
+		h.refused(s, names, refusal)
+	}
+	return reserved, invalid, refusal
+}
+
+// unheld returns the distinct names of names that s does not hold (all
+// of them for s nil) and that are topics; the others' reasons are joined
+// in invalid.
+func (h *hub) unheld(s *session, names []string) (wanted []string, invalid error) {
+	for i, n := range names {
+		if slices.Contains(names[:i], n) {
+			continue
+		}
+		if s != nil && s.topics[n] != nil {
+			continue
+		}
+		if err := h.validate(n); err != nil {
+			invalid = errors.Join(invalid, err)
+			continue
+		}
+		wanted = append(wanted, n)
+	}
+	return wanted, invalid
+}
+
+// referenceLocked takes a reference on every topic of names (valid,
+// distinct), creating those the hub does not hold yet (opened), or on
+// none of them (see reserve). Called with h.mu held.
+func (h *hub) referenceLocked(names []string) (reserved, opened []*topic, err error) {
+	if h.closed {
+		return nil, nil, ErrClosed
+	}
+	creating := 0
 	for _, name := range names {
 		if h.topics[name] == nil {
-			opening++
+			creating++
 		}
 	}
-	if over := len(h.topics) + opening - h.cfg.MaxTopics; over > 0 {
+	if over := len(h.topics) + creating - h.cfg.MaxTopics; over > 0 {
 		h.evictLocked(over, names)
 	}
-	if len(h.topics)+opening > h.cfg.MaxTopics {
-		return nil, fmt.Errorf("the limit of %d upstream topics is reached", h.cfg.MaxTopics)
+	if len(h.topics)+creating > h.cfg.MaxTopics {
+		return nil, nil, fmt.Errorf("the limit of %d upstream topics is reached", h.cfg.MaxTopics)
 	}
-	reserved := make([]*topic, 0, len(names))
-	var opened []*topic
+	reserved = make([]*topic, 0, len(names))
 	for _, name := range names {
 		t := h.topics[name]
 		if t == nil {
@@ -157,10 +200,7 @@ func (h *hub) reserve(names []string) ([]*topic, error) {
 		h.stopGraceLocked(t)
 		reserved = append(reserved, t)
 	}
-	if len(opened) > 0 {
-		h.queueOpenLocked(opened)
-	}
-	return reserved, nil
+	return reserved, opened, nil
 }
 
 // gatherWindow is how long after a round of upstream subscribes starts
@@ -170,33 +210,39 @@ func (h *hub) reserve(names []string) ([]*topic, error) {
 // (Deribit's subscribe pace) would otherwise queue one request each.
 const gatherWindow = 10 * time.Millisecond
 
-// queueOpenLocked starts the round that subscribes topics upstream: at
-// once when no round started within gatherWindow (a lone subscribe waits
-// for nothing), else with the others gathered until the window ends.
-// Rounds run side by side: a slow one holds up no other. Called with
-// h.mu held.
-func (h *hub) queueOpenLocked(topics []*topic) {
+// gather makes the round topics go upstream in: at once when no round
+// started within gatherWindow (a lone subscribe waits for nothing), else
+// the round of every topic reserved until the window ends, which the
+// first of them waits for and returns; the others get nil, their topics
+// taken by that round. Rounds run side by side: a slow one holds up no
+// other.
+func (h *hub) gather(topics []*topic) []*topic {
+	h.mu.Lock()
 	if len(h.gathering) > 0 { // a gathered round is about to start
 		h.gathering = append(h.gathering, topics...)
-		return
+		h.mu.Unlock()
+		return nil
 	}
 	since := time.Since(h.lastRound)
 	if since >= gatherWindow {
 		h.lastRound = time.Now()
-		go h.open(topics)
-		return
+		h.mu.Unlock()
+		return topics
 	}
 	h.gathering = topics
-	h.wg.Add(1) // done when the gathered round has started
-	time.AfterFunc(gatherWindow-since, func() {
-		defer h.wg.Done()
-		h.mu.Lock()
-		batch := h.gathering
-		h.gathering = nil
-		h.lastRound = time.Now()
-		h.mu.Unlock()
-		h.open(batch)
-	})
+	h.mu.Unlock()
+	window := time.NewTimer(gatherWindow - since)
+	select {
+	case <-window.C:
+	case <-h.ctx.Done(): // the round fails at once
+		window.Stop()
+	}
+	h.mu.Lock()
+	batch := h.gathering
+	h.gathering = nil
+	h.lastRound = time.Now()
+	h.mu.Unlock()
+	return batch
 }
 
 // wait waits for a reserved topic's upstream subscribe. On failure the
@@ -215,18 +261,33 @@ func (h *hub) wait(ctx context.Context, t *topic) error {
 	return nil
 }
 
-// open subscribes the topics of one round (see queueOpenLocked) upstream in one call
-// (one round of requests where the upstream allows), then starts each
+// open is a round: it gathers the topics of the reserves that came
+// together (gather), subscribes them upstream in one call on the feed (one
+// round of requests where the upstream allows), then starts each
 // subscribed topic's goroutine, which runs its pump until the upstream
-// subscription ends; a topic that failed is removed and its waiters
-// told.
+// subscription ends; a topic that failed is removed and its waiters told.
+// Each reserve that opens topics starts one; the reserved topics' counts
+// in h.wg keep the hub from closing under it.
 func (h *hub) open(topics []*topic) {
+	if topics = h.gather(topics); len(topics) == 0 {
+		return
+	}
 	names := make([]string, len(topics))
 	for i, t := range topics {
 		names[i] = t.upstream
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.RequestTimeout)
-	feeds, errs, err := h.subscribe(ctx, names)
+	var feeds []client.Stream
+	var errs []error
+	f, err := h.feed(ctx)
+	for err == nil {
+		// While the upstream is down the client queues the subscribes; a
+		// connection lost while they were in flight is tried again.
+		feeds, errs, err = f.SubscribeStreams(ctx, names)
+		if err == nil || !errors.Is(err, client.ErrConnectionLost) || ctx.Err() != nil {
+			break
+		}
+	}
 	cancel()
 	for i, t := range topics {
 		terr := err
@@ -255,149 +316,6 @@ func (h *hub) run(t *topic, sub client.Stream) {
 	defer h.wg.Done()
 	if err := t.pump(sub); err != nil {
 		h.lost(t, err)
-	}
-}
-
-// release drops a reference; the last one starts the grace timer.
-func (h *hub) release(t *topic) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	t.refs--
-	if t.refs > 0 || t.dead || h.closed {
-		return
-	}
-	t.gen++
-	gen := t.gen
-	h.wg.Add(1)
-	t.grace = time.AfterFunc(h.cfg.Grace, func() {
-		defer h.wg.Done()
-		h.expire(t, gen)
-	})
-}
-
-// stopGraceLocked cancels a pending expiry. Called with h.mu held.
-func (h *hub) stopGraceLocked(t *topic) {
-	if t.grace == nil {
-		return
-	}
-	if t.grace.Stop() {
-		h.wg.Done() // the expiry will never run
-	}
-	t.grace = nil
-	t.gen++
-}
-
-// expire unsubscribes upstream a topic whose grace period ran out with
-// no subscriber.
-func (h *hub) expire(t *topic, gen uint64) {
-	h.mu.Lock()
-	if t.gen != gen || t.refs > 0 || t.dead || h.closed {
-		h.mu.Unlock()
-		return
-	}
-	t.grace = nil
-	h.removeLocked(t)
-	h.queueLeaveLocked(t)
-	h.mu.Unlock()
-}
-
-// evictLocked lets go of up to n topics in their grace period, none of
-// keep, to make room in a full table: a churn of clients must not leave a
-// bystander refused for topics nobody holds. Called with h.mu held; the
-// upstream unsubscribes go in the next round (queueLeaveLocked).
-func (h *hub) evictLocked(n int, keep []string) {
-	for name, t := range h.topics {
-		if n == 0 {
-			return
-		}
-		if t.refs > 0 || t.dead || t.grace == nil || slices.Contains(keep, name) {
-			continue
-		}
-		h.removeLocked(t)
-		h.queueLeaveLocked(t)
-		n--
-	}
-}
-
-// queueLeaveLocked queues a topic taken out of the tables for the next
-// round of upstream unsubscribes, which starts gatherWindow after the
-// first topic of the round: topics that end together (a client holding
-// many leaves, and their grace runs out at once) leave upstream in as few
-// requests as the exchange allows, as they were subscribed, not one
-// request a topic. Called with h.mu held.
-func (h *hub) queueLeaveLocked(t *topic) {
-	h.leaving = append(h.leaving, t)
-	if len(h.leaving) > 1 {
-		return // the round's timer is set
-	}
-	h.wg.Add(1) // done when the round has ended
-	time.AfterFunc(gatherWindow, func() {
-		defer h.wg.Done()
-		h.mu.Lock()
-		batch := h.leaving
-		h.leaving = nil
-		h.mu.Unlock()
-		h.leave(batch)
-	})
-}
-
-// leave ends topics taken out of the tables: it waits for their upstream
-// subscribes, unsubscribes them in one call, and waits for their pumps.
-func (h *hub) leave(topics []*topic) {
-	streams := make([]client.Stream, 0, len(topics))
-	for _, t := range topics {
-		// Every subscriber may leave before the upstream subscribe
-		// finishes (an SSE client that went away): it ends within
-		// RequestTimeout.
-		<-t.ready
-		if t.err == nil { // else it failed: there is nothing to unsubscribe
-			streams = append(streams, t.sub)
-		}
-	}
-	if len(streams) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.RequestTimeout)
-	defer cancel()
-	if err := h.unsubscribe(ctx, streams); err != nil && !errors.Is(err, context.Canceled) {
-		h.log.Info("upstream unsubscribe failed", zap.Int("topics", len(streams)), zap.Error(err))
-	}
-	for _, t := range topics {
-		if t.err == nil {
-			<-t.done
-		}
-	}
-	h.log.Debug("topics closed after their grace period", zap.Int("topics", len(streams)))
-}
-
-// removeLocked takes t out of the tables and cancels its pending expiry,
-// which would find it dead. Called with h.mu held.
-func (h *hub) removeLocked(t *topic) {
-	t.dead = true
-	h.stopGraceLocked(t)
-	if h.topics[t.name] == t {
-		delete(h.topics, t.name)
-	}
-	if t.localID != "" && h.byLocal[t.localID] == t {
-		delete(h.byLocal, t.localID)
-	}
-}
-
-// lost handles an upstream subscription that ended by itself (refused
-// after a reconnect, reconnecting gave up): its local subscribers are
-// disconnected with the reason, so they reconnect and subscribe again.
-// Called by the topic's goroutine once the pump has returned.
-func (h *hub) lost(t *topic, err error) {
-	h.mu.Lock()
-	h.removeLocked(t)
-	closed := h.closed
-	h.mu.Unlock()
-	if closed {
-		return
-	}
-	h.log.Warn("upstream subscription ended", zap.String("topic", t.name), zap.Error(err))
-	for _, s := range t.subscribers() {
-		s.close(reasonTopicLost(t.upstream, err), true)
 	}
 }
 

@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -36,7 +37,7 @@ func newTestUpstream(t *testing.T, st *stats) (exch *exchangetest.Server, u *ups
 		defer close(done)
 		u.run(ctx)
 	}()
-	_, err := u.await(testutil.Context(t))
+	_, err := u.feed(testutil.Context(t))
 	require.NoError(t, err)
 	return exch, u, func() {
 		cancel()
@@ -45,12 +46,12 @@ func newTestUpstream(t *testing.T, st *stats) (exch *exchangetest.Server, u *ups
 	}
 }
 
-// newTestHub builds a hub of Thalex topics over subscribe. At the end of
+// newTestHub builds a hub of Thalex topics over feed. At the end of
 // the test its context is cancelled and stop is called (closing the
 // upstream ends the pumps), then the hub waits for its goroutines.
-func newTestHub(t *testing.T, cfg *Config, st *stats, subscribe subscribeFunc, stop func()) *hub {
+func newTestHub(t *testing.T, cfg *Config, st *stats, feed func(context.Context) (client.Feed, error), stop func()) *hub {
 	ctx, cancel := context.WithCancel(context.Background())
-	h := newHub(ctx, cfg, thalex.Protocol(), subscribe, oneByOneUnsubscribe,
+	h := newHub(ctx, cfg, thalex.Protocol(), feed,
 		testTopicConfig(thalexWire, st), zap.NewNop())
 	t.Cleanup(func() {
 		cancel()
@@ -81,7 +82,7 @@ func TestHubSharesOneUpstreamSubscription(t *testing.T) {
 	var st stats
 	exch, u, stop := newTestUpstream(t, &st)
 	cfg := testConfig(t, func(c *Config) { c.Grace = time.Millisecond })
-	h := newTestHub(t, cfg, &st, u.SubscribeStreams, stop)
+	h := newTestHub(t, cfg, &st, u.feed, stop)
 	ctx := testutil.Context(t)
 
 	a, err := reserveOne(h, name)
@@ -115,7 +116,7 @@ func TestHubReserveCancelsGrace(t *testing.T) {
 	const name = "ticker.BTC-PERPETUAL.raw"
 	var st stats
 	exch, u, stop := newTestUpstream(t, &st)
-	h := newTestHub(t, testConfig(t, func(c *Config) { c.Grace = time.Hour }), &st, u.SubscribeStreams, stop)
+	h := newTestHub(t, testConfig(t, func(c *Config) { c.Grace = time.Hour }), &st, u.feed, stop)
 	ctx := testutil.Context(t)
 
 	a, err := reserveOne(h, name)
@@ -140,7 +141,7 @@ func TestHubSubscribeFailure(t *testing.T) {
 	h := newTestHub(t, testConfig(t, nil), &st, oneByOne(func(context.Context, string) (client.Stream, error) {
 		calls.Add(1)
 		return nil, refused
-	}), nil)
+	}).feed, nil)
 	ctx := testutil.Context(t)
 
 	for i := range 2 {
@@ -160,13 +161,13 @@ func TestHubReserveLimits(t *testing.T) {
 		oneByOne(func(ctx context.Context, _ string) (client.Stream, error) { // opens never finish before the end
 			<-ctx.Done()
 			return nil, ctx.Err()
-		}), nil)
+		}).feed, nil)
 
-	_, err := h.reserve([]string{"a.b"})
+	_, _, err := h.reserve(nil, []string{"a.b"})
 	require.NoError(t, err)
-	_, err = h.reserve([]string{"a.b"})
+	_, _, err = h.reserve(nil, []string{"a.b"})
 	require.NoError(t, err, "a held topic does not count again")
-	_, err = h.reserve([]string{"a.b", "c.d"})
+	_, _, err = h.reserve(nil, []string{"a.b", "c.d"})
 	require.EqualError(t, err, "the limit of 1 upstream topics is reached")
 	assert.Equal(t, 2, refs(h, "a.b"), "a refused request reserves nothing")
 	assert.Len(t, h.list(), 1)
@@ -182,10 +183,14 @@ func TestHubExpiresATopicStillOpening(t *testing.T) {
 	exch, u, stop := newTestUpstream(t, &st)
 	unblock := make(chan struct{})
 	h := newTestHub(t, testConfig(t, func(c *Config) { c.Grace = time.Millisecond }), &st,
-		func(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
+		testFeed(func(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
 			<-unblock
-			return u.SubscribeStreams(ctx, topics)
-		}, stop)
+			f, err := u.feed(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			return f.SubscribeStreams(ctx, topics)
+		}).feed, stop)
 	ctx := testutil.Context(t)
 
 	tp, err := reserveOne(h, name)
@@ -212,7 +217,7 @@ func TestHubTopicLost(t *testing.T) {
 	var st stats
 	exch, u, stop := newTestUpstream(t, &st)
 	cfg := testConfig(t, nil)
-	h := newTestHub(t, cfg, &st, u.SubscribeStreams, stop)
+	h := newTestHub(t, cfg, &st, u.feed, stop)
 	ctx := testutil.Context(t)
 
 	tp, err := reserveOne(h, name)
@@ -237,16 +242,41 @@ func TestHubTopicLost(t *testing.T) {
 
 // reserveOne reserves one topic.
 func reserveOne(h *hub, name string) (*topic, error) {
-	ts, err := h.reserve([]string{name})
+	ts, _, err := h.reserve(nil, []string{name})
 	if err != nil {
 		return nil, err
 	}
 	return ts[0], nil
 }
 
-// oneByOne makes a subscribeFunc of a function subscribing one topic,
-// as a test stands in for a source.
-func oneByOne(subscribe func(ctx context.Context, topic string) (client.Stream, error)) subscribeFunc {
+// testFeed is a client.Feed made of a subscribe function, as a test
+// stands in for a source: its unsubscribes end each stream, and it
+// forwards no call.
+type testFeed func(ctx context.Context, topics []string) ([]client.Stream, []error, error)
+
+func (f testFeed) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
+	return f(ctx, topics)
+}
+
+func (f testFeed) UnsubscribeStreams(ctx context.Context, streams []client.Stream) error {
+	var first error
+	for _, s := range streams {
+		if err := s.Unsubscribe(ctx); err != nil && !errors.Is(err, client.ErrUnsubscribed) && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (f testFeed) CallRaw(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, errors.New("a test feed forwards no call")
+}
+
+// feed is f as a source gives its feed to the hub.
+func (f testFeed) feed(context.Context) (client.Feed, error) { return f, nil }
+
+// oneByOne makes a testFeed of a function subscribing one topic.
+func oneByOne(subscribe func(ctx context.Context, topic string) (client.Stream, error)) testFeed {
 	return func(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
 		feeds, errs := make([]client.Stream, len(topics)), make([]error, len(topics))
 		for i, topic := range topics {

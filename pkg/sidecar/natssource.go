@@ -2,8 +2,6 @@ package sidecar
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -136,8 +134,11 @@ func (n *natsSource) run(ctx context.Context) {
 	<-ctx.Done()
 }
 
-// member waits until the group is joined.
-func (n *natsSource) member(ctx context.Context) (*natsbridge.Member, error) {
+// feed returns the group member, waiting within ctx until the group is
+// joined. Its subscribes ask the leader for each topic, one by one; its
+// unsubscribes leave the group subscriptions on NATS, and the leader
+// unsubscribes upstream what no member wants any more.
+func (n *natsSource) feed(ctx context.Context) (client.Feed, error) {
 	for {
 		n.mu.Lock()
 		m, changed := n.m, n.changed
@@ -151,37 +152,6 @@ func (n *natsSource) member(ctx context.Context) (*natsbridge.Member, error) {
 			return nil, fmt.Errorf("group %s not joined (%s): %w", n.cfg.NATSGroup, n.issues.describe(), ctx.Err())
 		}
 	}
-}
-
-// SubscribeStreams subscribes the topics through the group, one by one:
-// a member asks the leader for each topic it wants.
-func (n *natsSource) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
-	m, err := n.member(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	streams, errs, err := m.SubscribeStreams(ctx, topics)
-	for i, e := range errs {
-		if errors.Is(e, natsbridge.ErrClosed) {
-			errs[i] = ErrClosed
-		}
-	}
-	return streams, errs, err
-}
-
-// UnsubscribeStreams ends each stream, one by one: a group subscription
-// is left on NATS, and the leader unsubscribes upstream what no member
-// wants any more.
-func (n *natsSource) UnsubscribeStreams(ctx context.Context, streams []client.Stream) error {
-	return oneByOneUnsubscribe(ctx, streams)
-}
-
-func (n *natsSource) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	m, err := n.member(ctx)
-	if err != nil {
-		return n.stats.countCall(nil, err)
-	}
-	return n.stats.countCall(m.CallRaw(ctx, method, params))
 }
 
 // state is Connected once the group is joined and while NATS is

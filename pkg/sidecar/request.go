@@ -2,11 +2,97 @@ package sidecar
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"slices"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"go.uber.org/zap"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
+
+// A WebSocket session's reader: each frame read from the socket is
+// answered here, or handed on: subscription requests to the session's
+// subscription goroutine (queueOp), forwarded calls to a goroutine each.
+
+// readLoop reads frames until the connection fails or the session closes.
+func (c *wsConn) readLoop() {
+	for {
+		typ, r, err := c.ws.NextReader()
+		if err != nil {
+			c.readFailed(err)
+			return
+		}
+		data, ok := c.readFrame(typ, r)
+		if ok {
+			c.handle(data)
+			_, closing := c.s.closeState()
+			ok = !closing
+		}
+		if !ok {
+			if reason, _ := c.s.closeState(); reason.code != 0 {
+				c.linger(r)
+			}
+			return
+		}
+	}
+}
+
+// lingerTimeout bounds how long a reader drains a peer it is closing
+// with a reason.
+const lingerTimeout = time.Second
+
+// linger reads and discards what the peer still sends after the session
+// closed with a reason (the rest of a frame over the limit, frames already
+// in flight) until the peer answers the close or lingerTimeout passes.
+// Closing a socket with unread data makes the kernel send a reset, which
+// can overtake the close frame: the peer would see "connection reset"
+// instead of the reason.
+func (c *wsConn) linger(rest io.Reader) {
+	_ = c.nc.SetReadDeadline(time.Now().Add(lingerTimeout))
+	_, _ = io.Copy(io.Discard, rest)
+	for {
+		_, r, err := c.ws.NextReader()
+		if err != nil {
+			return
+		}
+		_, _ = io.Copy(io.Discard, r)
+	}
+}
+
+// readFrame reads one frame; it reports whether it is one to handle, and
+// closes the session with the reason when it is not.
+func (c *wsConn) readFrame(typ int, r io.Reader) ([]byte, bool) {
+	if typ != websocket.TextMessage {
+		c.s.close(reasonBinary, true)
+		return nil, false
+	}
+	limit := c.cfg.MaxFrameBytes
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		c.s.close(closeReason{}, true)
+		return nil, false
+	}
+	if int64(len(data)) > limit {
+		c.s.close(reasonFrameTooLarge(limit), true)
+		return nil, false
+	}
+	return data, true
+}
+
+// readFailed closes the session after a failed read, logging what is not
+// a plain close.
+func (c *wsConn) readFailed(err error) {
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF) {
+		c.cfg.log.Debug("local client read failed", zap.Uint64("client", c.s.id), zap.Error(err))
+	}
+	c.s.close(closeReason{}, true)
+}
 
 // handle answers one frame from the client, parsed by the dialect's
 // server half. It runs on the reader goroutine, which answers at once
@@ -43,6 +129,13 @@ func (c *wsConn) handle(data []byte) {
 		return
 	}
 	req := &reqs[0]
+	if req.Op == protocol.OpSubscribe && req.Err == nil && c.blocked(req) == nil {
+		c.queueOp(func() { // subscribe.go
+			resp, attach := c.subscribe(req)
+			c.answer(req, resp, attach)
+		})
+		return
+	}
 	if subscriptionOp(req) || (!w.RPC() && req.Err != nil) { // Ethereal: answered in order, see above
 		c.queueOp(func() {
 			resp, attach := c.changeTopics(req)
@@ -196,7 +289,7 @@ const opsQueue = 64
 // after it keep their order, while the reader goes on answering pings,
 // heartbeats and calls. The goroutine runs only while ops wait (an idle
 // client costs no goroutine for it) and owns the session's topics
-// (session.subscribe, attach, unsubscribe) while it runs; the reader
+// (hub.reserve, session.await, attach, unsubscribe) while it runs; the reader
 // hands it the next op only through the queue. Called by the reader
 // only; it blocks while opsQueue ops wait.
 func (c *wsConn) queueOp(op func()) {

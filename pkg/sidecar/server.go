@@ -172,7 +172,7 @@ func New(cfg Config) (*Server, error) {
 		s.cancel()
 		return nil, err
 	}
-	s.hub = newHub(s.ctx, &s.cfg, proto, s.src.SubscribeStreams, s.src.UnsubscribeStreams,
+	s.hub = newHub(s.ctx, &s.cfg, proto, s.src.feed,
 		topicConfig{wire: wire, cache: cfg.LastMessageCache, stats: &s.stats, seq: &s.published,
 			stream: s.streamID, resync: s.src.resync, log: s.log, noBooks: cfg.NATS != "",
 			history: historyLimit{messages: cfg.SSEHistory, bytes: cfg.SSEHistoryBytes}}, s.log)
@@ -183,7 +183,7 @@ func New(cfg Config) (*Server, error) {
 	ex := venue.ByName(proto.Name())
 	keepalive, _ := wire.(protocol.KeepaliveServer)
 	s.wsCfg = wsConfig{Config: &s.cfg, wire: wire, keepalive: keepalive, subIDs: wire.SubscriptionID() != "", noticeTopic: ex.NoticeTopic, renamed: ex.Renamed, stats: &s.stats, hub: s.hub,
-		ctx: s.ctx, callsCtx: s.callsCtx, call: s.src.CallRaw, clients: s.clients, log: s.log}
+		ctx: s.ctx, callsCtx: s.callsCtx, feed: s.src.feed, clients: s.clients, log: s.log}
 	s.coll = newCollector(&s.stats, s.hub, s.clients, s.src.state, s.conns, s.guard)
 	if err := s.reg.Register(s.coll); err != nil {
 		s.cancel()

@@ -17,12 +17,12 @@ type source interface {
 	// succeeds, so the sidecar may start before what it depends on) and
 	// watches the connection until ctx ends.
 	run(ctx context.Context)
-	// Feed is where topics and calls come from, as for any reader of
-	// one: the hub opens topics with SubscribeStreams (its
-	// subscribeFunc), waiting for the source within ctx, and leaves them
-	// with UnsubscribeStreams; local clients' calls go through CallRaw (a
-	// callFunc), and a call that may have been sent is never sent twice.
-	client.Feed
+	// feed is where topics and calls come from, for the hub and the
+	// local clients' calls to use directly: the upstream's client, or
+	// the group member. It waits within ctx for the first to exist (the
+	// first dial attempt, the group joined), and fails with ErrClosed
+	// once the source is closed.
+	feed(ctx context.Context) (client.Feed, error)
 	// state is the connection's state, StateConnecting before the first.
 	state() client.State
 	// group describes the NATS group, or is nil for an upstream held

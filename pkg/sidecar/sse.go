@@ -80,13 +80,14 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.clients.remove(ss)
 
-	accepted, fresh, err := ss.subscribe(r.Context(), topics)
+	reserved, invalid, refusal := s.hub.reserve(ss, topics)
+	accepted, fresh, err := ss.await(r.Context(), topics, reserved, invalid, refusal)
 	if err != nil {
 		for _, t := range fresh {
 			s.hub.release(t)
 		}
 		failed := slices.DeleteFunc(topics, func(n string) bool { return slices.Contains(accepted, n) })
-		// session.subscribe logged and recorded the refusal.
+		// reserve or await logged and recorded the refusal.
 		httpRefusal(w, subscribeStatus(err), subscribeError(failed, err).Error(),
 			map[string]any{"topics": shownTopics(failed)})
 		return

@@ -5,52 +5,32 @@ import (
 	"errors"
 	"slices"
 	"strings"
+
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// errTooManyTopics is subscribe's answer to a client going over
+// errTooManyTopics refuses a subscribe going over
 // Config.MaxTopicsPerClient; the session is closing with the reason.
 var errTooManyTopics = errors.New("too many topics")
 
-// subscribe takes a reference on every topic of names the session does
-// not hold yet (the hub opens new ones upstream concurrently) and waits
-// for them, within ctx and Config.RequestTimeout. It returns the accepted
-// names in request order, the topics to hand to attach, and the first
-// refusal. A client going over Config.MaxTopicsPerClient is closed with
-// the reason and gets errTooManyTopics. Called by the session's reader;
-// both transports subscribe through it.
-func (s *session) subscribe(ctx context.Context, names []string) (accepted []string, fresh []*topic, err error) {
-	// Every limit is checked before anything is reserved: a refused
-	// request must cause no upstream traffic.
-	seen := make(map[string]bool, len(names))
-	var opening []string
-	for _, n := range names {
-		if seen[n] {
-			continue
-		}
-		seen[n] = true
-		if _, ok := s.topics[n]; ok {
-			continue
-		}
-		if verr := s.hub.validate(n); verr != nil {
-			err = errors.Join(err, verr)
-			continue
-		}
-		opening = append(opening, n)
+// await is a subscribe's step after hub.reserve: it waits, within ctx and
+// Config.RequestTimeout, for the upstream subscribes of reserved (what
+// reserve returned for names, with invalid and refusal). It returns the
+// names accepted, in request order (those s held already included), the
+// topics to hand to attach, and the first failure, and records what was
+// refused. Called by the session's subscription goroutine; both
+// transports subscribe through reserve and await.
+func (s *session) await(ctx context.Context, names []string, reserved []*topic, invalid, refusal error) (accepted []string, fresh []*topic, err error) {
+	if refusal != nil {
+		return nil, nil, refusal
 	}
-	if len(s.topics)+len(opening) > s.cfg.MaxTopicsPerClient {
-		s.close(reasonTooManyTopics(s.cfg.MaxTopicsPerClient), true)
-		return nil, nil, errTooManyTopics
-	}
-	fresh, rerr := s.hub.reserve(opening)
-	if rerr != nil {
-		err = errors.Join(err, rerr)
-		s.hub.refused(s, names, err)
-		return nil, nil, err
-	}
+	err = invalid
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
-	ok := make(map[string]*topic, len(fresh))
-	for _, t := range fresh {
+	ok := make(map[string]*topic, len(reserved))
+	fresh = reserved[:0] // the waited-for ones, in place: never ahead of the loop
+	for _, t := range reserved {
 		if werr := s.hub.wait(ctx, t); werr != nil { // wait released it
 			if err == nil {
 				err = werr
@@ -58,34 +38,136 @@ func (s *session) subscribe(ctx context.Context, names []string) (accepted []str
 			continue
 		}
 		ok[t.name] = t
-	}
-	for _, n := range names {
-		if seen[n] && (s.topics[n] != nil || ok[n] != nil) {
-			accepted = append(accepted, n)
-			seen[n] = false
-		}
-	}
-	fresh = fresh[:0]
-	for _, t := range ok {
 		fresh = append(fresh, t)
 	}
-	if err != nil {
-		var refused []string
-		for _, n := range names {
-			if !slices.Contains(accepted, n) && !slices.Contains(refused, n) {
-				refused = append(refused, n)
-			}
+	var refused []string
+	for i, n := range names {
+		if slices.Contains(names[:i], n) {
+			continue
 		}
+		if s.topics[n] != nil || ok[n] != nil {
+			accepted = append(accepted, n)
+		} else {
+			refused = append(refused, n)
+		}
+	}
+	if err != nil {
 		s.hub.refused(s, refused, err)
 	}
 	return accepted, fresh, err
+}
+
+// subscribe answers a subscribe request with the routing keys of what it
+// subscribed: the accepted channels (Thalex, Deribit), or the topic's
+// local subscription id (Ethereum: the same for every local client,
+// stable across upstream reconnects; a topic the connection holds already
+// gets a twin with an id of its own, as geth gives a second subscription,
+// twins.go). Ethereal's answer is a status frame.
+func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic) {
+	w := c.cfg.wire
+	if len(req.Topics) == 0 {
+		return w.AppendError(nil, req.ID, protocol.CodeInvalidParams, "invalid params: no topic to subscribe", nil), nil
+	}
+	topics, notices := c.withoutNotices(req.Topics)
+	if c.cfg.subIDs && len(topics) == 1 {
+		topics = []string{c.s.twinKey(topics[0])}
+	}
+	var accepted []string
+	var attach []*topic
+	var err error
+	if len(topics) > 0 {
+		reserved, invalid, refusal := c.cfg.hub.reserve(c.s, topics)
+		accepted, attach, err = c.s.await(c.opsCtx, topics, reserved, invalid, refusal)
+	}
+	accepted = append(accepted, notices...)
+	if !c.cfg.subIDs {
+		if len(accepted) == 0 && !w.RPC() {
+			// An Ethereal event names one topic, and its answer is a
+			// status: a refusal is an error with its reason.
+			if err == nil {
+				err = errors.New("subscription refused")
+			}
+			return errorResponse(w, req.ID, err), nil
+		}
+		if len(accepted) == 0 && err != nil && !errors.Is(err, errTooManyTopics) {
+			// Nothing subscribed, and a reason: say it, in the dialect's
+			// error shape, rather than an empty list.
+			return errorResponse(w, req.ID, subscribeError(topics, err)), nil
+		}
+		// What was accepted, as the exchange answers: its list omits
+		// the refused channels.
+		return w.AppendResult(nil, req.ID, w.AppendSubscribed(nil, accepted)), attach
+	}
+	if len(accepted) == 0 { // one topic per request: refused
+		if err == nil {
+			err = errors.New("subscription refused")
+		}
+		return errorResponse(w, req.ID, err), nil
+	}
+	t := c.s.topics[accepted[0]]
+	if len(attach) > 0 {
+		t = attach[0]
+	}
+	return w.AppendResult(nil, req.ID, w.AppendSubscribed(nil, []string{t.localID})), attach
+}
+
+// unsubscribe answers an unsubscribe request with the routing keys it
+// removed: channels (Thalex, Deribit), or whether the subscription id was
+// subscribed (Ethereum).
+func (c *wsConn) unsubscribe(req *protocol.Incoming) []byte {
+	w := c.cfg.wire
+	if !c.cfg.subIDs {
+		topics, notices := c.withoutNotices(req.Topics)
+		return w.AppendResult(nil, req.ID, w.AppendUnsubscribed(nil, append(c.s.unsubscribe(topics), notices...)))
+	}
+	var removed []string
+	for _, id := range req.Topics {
+		for name, t := range c.s.topics {
+			if t.localID == id {
+				c.s.unsubscribe([]string{name})
+				removed = append(removed, id)
+				break
+			}
+		}
+	}
+	if len(removed) == 0 { // as geth answers an id the connection does not hold
+		e := protocol.ErrSubscriptionNotFound
+		return w.AppendError(nil, req.ID, e.Code, e.Message, nil)
+	}
+	return w.AppendResult(nil, req.ID, w.AppendUnsubscribed(nil, removed))
+}
+
+// withoutNotices splits the exchange's notice channel (Thalex's system)
+// off topics. The sidecar answers it itself and holds nothing upstream:
+// its upstream client subscribes it and acts on the notices (it
+// reconnects early, the local clients keep their connections), so a
+// local client asking for it is acknowledged and never told to reconnect.
+func (c *wsConn) withoutNotices(topics []string) (rest, notices []string) {
+	nt := c.cfg.noticeTopic
+	if nt == "" || !slices.Contains(topics, nt) {
+		return topics, nil
+	}
+	return slices.DeleteFunc(slices.Clone(topics), func(t string) bool { return t == nt }), []string{nt}
+}
+
+// errorResponse turns an upstream failure into the dialect's error
+// object, keeping the server's code, message and data when it sent one.
+func errorResponse(w protocol.Server, id []byte, err error) []byte {
+	var re *client.RPCError
+	switch {
+	case errors.As(err, &re):
+		return w.AppendError(nil, id, re.Code, re.Message, re.Data)
+	case errors.Is(err, errUnknownTopic): // the client's mistake, not the upstream's
+		return w.AppendError(nil, id, protocol.CodeInvalidParams, err.Error(), nil)
+	}
+	return w.AppendError(nil, id, codeUpstream, err.Error(), nil)
 }
 
 // attach queues frame (an acknowledgement, or nil) and attaches topics,
 // as subscribe returned them, as one step for the topics' pumps: their
 // locks are held throughout, so no notification of them precedes the
 // acknowledgement, and none published after the client read it is missed.
-// Called by the session's reader.
+// Called by the session's subscription goroutine (an SSE stream's handler).
 func (s *session) attach(frame []byte, topics []*topic) {
 	slices.SortFunc(topics, func(a, b *topic) int { return strings.Compare(a.name, b.name) })
 	for i, t := range topics { // lock in name order: pumps hold one lock at a time
@@ -113,7 +195,7 @@ func (s *session) attach(frame []byte, topics []*topic) {
 }
 
 // unsubscribe leaves the named topics and returns those the session held.
-// Called by the session's reader.
+// Called by the session's subscription goroutine (an SSE stream's handler).
 func (s *session) unsubscribe(names []string) []string {
 	removed := make([]string, 0, len(names))
 	for _, n := range names {
@@ -130,8 +212,8 @@ func (s *session) unsubscribe(names []string) []string {
 	return removed
 }
 
-// unsubscribeAll leaves every topic. Called by the session's reader, and
-// when the session ends.
+// unsubscribeAll leaves every topic. Called by the session's subscription
+// goroutine, and when the session ends.
 func (s *session) unsubscribeAll() {
 	for name, t := range s.topics {
 		t.detach(s)

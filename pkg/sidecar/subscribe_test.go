@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -11,7 +12,13 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// subscribe accepts what it can, in request order and once each, and
+// subscribeNames subscribes s to names as both transports do.
+func subscribeNames(ctx context.Context, s *session, names []string) (accepted []string, fresh []*topic, err error) {
+	reserved, invalid, refusal := s.hub.reserve(s, names)
+	return s.await(ctx, names, reserved, invalid, refusal)
+}
+
+// reserve and await accept what they can, in request order and once each, and
 // says why it refused the rest; attach queues the acknowledgement before
 // the topics' frames; unsubscribe leaves what was held. Both transports
 // go through these.
@@ -19,11 +26,11 @@ func TestSessionSubscribe(t *testing.T) {
 	var st stats
 	exch, u, stop := newTestUpstream(t, &st)
 	cfg := testConfig(t, nil)
-	h := newTestHub(t, cfg, &st, u.SubscribeStreams, stop)
+	h := newTestHub(t, cfg, &st, u.feed, stop)
 	ctx := testutil.Context(t)
 	s, _ := newTestSession(cfg, &st, h, kindWS)
 
-	accepted, fresh, err := s.subscribe(ctx, []string{"b.b", "bad name", "a.a", "b.b"})
+	accepted, fresh, err := subscribeNames(ctx, s, []string{"b.b", "bad name", "a.a", "b.b"})
 	require.ErrorIs(t, err, protocol.ErrInvalidTopic)
 	assert.Equal(t, []string{"b.b", "a.a"}, accepted)
 	require.Len(t, fresh, 2)
@@ -35,7 +42,7 @@ func TestSessionSubscribe(t *testing.T) {
 	assert.Equal(t, [][]byte{[]byte("ack"), textFrame([]byte(`{"channel_name":"a.a","notification":1}`))},
 		takeAll(t, s))
 
-	accepted, fresh, err = s.subscribe(ctx, []string{"a.a"})
+	accepted, fresh, err = subscribeNames(ctx, s, []string{"a.a"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a.a"}, accepted, "a held topic is accepted again")
 	assert.Empty(t, fresh)
@@ -55,10 +62,10 @@ func TestSessionSubscribeLimit(t *testing.T) {
 	var st stats
 	_, u, stop := newTestUpstream(t, &st)
 	cfg := testConfig(t, func(c *Config) { c.MaxTopicsPerClient = 2 })
-	h := newTestHub(t, cfg, &st, u.SubscribeStreams, stop)
+	h := newTestHub(t, cfg, &st, u.feed, stop)
 	s, _ := newTestSession(cfg, &st, h, kindWS)
 
-	accepted, fresh, err := s.subscribe(testutil.Context(t), []string{"a.a", "b.b", "c.c"})
+	accepted, fresh, err := subscribeNames(testutil.Context(t), s, []string{"a.a", "b.b", "c.c"})
 	require.ErrorIs(t, err, errTooManyTopics)
 	assert.Empty(t, accepted)
 	assert.Empty(t, fresh)

@@ -2,8 +2,6 @@ package sidecar
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -14,38 +12,10 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 )
 
-// subscribeFunc subscribes topics upstream, a client.Stream each, in as few
-// requests as the upstream allows, waiting out an outage within ctx:
-// feeds[i] is topics[i]'s, or nil with errs[i] saying why; err is for the
-// whole call. The hub opens the topics one local request asks for with
-// one call.
-type subscribeFunc func(ctx context.Context, topics []string) (feeds []client.Stream, errs []error, err error)
-
-// unsubscribeFunc ends streams a subscribeFunc returned, in as few
-// requests upstream as it can; it returns the first failure.
-type unsubscribeFunc func(ctx context.Context, streams []client.Stream) error
-
-// oneByOneUnsubscribe is an unsubscribeFunc for a source that has no
-// batched unsubscribe: each stream's own Unsubscribe.
-func oneByOneUnsubscribe(ctx context.Context, streams []client.Stream) error {
-	var first error
-	for _, s := range streams {
-		if err := s.Unsubscribe(ctx); err != nil && !errors.Is(err, client.ErrUnsubscribed) && first == nil {
-			first = err
-		}
-	}
-	return first
-}
-
-// callFunc makes an RPC call upstream and returns the raw result,
-// waiting for the upstream within ctx. Local clients' forwarded calls
-// go through one.
-type callFunc func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
-
 // upstream owns the one client connected to the real server. Its goroutine
 // dials (retrying until it succeeds, so the sidecar may start before the
-// upstream) and then watches the client's events. Its subscribe and call
-// methods are the hub's subscribeFunc and the local clients' callFunc.
+// upstream) and then watches the client's events. The client it made is
+// the hub's feed and the local clients' calls' (feed).
 type upstream struct {
 	// Set by newUpstream, read only after.
 	url   string // may hold a key: logged only as redact.URL(url)
@@ -206,9 +176,13 @@ func (u *upstream) trouble() *trouble { return &u.issues }
 // group is nil: this upstream is the sidecar's own.
 func (u *upstream) group() *GroupStatus { return nil }
 
-// await returns the client, waiting within ctx for the first dial
-// attempt to make it.
-func (u *upstream) await(ctx context.Context) (*client.Client, error) {
+// feed returns the client, waiting within ctx for the first dial
+// attempt to make it. While the upstream is down the client queues
+// subscribes and answers them at once (they are subscribed when it is
+// back), and fails calls at once, naming why (its last failure): a call
+// is never held to be sent late. Only the first dial attempt is waited
+// for, so a call made as the sidecar starts is not refused for nothing.
+func (u *upstream) feed(ctx context.Context) (client.Feed, error) {
 	for {
 		u.mu.Lock()
 		c, changed := u.c, u.changed
@@ -225,48 +199,4 @@ func (u *upstream) await(ctx context.Context) (*client.Client, error) {
 			return nil, fmt.Errorf("upstream not connected (%s): %s: %w", u.state(), u.issues.describe(), ctx.Err())
 		}
 	}
-}
-
-// SubscribeStreams subscribes topics upstream in one round of requests
-// (client.Client.SubscribeStreams), a client.Stream each. While the upstream is down the
-// client queues them and answers at once (they are subscribed when it is
-// back); only before the client exists, for the first dial, does it wait.
-// A connection lost during the subscribe is retried.
-func (u *upstream) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
-	for {
-		c, err := u.await(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		streams, errs, err := c.SubscribeStreams(ctx, topics)
-		if err == nil {
-			return streams, errs, nil
-		}
-		if !errors.Is(err, client.ErrConnectionLost) || ctx.Err() != nil {
-			return nil, nil, err
-		}
-	}
-}
-
-// unsubscribe ends streams of subscribe in one round of requests
-// (client.UnsubscribeEach), paced by the venue's budget as subscribes are.
-func (u *upstream) UnsubscribeStreams(ctx context.Context, streams []client.Stream) error {
-	c := u.client()
-	if c == nil {
-		return oneByOneUnsubscribe(ctx, streams)
-	}
-	return c.UnsubscribeStreams(ctx, streams)
-}
-
-// CallRaw makes a call upstream. While the upstream is down it fails at
-// once, naming why (the client's last failure): a call is never held to
-// be sent late. It never retries a call that may have been sent.
-// Only the sidecar's first dial attempt is waited for (within the dial
-// timeout), so a call made as it starts is not refused for nothing.
-func (u *upstream) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	c, err := u.await(ctx)
-	if err != nil {
-		return u.stats.countCall(nil, fmt.Errorf("call %s: %w", method, err))
-	}
-	return u.stats.countCall(c.CallRaw(ctx, method, params))
 }

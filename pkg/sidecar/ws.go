@@ -2,8 +2,6 @@ package sidecar
 
 import (
 	"context"
-	"errors"
-	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -14,6 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/zap"
 
+	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -68,8 +67,8 @@ type wsConfig struct {
 	// with errShuttingDown as its cause.
 	ctx      context.Context
 	callsCtx context.Context
-	call     callFunc  // forwards a call upstream
-	clients  *registry // the session leaves it when it ends
+	feed     func(context.Context) (client.Feed, error) // the source's: where calls are forwarded (source.feed)
+	clients  *registry                                  // the session leaves it when it ends
 	log      *zap.Logger
 }
 
@@ -220,76 +219,6 @@ func (c *wsConn) endCalls() {
 	if c.cancelCalls != nil {
 		c.cancelCalls()
 	}
-}
-
-// readLoop reads frames until the connection fails or the session closes.
-func (c *wsConn) readLoop() {
-	for {
-		typ, r, err := c.ws.NextReader()
-		if err != nil {
-			c.readFailed(err)
-			return
-		}
-		if !c.readFrame(typ, r) {
-			if reason, _ := c.s.closeState(); reason.code != 0 {
-				c.linger(r)
-			}
-			return
-		}
-	}
-}
-
-// lingerTimeout bounds how long a reader drains a peer it is closing
-// with a reason.
-const lingerTimeout = time.Second
-
-// linger reads and discards what the peer still sends after the session
-// closed with a reason (the rest of a frame over the limit, frames already
-// in flight) until the peer answers the close or lingerTimeout passes.
-// Closing a socket with unread data makes the kernel send a reset, which
-// can overtake the close frame: the peer would see "connection reset"
-// instead of the reason.
-func (c *wsConn) linger(rest io.Reader) {
-	_ = c.nc.SetReadDeadline(time.Now().Add(lingerTimeout))
-	_, _ = io.Copy(io.Discard, rest)
-	for {
-		_, r, err := c.ws.NextReader()
-		if err != nil {
-			return
-		}
-		_, _ = io.Copy(io.Discard, r)
-	}
-}
-
-// readFrame reads and handles one frame; it reports whether to go on.
-func (c *wsConn) readFrame(typ int, r io.Reader) bool {
-	if typ != websocket.TextMessage {
-		c.s.close(reasonBinary, true)
-		return false
-	}
-	limit := c.cfg.MaxFrameBytes
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		c.s.close(closeReason{}, true)
-		return false
-	}
-	if int64(len(data)) > limit {
-		c.s.close(reasonFrameTooLarge(limit), true)
-		return false
-	}
-	c.handle(data)
-	_, closing := c.s.closeState()
-	return !closing
-}
-
-// readFailed closes the session after a failed read, logging what is not
-// a plain close.
-func (c *wsConn) readFailed(err error) {
-	var ce *websocket.CloseError
-	if !errors.As(err, &ce) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, io.EOF) {
-		c.cfg.log.Debug("local client read failed", zap.Uint64("client", c.s.id), zap.Error(err))
-	}
-	c.s.close(closeReason{}, true)
 }
 
 // tryWrite writes as much of frame as the socket takes now (tryWriteRaw).
