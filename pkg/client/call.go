@@ -23,6 +23,11 @@ import (
 // object from the server comes back wrapped, naming the method:
 // errors.As(err, &rpcErr) finds its *RPCError.
 func (c *Client) Call(ctx context.Context, method string, params any, result any) error {
+	return callJSON(ctx, method, params, result, c.CallRaw)
+}
+
+// callJSON is Call over callRaw: a Client's, a Standby's.
+func callJSON(ctx context.Context, method string, params, result any, callRaw func(context.Context, string, json.RawMessage) (json.RawMessage, error)) error {
 	var raw []byte
 	switch p := params.(type) {
 	case nil:
@@ -36,7 +41,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, result any
 			return fmt.Errorf("failed to encode params of %s: %w", method, err)
 		}
 	}
-	res, err := c.CallRaw(ctx, method, raw)
+	res, err := callRaw(ctx, method, raw)
 	if err != nil || result == nil {
 		return err
 	}

@@ -32,9 +32,7 @@ type Pool struct {
 	members []*Client // members[0] is never closed before the Pool
 	closed  bool
 
-	events   chan Event
-	eventsMu sync.Mutex // serializes the drop-oldest send on events, and closing it
-	done     bool       // events is closed
+	events *eventRelay
 
 	ctx       context.Context // cancelled by Close
 	cancel    context.CancelFunc
@@ -59,7 +57,7 @@ func DialPool(ctx context.Context, url string, perConnection int, opts ...Option
 		url:    url,
 		opts:   append([]Option(nil), opts...),
 		perCap: perConnection,
-		events: make(chan Event, max(cfg.eventBuffer, 1)),
+		events: newEventRelay(cfg.eventBuffer),
 	}
 	if l, ok := cfg.protocol.(protocol.ConnectionLimited); ok {
 		p.most = l.ConnectionsPerIP()
@@ -94,33 +92,16 @@ func (p *Pool) open(ctx context.Context) (*Client, error) {
 	}
 	p.members = append(p.members, c)
 	p.wg.Add(1)
-	go p.forwardEvents(c, i)
+	go func() {
+		defer p.wg.Done()
+		p.events.relay(c, i, nil)
+	}()
 	return c, nil
-}
-
-// forwardEvents copies connection i's events to the pool's until the
-// connection closes them.
-func (p *Pool) forwardEvents(c *Client, i int) {
-	defer p.wg.Done()
-	for ev := range c.Events() {
-		ev.Connection = i
-		p.emit(ev)
-	}
-}
-
-// emit sends ev without blocking, dropping the oldest event when the
-// channel is full, as a Client does.
-func (p *Pool) emit(ev Event) {
-	p.eventsMu.Lock()
-	defer p.eventsMu.Unlock()
-	if !p.done {
-		sendDropOldest(p.events, ev)
-	}
 }
 
 // Events returns the events of every connection, each marked with its
 // connection's index (Event.Connection). It is closed by Close.
-func (p *Pool) Events() <-chan Event { return p.events }
+func (p *Pool) Events() <-chan Event { return p.events.ch }
 
 // Connections returns how many connections the pool has open.
 func (p *Pool) Connections() int {
@@ -264,10 +245,7 @@ func (p *Pool) Close() error {
 			_ = c.Close()
 		}
 		p.wg.Wait()
-		p.eventsMu.Lock()
-		p.done = true
-		close(p.events)
-		p.eventsMu.Unlock()
+		p.events.close()
 	})
 	return nil
 }

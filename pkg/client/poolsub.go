@@ -15,6 +15,17 @@ import (
 // waited beside the channel (see Subscription.C).
 const partBuffer = channelSlots
 
+// merger feeds a subscription from its parts: it ends them all.
+type merger interface {
+	// end ends the subscription with err and unsubscribes the parts; it
+	// returns the first failure to unsubscribe. Safe from any goroutine,
+	// more than once.
+	end(ctx context.Context, err error) error
+	// endAsync does end off the calling goroutine (a forwarder, under
+	// the subscription's overflow policy).
+	endAsync()
+}
+
 // poolMerge is a Pool subscription spanning connections: one part on
 // each connection, merged into one Subscription (out), whose delivery
 // engine applies the user's buffer and policy. out is attached to no

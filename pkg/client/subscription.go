@@ -50,10 +50,11 @@ type Subscription struct {
 	// protects it; nil once detached.
 	states []*topicState
 
-	// merge is set, before the subscription is shared, when it is a
-	// Pool's spanning connections (poolsub.go): fed by its parts, one per
-	// connection, and attached to no topic itself.
-	merge *poolMerge
+	// merge is set, before the subscription is shared, when it is fed
+	// by other subscriptions, its parts, and attached to no topic itself:
+	// a Pool's spanning connections (poolsub.go), a Standby's legs
+	// (standbymerge.go).
+	merge merger
 }
 
 // channelSlots is the most slots a subscription's channel has; the rest

@@ -337,6 +337,20 @@ type Chaining interface {
 	Link(data []byte) (number uint64, hash, parent [32]byte, ok bool)
 }
 
+// Identifying is a Protocol whose messages carry their identity in
+// fields its venue documents, so a message that reaches the client on
+// several connections (client.DialStandby's legs) is delivered once even
+// where the connections' servers spell it differently (two Ethereum
+// nodes). AppendIdentity appends to dst what identifies data within its
+// topic (Deribit: a book change's change_id, a trade's trade_id;
+// Ethereum: a head's hash; a log's block hash, index and removed flag)
+// and reports false for a message that has none, which is then told
+// apart by its whole content. It runs for every message of a merged
+// subscription: it should allocate nothing.
+type Identifying interface {
+	AppendIdentity(dst, data []byte) ([]byte, bool)
+}
+
 // Retracting is a Protocol whose Retracts topics send messages that take
 // back an earlier one: a log of a block a reorganisation replaced, sent
 // again with "removed": true.

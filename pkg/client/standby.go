@@ -1,0 +1,351 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// MaxStandby is the most standby connections DialStandby keeps beside
+// the one in use.
+const MaxStandby = 3
+
+// Standby keeps hot standby connections (legs) beside the one in use,
+// as market-data lines are run on two feeds: every leg carries the same
+// subscriptions, and each subscription's messages are merged into one
+// stream, every message delivered once, in the order it first arrived on
+// any leg. When a leg dies, the others carry on: nothing is lost and no
+// message is flagged (FlagReconnected is kept only when no other leg was
+// up throughout the hole), and the dead leg reconnects and restores its
+// topics in the background, as any Client does.
+//
+// A message's identity comes from the fields its venue documents
+// (protocol.Identifying: Deribit's change_id, trade_id and timestamp,
+// Ethereal's t and pt, Ethereum's hashes); where a venue gives none
+// (Thalex), from its whole content, which is the same on two connections
+// to one venue. How many times each leg sent each identity is counted,
+// so a message sent twice on purpose is delivered twice. The counts are
+// kept for the last StandbyWindow identities of a subscription: a leg
+// more than that many messages behind the first on one subscription
+// has its late messages delivered again.
+//
+// Each leg is a Client of its own, dialled with the same options and
+// counted by the venue as a connection: a venue's cap on connections
+// from one address (Deribit's 32) counts every leg, and a subscription
+// costs each leg its share of the venue's request budget. Settings made
+// per connection (cancel-on-disconnect: WithSessionSetting) are made on
+// each leg with the connection's scope; never give a standby a setting
+// of the account's scope, whose loss with a dying standby would act on
+// the account. With several endpoints (WithEndpoints), leg i prefers
+// endpoint i, so the legs' connections go to different servers.
+//
+// Calls go over a connected leg, the first one connected. A read-only
+// call (protocol.ReadOnly) whose leg dies before its answer is made
+// again on another; any other call, an order above all, never is. It is
+// safe for concurrent use.
+type Standby struct {
+	legs   []*Client
+	health []legHealth // health[i] is legs[i]'s, written by its relay
+	ident  protocol.Identifying
+	seed   maphash.Seed
+
+	mu     sync.Mutex // protects closed and serializes Close with Subscribe
+	closed bool
+
+	events    *eventRelay
+	ctx       context.Context // cancelled by Close
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup // event relays and merge forwarders
+	closeOnce sync.Once
+}
+
+// legHealth is when a leg last came up (its subscriptions restored) and
+// last went down, as UnixNano; upSince is 0 while it is down.
+type legHealth struct {
+	upSince atomic.Int64
+	downAt  atomic.Int64
+}
+
+// DialStandby dials 1+standby legs to url (and the endpoints of
+// WithEndpoints, leg i preferring the i-th), all at once, and returns
+// once each leg's first attempt has ended with at least one leg up. A
+// leg whose first attempt failed keeps dialing in the background
+// (WithRetryOnFailedConnect is implied), its subscriptions queued meanwhile.
+// standby is 0 to MaxStandby; 0 is one connection, as Dial.
+func DialStandby(ctx context.Context, url string, standby int, opts ...Option) (*Standby, error) {
+	if standby < 0 || standby > MaxStandby {
+		return nil, fmt.Errorf("DialStandby: %d standby connections, want 0 to %d", standby, MaxStandby)
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o.applyClient(&cfg)
+	}
+	sb := &Standby{
+		legs:   make([]*Client, standby+1),
+		health: make([]legHealth, standby+1),
+		seed:   maphash.MakeSeed(),
+		events: newEventRelay(cfg.eventBuffer),
+	}
+	sb.ident, _ = cfg.protocol.(protocol.Identifying)
+	sb.ctx, sb.cancel = context.WithCancel(context.Background())
+	urls := append([]string{url}, cfg.endpoints...)
+	errs := make([]error, len(sb.legs))
+	var dials sync.WaitGroup
+	for i := range sb.legs {
+		dials.Add(1)
+		go func() {
+			defer dials.Done()
+			sb.legs[i], errs[i] = Dial(ctx, urls[i%len(urls)], legOptions(opts, urls, i)...)
+		}()
+	}
+	dials.Wait()
+	up := false
+	for i, c := range sb.legs {
+		if errs[i] != nil {
+			sb.closeLegs()
+			return nil, fmt.Errorf("leg %d: %w", i, errs[i])
+		}
+		if c.State() == StateConnected {
+			sb.health[i].upSince.Store(time.Now().UnixNano())
+			up = true
+		}
+		sb.wg.Add(1)
+		go func() {
+			defer sb.wg.Done()
+			sb.events.relay(c, i, func(ev Event) { sb.health[i].seen(ev) })
+		}()
+	}
+	if !up {
+		if _, err := sb.legs[0].activeConn(ctx); err != nil { // it names the last failure
+			_ = sb.Close()
+			return nil, fmt.Errorf("no leg connected: %w", err)
+		}
+	}
+	return sb, nil
+}
+
+// legOptions are leg i's: the caller's, dialing on at once when the
+// first attempt fails, its endpoints starting at the i-th, and its
+// metrics (WithMetrics) named "<name>-leg<i>" after the first.
+func legOptions(opts []Option, urls []string, i int) []Option {
+	rest := make([]string, 0, len(urls)-1)
+	for k := 1; k < len(urls); k++ {
+		rest = append(rest, urls[(i+k)%len(urls)])
+	}
+	return append(opts[:len(opts):len(opts)], clientOption(func(c *config) {
+		c.retryFirst = true
+		c.endpoints = rest
+		if i > 0 && c.registerer != nil {
+			c.metricsName = fmt.Sprintf("%s-leg%d", c.metricsName, i)
+		}
+	}))
+}
+
+// seen keeps the leg's health from its events: up once its subscriptions
+// are live again (Connected follows the restore), down from its
+// disconnect.
+func (h *legHealth) seen(ev Event) {
+	switch ev.Kind {
+	case Connected:
+		h.upSince.Store(ev.Time.UnixNano())
+	case Disconnected:
+		h.upSince.Store(0)
+		h.downAt.Store(ev.Time.UnixNano())
+	}
+}
+
+// covered reports whether another leg than leg has been up since before
+// leg last went down, so it carried what leg missed: leg's hole is then
+// none of the merged stream's.
+func (sb *Standby) covered(leg int) bool {
+	down := sb.health[leg].downAt.Load()
+	if down == 0 {
+		return false // the disconnect is not known yet: say there was a hole
+	}
+	for j := range sb.health {
+		if up := sb.health[j].upSince.Load(); j != leg && up != 0 && up <= down {
+			return true
+		}
+	}
+	return false
+}
+
+// Legs returns the legs' clients, the first dialled first: for their
+// state, endpoints and lag. Closing one is closing the Standby's leg.
+func (sb *Standby) Legs() []*Client { return append([]*Client(nil), sb.legs...) }
+
+// Events returns every leg's events, each marked with its leg's index
+// (Event.Connection). It is closed by Close.
+func (sb *Standby) Events() <-chan Event { return sb.events.ch }
+
+// State returns StateConnected while any leg is connected, and otherwise
+// the first leg's state.
+func (sb *Standby) State() State {
+	for _, c := range sb.legs {
+		if c.State() == StateConnected {
+			return StateConnected
+		}
+	}
+	return sb.legs[0].State()
+}
+
+// Subscribe subscribes to topics on every leg and returns one
+// Subscription of their merged messages, with opts as Client.Subscribe
+// takes them. It fails if a leg refuses the topics; a leg that is down
+// queues them (see DialStandby). The Subscription ends when every leg's
+// part has ended (a leg closed, a topic refused on its restore), with
+// the last one's error.
+func (sb *Standby) Subscribe(ctx context.Context, topics []string, opts ...SubscribeOption) (*Subscription, error) {
+	names, _, err := sb.legs[0].parseTopics(topics)
+	if err != nil {
+		return nil, err
+	}
+	parts := make([]*Subscription, len(sb.legs))
+	for i, c := range sb.legs {
+		if parts[i], err = c.Subscribe(ctx, names, partOptions...); err != nil {
+			unsubscribeParts(ctx, parts)
+			return nil, fmt.Errorf("leg %d: %w", i, err)
+		}
+	}
+	return sb.merge(names, parts, sb.legs[0].subscribeConfig(opts))
+}
+
+// SubscribeStreams subscribes each topic on its own on every leg, in as
+// few requests as each leg allows, and returns a merged Stream each (see
+// Subscribe): a Standby is a Feed. A topic a leg refuses is refused.
+func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]Stream, []error, error) {
+	byLeg := make([][]*Subscription, len(sb.legs))
+	errs := make([]error, len(topics))
+	for i, c := range sb.legs {
+		subs, serrs, err := c.SubscribeEach(ctx, topics, partOptions...)
+		if err == nil {
+			for k, e := range serrs {
+				errs[k] = cmpOr(errs[k], e)
+			}
+		}
+		byLeg[i] = subs
+		if err != nil {
+			for _, done := range byLeg[:i+1] {
+				unsubscribeParts(ctx, done)
+			}
+			return nil, nil, fmt.Errorf("leg %d: %w", i, err)
+		}
+	}
+	streams := make([]Stream, len(topics))
+	for k, name := range topics {
+		parts := make([]*Subscription, len(sb.legs))
+		for i := range sb.legs {
+			parts[i] = byLeg[i][k]
+		}
+		if errs[k] != nil {
+			unsubscribeParts(ctx, parts)
+			continue
+		}
+		out, err := sb.merge([]string{name}, parts, sb.legs[0].subscribeConfig(nil))
+		if err != nil {
+			unsubscribeParts(ctx, parts)
+			errs[k] = err
+			continue
+		}
+		streams[k] = out
+	}
+	return streams, errs, nil
+}
+
+// cmpOr returns a if it is set, else b.
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// UnsubscribeStreams ends streams, each merged subscription on every
+// leg. A stream already ended is not a failure.
+func (sb *Standby) UnsubscribeStreams(ctx context.Context, streams []Stream) error {
+	var first error
+	for _, s := range streams {
+		if err := s.Unsubscribe(ctx); err != nil && !errors.Is(err, ErrUnsubscribed) && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+var _ Feed = (*Standby)(nil)
+
+// Call makes a call over a connected leg (see CallRaw), its params and
+// result as Client.Call takes them.
+func (sb *Standby) Call(ctx context.Context, method string, params, result any) error {
+	return callJSON(ctx, method, params, result, sb.CallRaw)
+}
+
+// CallRaw makes a call over the first connected leg (the first leg when
+// none is). When the leg dies before the answer, a read-only method
+// (protocol.ReadOnly) is called again on the next connected leg; any
+// other is not: its error says the connection was lost.
+func (sb *Standby) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	tried := make([]bool, len(sb.legs))
+	for {
+		i := sb.pick(tried)
+		tried[i] = true
+		res, err := sb.legs[i].CallRaw(ctx, method, params)
+		if err == nil || !errors.Is(err, ErrConnectionLost) || !sb.legs[i].readOnly(method) || ctx.Err() != nil {
+			return res, err
+		}
+		if sb.pick(tried) < 0 {
+			return res, err
+		}
+	}
+}
+
+// pick returns the first connected leg not tried, else the first not
+// tried, else -1 when every leg was tried (the first call always finds
+// one).
+func (sb *Standby) pick(tried []bool) int {
+	fallback := -1
+	for i, c := range sb.legs {
+		if tried[i] {
+			continue
+		}
+		if c.State() == StateConnected {
+			return i
+		}
+		if fallback < 0 {
+			fallback = i
+		}
+	}
+	return fallback
+}
+
+// Close closes every leg, then the Events channel, and returns once
+// every goroutine of the Standby has ended. Subscriptions end without an
+// error. It is safe to call more than once.
+func (sb *Standby) Close() error {
+	sb.closeOnce.Do(func() {
+		sb.mu.Lock()
+		sb.closed = true
+		sb.mu.Unlock()
+		sb.cancel()
+		sb.closeLegs()
+		sb.wg.Wait()
+		sb.events.close()
+	})
+	return nil
+}
+
+// closeLegs closes the legs dialled.
+func (sb *Standby) closeLegs() {
+	for _, c := range sb.legs {
+		if c != nil {
+			_ = c.Close()
+		}
+	}
+}
