@@ -210,7 +210,7 @@ func (sb *Standby) Subscribe(ctx context.Context, topics []string, opts ...Subsc
 	parts := make([]*Subscription, len(sb.legs))
 	for i, c := range sb.legs {
 		if parts[i], err = c.Subscribe(ctx, names, partOptions...); err != nil {
-			unsubscribeParts(ctx, parts)
+			_ = unsubscribeParts(ctx, parts) // the failure returned is the subscribe's
 			return nil, fmt.Errorf("leg %d: %w", i, err)
 		}
 	}
@@ -233,7 +233,7 @@ func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]Str
 		byLeg[i] = subs
 		if err != nil {
 			for _, done := range byLeg[:i+1] {
-				unsubscribeParts(ctx, done)
+				_ = unsubscribeParts(ctx, done) // the failure returned is the subscribe's
 			}
 			return nil, nil, fmt.Errorf("leg %d: %w", i, err)
 		}
@@ -245,12 +245,12 @@ func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]Str
 			parts[i] = byLeg[i][k]
 		}
 		if errs[k] != nil {
-			unsubscribeParts(ctx, parts)
+			_ = unsubscribeParts(ctx, parts) // the failure returned is the subscribe's
 			continue
 		}
 		out, err := sb.merge([]string{name}, parts, sb.legs[0].subscribeConfig(nil))
 		if err != nil {
-			unsubscribeParts(ctx, parts)
+			_ = unsubscribeParts(ctx, parts) // the failure returned is the subscribe's
 			errs[k] = err
 			continue
 		}
