@@ -122,6 +122,8 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.TextVar(&c.Overflow, "overflow", c.Overflow, "`policy` for a full local queue: close-subscription (the default) or drop-newest")
 	fs.BoolVar(&c.LastMessageCache, "last-message-cache", false, "send new subscribers the topic's last message first")
 	fs.Var(listValue(&c.Topics), "topics", "comma-separated `topics` the upstream offers; any other is refused at once, naming them\n(default: none, every topic is asked upstream)")
+	fs.Var(countValue(&c.HotStandby), "hot-standby", "`number` of more upstream connections kept live, each carrying every topic, merged so each message\n"+
+		"reaches local clients once: a connection that dies costs nothing (0 to 3; each counts against the venue's limits; default 0)")
 	fs.Var(countValue(&c.MaxClients), "max-clients", "`number` of local clients allowed (default 10000)")
 	fs.Var(durationValue(&c.IdleConnTimeout), "idle-conn-timeout", "the longest `duration` a keep-alive connection may sit without a request after its last; while\n"+
 		"-max-clients plus 128 connections are open, one that is not a client and has been idle (or silent) for 1s\n"+

@@ -62,6 +62,18 @@ func (p *Proxy) Latency(d time.Duration) {
 	p.set(latencyName, "latency", "downstream", map[string]any{"latency": int64(ms)})
 }
 
+// Jitter delays all data from the upstream to the client by d, give or
+// take up to jitter, drawn anew for each chunk Toxiproxy reads (a
+// "latency" toxic downstream with its jitter; the stream keeps its
+// order). It replaces a Latency.
+func (p *Proxy) Jitter(d, jitter time.Duration) {
+	p.t.Helper()
+	if d < 0 || jitter < 0 || jitter > d {
+		p.t.Fatalf("faultproxy: Jitter(%v, %v): want 0 <= jitter <= d", d, jitter)
+	}
+	p.set(latencyName, "latency", "downstream", map[string]any{"latency": d.Milliseconds(), "jitter": jitter.Milliseconds()})
+}
+
 // Bandwidth caps data from the upstream to the client at kbps kilobytes
 // per second (a "bandwidth" toxic downstream). kbps must be positive.
 func (p *Proxy) Bandwidth(kbps int64) {

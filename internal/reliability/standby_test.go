@@ -1,28 +1,36 @@
 package reliability_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/faultproxy"
+	"github.com/wsfan/wsfan/internal/sidecartest"
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/sidecar"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // standbyCase is a venue's topic and the n-th message of a steady feed
 // on it, carrying the venue's own identity (or none, Thalex); repeats
-// when the topic may carry the same message twice (not a book, whose
-// chain a repeated change breaks).
+// when the topic may carry the same message twice (not a book or a
+// chain, which a repeated message breaks).
 type standbyCase struct {
+	name    string
 	dialect string
 	proto   protocol.Protocol
 	topic   string
@@ -31,23 +39,34 @@ type standbyCase struct {
 }
 
 var standbyCases = []standbyCase{
-	{thalex.Name, thalex.Protocol(), "ticker.BTC-PERPETUAL.raw",
+	{"thalex/ticker", thalex.Name, thalex.Protocol(), "ticker.BTC-PERPETUAL.raw",
 		func(n int) string { return fmt.Sprintf(`{"mark_price":%d}`, 60000+n) }, true},
-	{deribit.Name, deribit.Protocol(), "book.BTC-PERPETUAL.100ms",
+	{"deribit/book", deribit.Name, deribit.Protocol(), "book.BTC-PERPETUAL.100ms",
 		func(n int) string {
 			return fmt.Sprintf(`{"type":"change","change_id":%d,"prev_change_id":%d,"bids":[],"asks":[]}`, 1000+n, 999+n)
+		}, false},
+	{"deribit/ticker", deribit.Name, deribit.Protocol(), "ticker.BTC-PERPETUAL.100ms",
+		func(n int) string { return fmt.Sprintf(`{"timestamp":%d,"n":%d}`, 1700000000000+n, n) }, true},
+	{"ethereal/book", ethereal.Name, ethereal.Protocol(), "L2Book:BTCUSD",
+		func(n int) string {
+			return fmt.Sprintf(`{"s":"BTCUSD","t":%d,"pt":%d,"b":[],"a":[]}`, 1700000000000+n, 1699999999999+n)
+		}, false},
+	{"ethereum/newHeads", ethereum.Name, ethereum.Protocol(), "newHeads",
+		func(n int) string {
+			return fmt.Sprintf(`{"number":"0x%x","hash":"0x%064x","parentHash":"0x%064x"}`, 100+n, 101+n, 100+n)
 		}, false},
 }
 
 // With a hot standby, a steady feed reaches the program whole while the
-// leading leg dies under it (Toxiproxy cuts it: reset_peer, or the proxy
-// down): nothing lost, nothing twice, nothing out of order, and no
+// leading leg fails under it (Toxiproxy cuts it with reset_peer or the
+// proxy down, silences it with a blackhole, or delays it 200 ms ± 100):
+// nothing lost, nothing twice, nothing out of order, and no
 // message flagged as after a hole. Where a topic may carry the same
 // message twice, a payload sent twice on purpose is delivered twice.
 func TestStandbyLosesNothingWhenALegDies(t *testing.T) {
 	for _, tc := range standbyCases {
-		for _, fault := range []string{"reset_peer", "down"} {
-			t.Run(tc.dialect+"/"+fault, func(t *testing.T) { runStandby(t, tc, fault) })
+		for _, fault := range []string{"reset_peer", "down", "blackhole", "latency"} {
+			t.Run(tc.name+"/"+fault, func(t *testing.T) { runStandby(t, tc, fault) })
 		}
 	}
 }
@@ -100,8 +119,8 @@ func runStandby(t *testing.T, tc standbyCase, fault string) {
 	}
 	<-received
 	require.Equal(t, want, len(got), "every message reached the program")
-	for n := range total {
-		require.Equal(t, tc.message(n), got[n], "message %d: in order, once, none lost", n)
+	for n := range total { // an Ethereal message is the whole frame, the payload inside
+		require.Contains(t, got[n], tc.message(n), "message %d: in order, once, none lost", n)
 	}
 	if tc.repeats {
 		assert.Equal(t, tc.message(total), got[total], "a payload sent twice is delivered twice")
@@ -124,7 +143,95 @@ func cut(p *faultproxy.Proxy, fault string) {
 		p.ResetPeer()
 	case "down":
 		p.Down()
+	case "blackhole":
+		p.Blackhole()
+	case "latency":
+		p.Jitter(200*time.Millisecond, 100*time.Millisecond)
 	default:
 		panic("unknown fault " + strconv.Quote(fault))
 	}
+}
+
+// Behind a sidecar with a hot standby (-hot-standby 1), 50 local programs
+// read a steady Deribit ticker while the leading upstream connection dies
+// (Toxiproxy's reset_peer): each gets every message once, in order, and
+// no gap notice: the sidecar is as transparent to the failure as the
+// merged stream is.
+func TestSidecarHotStandbyLosesNothing(t *testing.T) {
+	const total, faultAt, programs = 600, 200, 50
+	const topic = "ticker.BTC-PERPETUAL.100ms"
+	ctx := testutil.Context(t)
+	exch := exchangetest.NewServer(deribit.Name)
+	t.Cleanup(exch.Close)
+	proxy := faultproxy.Start(t, exch.Addr())
+	sc := sidecartest.Serve(t, sidecar.Config{Upstream: proxy.URL(exch.URL()), Fallbacks: []string{exch.URL()},
+		Protocol: deribit.Name, HotStandby: 1})
+	message := func(n int) string { return fmt.Sprintf(`{"timestamp":%d,"n":%d}`, 1700000000000+n, n) }
+
+	seqs := make([]chan []int, programs)
+	for p := range programs {
+		seqs[p] = readTicker(t, ctx, sc.Addr, topic, total)
+	}
+	require.NoError(t, exch.WaitSubscribers(ctx, topic, 2), "one upstream subscription a leg")
+	require.Eventually(t, func() bool {
+		st := sc.Status()
+		return len(st.Topics) == 1 && st.Topics[0].Refs == programs
+	}, 10*time.Second, time.Millisecond)
+	for n := range total {
+		if n == faultAt {
+			proxy.ResetPeer()
+		}
+		exch.Publish(topic, []byte(message(n)))
+		sleep(ctx, 500*time.Microsecond)
+	}
+	for p, ch := range seqs {
+		got := <-ch
+		require.Len(t, got, total, "program %d got every message", p)
+		for n, v := range got {
+			require.Equal(t, n, v, "program %d: message %d in order, once", p, n)
+		}
+	}
+	legs := sc.Status().Upstream.Legs
+	require.Len(t, legs, 2, "/v1/status lists the legs")
+	assert.Equal(t, "connected", legs[1].State, "the clean leg stayed up")
+}
+
+// readTicker is a program behind the sidecar that asked for gap notices:
+// it subscribes topic with Deribit's frame and sends the n of each of
+// the first total messages, or fails the test on a gap notice.
+func readTicker(t *testing.T, ctx context.Context, addr, topic string, total int) chan []int {
+	t.Helper()
+	ws, resp, err := websocket.DefaultDialer.DialContext(ctx, "ws://"+addr+"/ws?notify=gaps", nil)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.NoError(t, ws.WriteMessage(websocket.TextMessage,
+		[]byte(`{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["`+topic+`"]}}`)))
+	out := make(chan []int, 1)
+	stop := context.AfterFunc(ctx, func() { _ = ws.Close() })
+	go func() {
+		defer stop()
+		defer ws.Close()
+		var got []int
+		defer func() { out <- got }()
+		for len(got) < total {
+			_, data, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			var f struct {
+				Method string
+				Params struct{ Data struct{ N int } }
+			}
+			if json.Unmarshal(data, &f) != nil {
+				continue
+			}
+			switch f.Method {
+			case "wsfan/gap":
+				got = append(got, -1) // a gap notice fails the order check
+			case "subscription":
+				got = append(got, f.Params.Data.N)
+			}
+		}
+	}()
+	return out
 }

@@ -75,9 +75,10 @@ type legHealth struct {
 
 // DialStandby dials 1+standby legs to url (and the endpoints of
 // WithEndpoints, leg i preferring the i-th), all at once, and returns
-// once each leg's first attempt has ended with at least one leg up. A
-// leg whose first attempt failed keeps dialing in the background
-// (WithRetryOnFailedConnect is implied), its subscriptions queued meanwhile.
+// once each leg's first attempt has ended with at least one leg up (with
+// WithRetryOnFailedConnect, even with none). A leg whose first attempt
+// failed keeps dialing in the background, its subscriptions queued
+// meanwhile.
 // standby is 0 to MaxStandby; 0 is one connection, as Dial.
 func DialStandby(ctx context.Context, url string, standby int, opts ...Option) (*Standby, error) {
 	if standby < 0 || standby > MaxStandby {
@@ -122,7 +123,7 @@ func DialStandby(ctx context.Context, url string, standby int, opts ...Option) (
 			sb.events.relay(c, i, func(ev Event) { sb.health[i].seen(ev) })
 		}()
 	}
-	if !up {
+	if !up && !cfg.retryFirst {
 		if _, err := sb.legs[0].activeConn(ctx); err != nil { // it names the last failure
 			_ = sb.Close()
 			return nil, fmt.Errorf("no leg connected: %w", err)

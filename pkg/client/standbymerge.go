@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"sync"
+	"time"
 )
 
 // StandbyWindow is how many message identities a merged subscription of
@@ -30,10 +31,38 @@ type standbyMerge struct {
 	// following, and orders out's deliveries.
 	mu      sync.Mutex
 	seen    identityWindow
+	legs    []rejoining // legs[i] is leg i's, while it rejoins after a hole
 	hash    maphash.Hash
 	scratch []byte
 	live    int   // parts whose forwarder has not ended
 	lastErr error // why the last part to end ended
+	ended   bool  // end ran: no hold's timer is set again
+}
+
+// StandbyRejoinHold is the longest a leg back from a hole holds its
+// messages while another leg carried the stream through the hole (see
+// standbyMerge.offer).
+const StandbyRejoinHold = 500 * time.Millisecond
+
+// rejoining is a leg back from a hole that another leg carried: its
+// messages resume at the live stream, while the other leg's may still
+// have older ones on their way, which must be delivered first. The leg's
+// messages are held until the merged stream reaches one of them (the
+// legs are then in step), or the other legs are no longer up, or
+// StandbyRejoinHold passes; then those not delivered meanwhile are, in
+// order.
+type rejoining struct {
+	on    bool
+	held  []heldMessage
+	timer *time.Timer // releases held after StandbyRejoinHold
+}
+
+// heldMessage is a rejoining leg's message, its identity and which
+// sending of it by the leg it was.
+type heldMessage struct {
+	id  uint64
+	n   uint16
+	msg Message
 }
 
 // merge starts the forwarders of parts, one a leg, into a new
@@ -44,7 +73,7 @@ func (sb *Standby) merge(names []string, parts []*Subscription, sc subConfig) (*
 	if sb.closed {
 		return nil, ErrClosed
 	}
-	m := &standbyMerge{sb: sb, parts: parts, seen: newIdentityWindow(StandbyWindow)}
+	m := &standbyMerge{sb: sb, parts: parts, seen: newIdentityWindow(StandbyWindow), legs: make([]rejoining, len(parts))}
 	m.hash.SetSeed(sb.seed)
 	m.out = newSubscription(sb.legs[0], names, sc, channelSlots)
 	m.out.merge = m
@@ -80,19 +109,91 @@ func (m *standbyMerge) forward(leg int, part *Subscription) {
 }
 
 // offer delivers msg, leg's, into out if it is the first arrival: the
-// leg has sent its identity more times than any leg had before. A
-// reconnect's flag is dropped when another leg carried what this one
-// missed.
+// leg has sent its identity more times than any leg had before. A leg's
+// first message after a hole that another leg carried loses its
+// reconnect flag, and the leg rejoins (see rejoining).
 func (m *standbyMerge) offer(leg int, msg Message) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.seen.count(m.identity(msg), leg) {
-		return
-	}
+	id := m.identity(msg)
+	s := m.seen.add(id, leg)
+	n := s.legs[leg]
+	r := &m.legs[leg]
 	if msg.Flags&FlagReconnected != 0 && m.sb.covered(leg) {
 		msg.Flags &^= FlagReconnected
+		r.on = true
 	}
+	if r.on {
+		switch {
+		case n <= s.delivered: // the merged stream has reached this leg's place
+			m.release(leg)
+			return
+		case !m.sb.covered(leg): // no other leg carries the stream any more
+			m.release(leg)
+		default:
+			m.hold(leg, id, n, msg)
+			return
+		}
+	}
+	if n <= s.delivered {
+		return
+	}
+	s.delivered = n
 	m.out.deliver(msg)
+	m.inStep(leg, id)
+}
+
+// hold keeps a rejoining leg's message, and starts the timer that
+// releases what it holds after StandbyRejoinHold. Called with m.mu held.
+func (m *standbyMerge) hold(leg int, id uint64, n uint16, msg Message) {
+	r := &m.legs[leg]
+	r.held = append(r.held, heldMessage{id: id, n: n, msg: msg})
+	if r.timer == nil && !m.ended {
+		r.timer = time.AfterFunc(StandbyRejoinHold, func() {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			m.release(leg)
+		})
+	}
+}
+
+// inStep releases the legs rejoining that hold id, just delivered by
+// leg: the merged stream has reached their place, and what they hold
+// after it is newer. Called with m.mu held.
+func (m *standbyMerge) inStep(leg int, id uint64) {
+	for j := range m.legs {
+		r := &m.legs[j]
+		if j == leg || !r.on {
+			continue
+		}
+		for _, h := range r.held {
+			if h.id == id {
+				m.release(j)
+				break
+			}
+		}
+	}
+}
+
+// release ends leg's rejoining: it delivers, in order, what the leg held
+// that no leg delivered meanwhile. Called with m.mu held.
+func (m *standbyMerge) release(leg int) {
+	r := &m.legs[leg]
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
+	for _, h := range r.held {
+		if s := m.seen.slot(h.id); s != nil {
+			if h.n <= s.delivered {
+				continue
+			}
+			s.delivered = h.n
+		}
+		m.out.deliver(h.msg)
+	}
+	clear(r.held)
+	r.held, r.on = r.held[:0], false
 }
 
 // identity hashes msg's topic and identity: the venue's documented
@@ -117,6 +218,15 @@ func (m *standbyMerge) identity(msg Message) uint64 {
 // returns the first failure to unsubscribe. Safe from any goroutine,
 // more than once.
 func (m *standbyMerge) end(ctx context.Context, err error) error {
+	m.mu.Lock()
+	m.ended = true
+	for i := range m.legs {
+		if t := m.legs[i].timer; t != nil {
+			t.Stop()
+			m.legs[i].timer = nil
+		}
+	}
+	m.mu.Unlock()
 	m.out.end(err)
 	return unsubscribeParts(ctx, m.parts)
 }
@@ -166,25 +276,28 @@ func newIdentityWindow(n int) identityWindow {
 	return identityWindow{index: make(map[uint64]int32), slots: make([]identitySlot, 0, n)}
 }
 
-// count counts one more sending of id by leg and reports whether it is
-// the first arrival of that sending: the leg has now sent id more times
-// than it was delivered.
-func (w *identityWindow) count(id uint64, leg int) bool {
+// add counts one more sending of id by leg and returns id's slot, valid
+// until the next add.
+func (w *identityWindow) add(id uint64, leg int) *identitySlot {
 	i, ok := w.index[id]
 	if !ok {
-		i = w.add(id)
+		i = w.newSlot(id)
 	}
 	s := &w.slots[i]
 	s.legs[leg]++
-	if s.legs[leg] <= s.delivered {
-		return false
-	}
-	s.delivered = s.legs[leg]
-	return true
+	return s
 }
 
-// add gives id a slot, the oldest one's once the ring is full.
-func (w *identityWindow) add(id uint64) int32 {
+// slot returns id's slot, or nil once it is forgotten.
+func (w *identityWindow) slot(id uint64) *identitySlot {
+	if i, ok := w.index[id]; ok {
+		return &w.slots[i]
+	}
+	return nil
+}
+
+// newSlot gives id a slot, the oldest one's once the ring is full.
+func (w *identityWindow) newSlot(id uint64) int32 {
 	if len(w.slots) < cap(w.slots) {
 		w.slots = append(w.slots, identitySlot{id: id})
 		i := int32(len(w.slots) - 1)

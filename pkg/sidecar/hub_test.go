@@ -27,7 +27,7 @@ func newTestUpstream(t *testing.T, st *stats) (exch *exchangetest.Server, u *ups
 	t.Helper()
 	exch = exchangetest.NewServer(thalex.Name)
 	t.Cleanup(exch.Close)
-	u = newUpstream(exch.URL(), []client.Option{
+	u = newUpstream(exch.URL(), 0, []client.Option{
 		client.WithProtocol(thalex.Protocol()),
 		client.WithBackoff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Millisecond) }),
 	}, st, zap.NewNop())

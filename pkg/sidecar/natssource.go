@@ -182,6 +182,9 @@ func (n *natsSource) lag() time.Duration { return 0 }
 // endpoint is unknown to a member: the leader holds the upstream.
 func (n *natsSource) endpoint() string { return "" }
 
+// legs is nil: a member holds no upstream connection.
+func (n *natsSource) legs() []LegStatus { return nil }
+
 // quiet is not judged through NATS: the leader's client judges its
 // topics.
 func (n *natsSource) quiet(string) (stale, silent bool) { return false, false }

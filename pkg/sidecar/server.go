@@ -165,7 +165,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.NATS != "" {
 		s.src = newNATSSource(&s.cfg, opts, &s.stats, s.log)
 	} else {
-		s.src = newUpstream(cfg.Upstream, opts, &s.stats, s.log)
+		s.src = newUpstream(cfg.Upstream, cfg.HotStandby, opts, &s.stats, s.log)
 	}
 	wire, err := protocol.ServerByName(proto.Name())
 	if err != nil {

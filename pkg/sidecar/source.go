@@ -36,6 +36,8 @@ type source interface {
 	// endpoint is the upstream endpoint in use or being dialled
 	// (client.Client.Endpoint), redacted; "" where unknown.
 	endpoint() string
+	// legs describes a hot standby's connections, or is nil.
+	legs() []LegStatus
 	// quiet says whether topic was found stale, silent while others
 	// flowed, and still is (client.Client.Stale), and whether it is
 	// silent beyond its stale limit, others or not (client.Client.Silent).

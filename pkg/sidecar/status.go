@@ -78,6 +78,17 @@ type UpstreamStatus struct {
 	// behind the upstream's data arrives, a slow link's backlog included
 	// (client.Client.Lag); 0 when not known.
 	LagSeconds float64 `json:"lag_seconds"`
+	// Legs are the connections of a hot standby (Config.HotStandby),
+	// the one in use and the others alike; empty without one.
+	Legs []LegStatus `json:"legs,omitempty"`
+}
+
+// LegStatus describes one connection of a hot standby.
+type LegStatus struct {
+	Leg        int     `json:"leg"`
+	Endpoint   string  `json:"endpoint"` // redacted, as UpstreamStatus.Endpoint
+	State      string  `json:"state"`
+	LagSeconds float64 `json:"lag_seconds"`
 }
 
 // TopicStatus describes one upstream topic.
@@ -159,6 +170,7 @@ func (s *Server) Status() Status {
 		Group:      s.src.group(),
 		LagSeconds: s.src.lag().Seconds(),
 		Endpoint:   s.src.endpoint(),
+		Legs:       s.src.legs(),
 	}
 	if s.cfg.NATS == "" {
 		for _, u := range append([]string{s.cfg.Upstream}, s.cfg.Fallbacks...) {

@@ -12,14 +12,29 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 )
 
+// upstreamClient is what an upstream holds: one client.Client, or with
+// Config.HotStandby a client.Standby, whose legs answer as one.
+type upstreamClient interface {
+	client.Feed
+	State() client.State
+	Events() <-chan client.Event
+	Lag() time.Duration
+	Endpoint() (url string, index int)
+	Stale(topic string) bool
+	Silent(topic string) bool
+	Resync(topic string) bool
+	Close() error
+}
+
 // upstream owns the one client connected to the real server. Its goroutine
 // dials (retrying until it succeeds, so the sidecar may start before the
 // upstream) and then watches the client's events. The client it made is
 // the hub's feed and the local clients' calls' (feed).
 type upstream struct {
 	// Set by newUpstream, read only after.
-	url   string // may hold a key: logged only as redact.URL(url)
-	opts  []client.Option
+	url     string // may hold a key: logged only as redact.URL(url)
+	opts    []client.Option
+	standby int // Config.HotStandby
 	stats *stats // reconnects, calls, call errors
 	log   *zap.Logger
 
@@ -27,13 +42,23 @@ type upstream struct {
 
 	// mu protects the following.
 	mu      sync.Mutex
-	c       *client.Client // nil until the first dial attempt ends
+	c       upstreamClient // nil until the first dial attempt ends
 	wasUp   bool           // the client was connected once
 	changed chan struct{}  // closed and replaced whenever c or its state changes
 }
 
-func newUpstream(url string, opts []client.Option, st *stats, log *zap.Logger) *upstream {
-	return &upstream{url: url, opts: opts, stats: st, log: log, changed: make(chan struct{})}
+func newUpstream(url string, standby int, opts []client.Option, st *stats, log *zap.Logger) *upstream {
+	return &upstream{url: url, standby: standby, opts: opts, stats: st, log: log, changed: make(chan struct{})}
+}
+
+// dial makes the upstream's client: one connection, or with a hot
+// standby 1+standby legs.
+func (u *upstream) dial(ctx context.Context) (upstreamClient, error) {
+	opts := append(u.opts, client.WithRetryOnFailedConnect())
+	if u.standby > 0 {
+		return client.DialStandby(ctx, u.url, u.standby, opts...)
+	}
+	return client.Dial(ctx, u.url, opts...)
 }
 
 // run is the upstream goroutine: it dials, then relays the client's events
@@ -42,7 +67,7 @@ func newUpstream(url string, opts []client.Option, st *stats, log *zap.Logger) *
 // meanwhile subscribes are queued and calls fail at once.
 func (u *upstream) run(ctx context.Context) {
 	log := u.log
-	c, err := client.Dial(ctx, u.url, append(u.opts, client.WithRetryOnFailedConnect())...)
+	c, err := u.dial(ctx)
 	if err != nil { // only when ctx ended, or the options are wrong
 		if ctx.Err() == nil {
 			log.Error("upstream client refused its options", zap.Error(err))
@@ -79,9 +104,16 @@ func (u *upstream) run(ctx context.Context) {
 		switch ev.Kind {
 		case client.Disconnected:
 			u.stats.reconnects.Add(1)
+			if u.standby > 0 && c.State() == client.StateConnected {
+				log.Warn("upstream leg disconnected; the others carry on", zap.Int("leg", ev.Connection), zap.Error(ev.Err))
+				break
+			}
 			u.issues.failed(ev.Err, 0, time.Time{})
 			log.Warn("upstream disconnected", zap.Error(ev.Err))
 		case client.Reconnecting:
+			if u.standby > 0 && c.State() == client.StateConnected {
+				break // a leg: the upstream is up
+			}
 			u.issues.failed(ev.Err, ev.Attempt, ev.Time.Add(ev.Wait))
 		case client.Connected:
 			u.issues.up()
@@ -115,7 +147,7 @@ func (u *upstream) close() {
 }
 
 // client returns the client, or nil before the first connection.
-func (u *upstream) client() *client.Client {
+func (u *upstream) client() upstreamClient {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.c
@@ -160,6 +192,20 @@ func (u *upstream) endpoint() string {
 		return shown
 	}
 	return ""
+}
+
+// legs describes a hot standby's connections, or is nil without one.
+func (u *upstream) legs() []LegStatus {
+	sb, ok := u.client().(*client.Standby)
+	if !ok {
+		return nil
+	}
+	var out []LegStatus
+	for i, c := range sb.Legs() {
+		shown, _ := c.Endpoint()
+		out = append(out, LegStatus{Leg: i, Endpoint: shown, State: c.State().String(), LagSeconds: c.Lag().Seconds()})
+	}
+	return out
 }
 
 // quiet asks the upstream client whether topic is stale or silent.
