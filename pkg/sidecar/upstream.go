@@ -34,9 +34,9 @@ type upstream struct {
 	// Set by newUpstream, read only after.
 	url     string // may hold a key: logged only as redact.URL(url)
 	opts    []client.Option
-	standby int // Config.HotStandby
-	stats *stats // reconnects, calls, call errors
-	log   *zap.Logger
+	standby int    // Config.HotStandby
+	stats   *stats // reconnects, calls, call errors
+	log     *zap.Logger
 
 	issues trouble // the last failure and the attempts since
 
