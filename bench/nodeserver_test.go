@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
@@ -66,6 +67,18 @@ var (
 		blastSubscription + `","result":` + string(NewHeads) + `}}`)
 )
 
+// chainFrame appends to dst the i-th head of a chain: number 0x1406f40+i,
+// its parent the (i-1)-th's hash, framed as blastFrame is and of its size.
+func chainFrame(dst []byte, i int) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"`+blastSubscription+`","result":{"parentHash":"`...)
+	dst = fmt.Appendf(dst, "0x%064x", i)
+	dst = append(dst, `","miner":"`+address(2)+`","stateRoot":"`+hash(3)+`","transactionsRoot":"`+hash(4)+`","number":"`...)
+	dst = fmt.Appendf(dst, "0x%x", 0x1406f40+i)
+	dst = append(dst, `","gasLimit":"0x1c9c380","gasUsed":"0xe4e1c0","timestamp":"0x6789a3c0","baseFeePerGas":"0x3b9aca00","hash":"`...)
+	dst = fmt.Appendf(dst, "0x%064x", i+1)
+	return append(dst, `"}}}`...)
+}
+
 // blastBurst is how many notifications the blast server writes per
 // write(2).
 const blastBurst = 64
@@ -122,13 +135,16 @@ func serveEcho(w http.ResponseWriter, r *http.Request) {
 
 // serveBlast answers requests like serveEcho; after the answer to the
 // first eth_subscribe it writes n notifications (the query's n) in bursts
-// of blastBurst frames per write(2), then goes on answering.
+// of blastBurst frames per write(2), then goes on answering. With
+// chain=1 the heads are a chain, each its own (chainFrame), the same on
+// every connection: what the legs of a hot standby read.
 func serveBlast(w http.ResponseWriter, r *http.Request) {
 	n, err := strconv.Atoi(r.URL.Query().Get("n"))
 	if err != nil || n < 0 {
 		http.Error(w, "want /blast?n=N", http.StatusBadRequest)
 		return
 	}
+	chain := r.URL.Query().Get("chain") == "1"
 	hj := &batchconn.Hijacker{ResponseWriter: w}
 	ws, err := (&websocket.Upgrader{}).Upgrade(hj, r, nil)
 	if err != nil {
@@ -150,10 +166,14 @@ func serveBlast(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		blasted = true
+		frame := blastFrame
 		for sent := 0; sent < n; {
 			fc.Cork()
 			for end := min(n, sent+blastBurst); sent < end; sent++ {
-				if ws.WriteMessage(websocket.TextMessage, blastFrame) != nil {
+				if chain {
+					frame = chainFrame(frame[:0], sent)
+				}
+				if ws.WriteMessage(websocket.TextMessage, frame) != nil {
 					_ = fc.Flush()
 					return
 				}

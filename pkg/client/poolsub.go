@@ -15,6 +15,10 @@ import (
 // waited beside the channel (see Subscription.C).
 const partBuffer = channelSlots
 
+// partOptions are the parts' options, a Pool's and a Standby's: a full
+// part holds its connection's reader (Block).
+var partOptions = []SubscribeOption{Buffer(partBuffer), Overflow(Block), PendingBytes(0)}
+
 // merger feeds a subscription from its parts: it ends them all.
 type merger interface {
 	// end ends the subscription with err and unsubscribes the parts; it
@@ -44,9 +48,8 @@ func (p *Pool) subscribeSpanning(ctx context.Context, names []string, placed []p
 	first := placed[0].c
 	m := &poolMerge{pool: p, out: newSubscription(first, names, first.subscribeConfig(opts), channelSlots)}
 	m.out.merge = m
-	partOpts := []SubscribeOption{Buffer(partBuffer), Overflow(Block), PendingBytes(0)}
 	for _, pl := range placed {
-		part, err := pl.c.Subscribe(ctx, pl.topics, partOpts...)
+		part, err := pl.c.Subscribe(ctx, pl.topics, partOptions...)
 		if err != nil {
 			for _, done := range m.parts {
 				_ = done.Unsubscribe(context.WithoutCancel(ctx))

@@ -12,11 +12,6 @@ import (
 // a Standby remembers, with how often each leg sent each (see Standby).
 const StandbyWindow = 1024
 
-// partOptions are a merged subscription's parts': a part's full buffer
-// holds its leg's reader (Block), so messages are dropped, if at all, by
-// the merged subscription's own policy, in one place (as a Pool's parts).
-var partOptions = []SubscribeOption{Buffer(partBuffer), Overflow(Block), PendingBytes(0)}
-
 // standbyMerge is a Standby subscription: one part on each leg, carrying
 // the same topics, merged into one Subscription (out), attached to no
 // topic itself. One forwarder goroutine a part, counted in the Standby's

@@ -13,6 +13,8 @@ func TestAppendIdentity(t *testing.T) {
 	head, ok := d.AppendIdentity(nil, []byte(`{"parentHash":"0x01","number":"0x10","hash":"0xab"}`))
 	assert.True(t, ok)
 	assert.Equal(t, `h"0xab"`, string(head))
+	spaced, _ := d.AppendIdentity(nil, []byte(`{ "parentHash": "0x01", "hash": "0xab" }`))
+	assert.Equal(t, string(head), string(spaced), "another node's spelling")
 	log, ok := d.AppendIdentity(nil, []byte(`{"logIndex":"0x2","transactionHash":"0x9","blockHash":"0xcd","removed":false}`))
 	assert.True(t, ok)
 	same, _ := d.AppendIdentity(nil, []byte(`{ "blockHash": "0xcd", "removed": false, "logIndex": "0x2" }`))

@@ -1,0 +1,77 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/ethereum"
+)
+
+// BenchmarkStandbyBlast is what a hot standby costs a message: the node
+// server writes b.N chained heads (each its own hash) as fast as the
+// socket takes them on each connection, and the program counts them.
+// impl=one reads one connection (client.Dial); impl=standby reads two
+// legs (client.DialStandby with one standby), each head arriving twice
+// and delivered once; the clock (and the CPU count) runs on for settle
+// after the last head delivered, in both, so the trailing leg's copies
+// are counted. cpu-µs/op is this process's CPU a message (the
+// client's alone with server=process); dup/op counts heads delivered
+// twice and must be 0.
+func BenchmarkStandbyBlast(b *testing.B) {
+	const settle = 300 * time.Millisecond
+	for _, srv := range nodeServers {
+		b.Run("server="+srv.name, func(b *testing.B) {
+			node := srv.start(b)
+			for _, standby := range []int{0, 1} {
+				name := map[int]string{0: "impl=one", 1: "impl=standby"}[standby]
+				b.Run(name, func(b *testing.B) {
+					url := fmt.Sprintf("%s/blast?n=%d&chain=1", node.base, b.N)
+					var sub *client.Subscription
+					if standby == 0 {
+						c, err := client.Dial(setupCtx(b), url, client.WithProtocol(ethereum.Protocol()))
+						if err != nil {
+							b.Fatal(err)
+						}
+						b.Cleanup(func() { _ = c.Close() })
+						sub = subscribeHeads(b, c)
+					} else {
+						sb, err := client.DialStandby(setupCtx(b), url, standby, client.WithProtocol(ethereum.Protocol()))
+						if err != nil {
+							b.Fatal(err)
+						}
+						b.Cleanup(func() { _ = sb.Close() })
+						if sub, err = sb.Subscribe(setupCtx(b), []string{"newHeads"}); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportAllocs()
+					self, server := startUsage(os.Getpid(), ""), node.probe()
+					b.ResetTimer()
+					received, dups := 0, 0
+					var last []byte
+					for received+int(sub.Dropped()) < b.N {
+						m, ok := <-sub.C()
+						if !ok {
+							b.Fatalf("subscription ended after %d messages", received)
+						}
+						if string(m.Data) == string(last) {
+							dups++
+						}
+						last = m.Data
+						received++
+					}
+					time.Sleep(settle) // the trailing leg's copies are work too
+					b.StopTimer()
+					self.report(b, b.N)
+					server.report(b, b.N)
+					ReportRate(b, b.N, "msg/s")
+					b.ReportMetric(float64(b.N-received)/float64(b.N), "dropped/op")
+					b.ReportMetric(float64(dups)/float64(b.N), "dup/op")
+				})
+			}
+		})
+	}
+}
