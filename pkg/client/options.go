@@ -45,6 +45,7 @@ type config struct {
 	healthyAfter     time.Duration
 	delivery         subConfig // every subscription's defaults: Buffer, Overflow, PendingBytes given to Dial
 	retryFirst       bool
+	headLag          int // WithHeadLag: a Standby's
 	readLimit        int64
 	pingInterval     time.Duration
 	backfill         int      // WithBackfill
@@ -69,6 +70,7 @@ func defaultConfig() config {
 	return config{
 		logger:         zap.NewNop(),
 		metricsName:    "default",
+		headLag:        DefaultHeadLag,
 		backoff:        reconnectWait(defaultFirstWait, defaultMaxWait),
 		healthyAfter:   time.Second,
 		delivery:       subConfig{buffer: 1024, overflow: DropOldest, pendingBytes: 64 << 20, grace: DefaultGrace},

@@ -46,15 +46,18 @@ const MaxStandby = 3
 // the account. With several endpoints (WithEndpoints), leg i prefers
 // endpoint i, so the legs' connections go to different servers.
 //
-// Calls go over a connected leg, the first one connected. A read-only
-// call (protocol.ReadOnly) whose leg dies before its answer is made
-// again on another; any other call, an order above all, never is. It is
-// safe for concurrent use.
+// Calls go over a connected leg: the first one, or on a chain (Ethereum,
+// with a newHeads subscription) the one with the highest head, never
+// one more than WithHeadLag blocks behind it. A read-only call
+// (protocol.ReadOnly) whose leg dies before its answer is made again on
+// another; any other call, an order above all, never is. It is safe for
+// concurrent use.
 type Standby struct {
-	legs   []*Client
-	health []legHealth // health[i] is legs[i]'s, written by its relay
-	ident  protocol.Identifying
-	seed   maphash.Seed
+	legs    []*Client
+	health  []legHealth // health[i] is legs[i]'s, written by its relay
+	ident   protocol.Identifying
+	seed    maphash.Seed
+	headLag int // WithHeadLag
 
 	mu     sync.Mutex // protects closed and serializes Close with Subscribe
 	closed bool
@@ -95,6 +98,7 @@ func DialStandby(ctx context.Context, url string, standby int, opts ...Option) (
 		events: newEventRelay(cfg.eventBuffer),
 	}
 	sb.ident, _ = cfg.protocol.(protocol.Identifying)
+	sb.headLag = cfg.headLag
 	sb.ctx, sb.cancel = context.WithCancel(context.Background())
 	urls := append([]string{url}, cfg.endpoints...)
 	errs := make([]error, len(sb.legs))
@@ -288,42 +292,23 @@ func (sb *Standby) Call(ctx context.Context, method string, params, result any) 
 	return callJSON(ctx, method, params, result, sb.CallRaw)
 }
 
-// CallRaw makes a call over the first connected leg (the first leg when
-// none is). When the leg dies before the answer, a read-only method
+// CallRaw makes a call over a connected leg, the highest head's on a
+// chain (see Standby), the first leg when none is connected. When the leg dies before the answer, a read-only method
 // (protocol.ReadOnly) is called again on the next connected leg; any
 // other is not: its error says the connection was lost.
 func (sb *Standby) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	tried := make([]bool, len(sb.legs))
 	for {
-		i := sb.pick(tried)
+		i := sb.caller(tried)
 		tried[i] = true
 		res, err := sb.legs[i].CallRaw(ctx, method, params)
 		if err == nil || !errors.Is(err, ErrConnectionLost) || !sb.legs[i].readOnly(method) || ctx.Err() != nil {
 			return res, err
 		}
-		if sb.pick(tried) < 0 {
+		if sb.caller(tried) < 0 {
 			return res, err
 		}
 	}
-}
-
-// pick returns the first connected leg not tried, else the first not
-// tried, else -1 when every leg was tried (the first call always finds
-// one).
-func (sb *Standby) pick(tried []bool) int {
-	fallback := -1
-	for i, c := range sb.legs {
-		if tried[i] {
-			continue
-		}
-		if c.State() == StateConnected {
-			return i
-		}
-		if fallback < 0 {
-			fallback = i
-		}
-	}
-	return fallback
 }
 
 // Close closes every leg, then the Events channel, and returns once

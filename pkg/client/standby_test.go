@@ -1,0 +1,79 @@
+package client_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/ethereum"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// head is block n of a chain.
+func head(n int) []byte {
+	return fmt.Appendf(nil, `{"number":"0x%x","hash":"0x%064x","parentHash":"0x%064x"}`, n, n+1, n)
+}
+
+// On a chain, a Standby's calls go to the node with the highest head,
+// and never to one more than WithHeadLag blocks behind it; each head is
+// delivered once, whichever node sent it first.
+func TestStandbyCallsTheHighestHead(t *testing.T) {
+	ctx := testutil.Context(t)
+	nodes := []*exchangetest.Server{exchangetest.NewServer(ethereum.Name), exchangetest.NewServer(ethereum.Name)}
+	for i, n := range nodes {
+		t.Cleanup(n.Close)
+		n.Handle("eth_chainId", func(json.RawMessage) (any, *protocol.Error) { return fmt.Sprintf("node %d", i), nil })
+	}
+	sb, err := client.DialStandby(ctx, nodes[0].URL(), 1, client.WithProtocol(ethereum.Protocol()),
+		client.WithEndpoints(nodes[1].URL()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sb.Close() })
+	sub, err := sb.Subscribe(ctx, []string{"newHeads"})
+	require.NoError(t, err)
+	for _, n := range nodes {
+		require.NoError(t, n.WaitSubscribers(ctx, "newHeads", 1))
+	}
+	called := func() string {
+		var who string
+		require.NoError(t, sb.Call(ctx, "eth_chainId", nil, &who))
+		return who
+	}
+	receive := func(upTo int) {
+		for {
+			m := <-sub.C()
+			var h struct{ Number string }
+			require.NoError(t, json.Unmarshal(m.Data, &h))
+			if h.Number == fmt.Sprintf("0x%x", upTo) {
+				return
+			}
+		}
+	}
+
+	for b := 1; b <= 10; b++ { // both nodes level
+		nodes[0].Publish("newHeads", head(b))
+		nodes[1].Publish("newHeads", head(b))
+	}
+	receive(10)
+	for b := 11; b <= 15; b++ { // node 1 pulls ahead
+		nodes[1].Publish("newHeads", head(b))
+	}
+	receive(15)
+	assert.Equal(t, "node 1", called(), "the highest head leads")
+	for b := 11; b <= 16; b++ { // node 0 catches up, and leads by one
+		nodes[0].Publish("newHeads", head(b))
+	}
+	receive(16)
+	assert.Equal(t, "node 0", called(), "the highest head leads")
+	assert.Equal(t, 1, nodes[0].CountReceived("eth_chainId"), "node 0 took no call while behind")
+	select {
+	case m := <-sub.C():
+		t.Fatalf("a head delivered twice: %s", m.Data)
+	default:
+	}
+}
