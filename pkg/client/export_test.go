@@ -115,3 +115,13 @@ func WriterTookAll(c *Client) bool {
 	cn := c.conn.Load()
 	return cn != nil && cn.queueLen() == 0 && cn.pending.len() > 0
 }
+
+// OneBudget reports whether every leg paces its requests with one budget.
+func (sb *Standby) OneBudget() bool {
+	for _, c := range sb.legs {
+		if c.cfg.pace == nil || c.cfg.pace != sb.legs[0].cfg.pace {
+			return false
+		}
+	}
+	return true
+}

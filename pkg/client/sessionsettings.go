@@ -54,15 +54,24 @@ func (s *sessionSettings) snapshot() []settingCall {
 // orders). Calls of the on-connect hook are not recorded: the hook makes
 // them on every connection itself.
 func (c *Client) callSetting(ctx context.Context, cn *conn, set protocol.SessionSetting, method string, params []byte) (json.RawMessage, error) {
-	if d := set.MaxSilence; d > 0 && (c.cfg.pingInterval <= 0 || c.cfg.pingInterval > d/2) {
-		return nil, fmt.Errorf("call %s: the server takes the connection for dead after %v of silence, and the client pings every %v: "+
-			"set client.WithPing to %v or less", method, d, c.cfg.pingInterval, d/2)
+	if err := c.checkSetting(set, method); err != nil {
+		return nil, err
 	}
 	res, err := cn.call(ctx, method, params)
 	if err == nil && ctx.Value(connectingKey{}) == nil {
 		c.settings.record(set, method, params)
 	}
 	return res, err
+}
+
+// checkSetting refuses a setting that lets the connection be silent for
+// less than twice the client's ping interval (see callSetting).
+func (c *Client) checkSetting(set protocol.SessionSetting, method string) error {
+	if d := set.MaxSilence; d > 0 && (c.cfg.pingInterval <= 0 || c.cfg.pingInterval > d/2) {
+		return fmt.Errorf("call %s: the server takes the connection for dead after %v of silence, and the client pings every %v: "+
+			"set client.WithPing to %v or less", method, d, c.cfg.pingInterval, d/2)
+	}
+	return nil
 }
 
 // replaySettings makes the recorded settings again on a new connection,

@@ -46,6 +46,11 @@ const MaxStandby = 3
 // the account. With several endpoints (WithEndpoints), leg i prefers
 // endpoint i, so the legs' connections go to different servers.
 //
+// A session setting (protocol.SessionSettings: cancel-on-disconnect of
+// the connection's scope) is made on every leg, and by a leg that is down
+// when it connects; one of the account's scope (protocol.AccountSettings)
+// is refused.
+//
 // Calls go over a connected leg: the first one, or on a chain (Ethereum,
 // with a newHeads subscription) the one with the highest head, never
 // one more than WithHeadLag blocks behind it. A read-only call
@@ -55,9 +60,11 @@ const MaxStandby = 3
 type Standby struct {
 	legs    []*Client
 	health  []legHealth // health[i] is legs[i]'s, written by its relay
-	ident   protocol.Identifying
-	seed    maphash.Seed
-	headLag int // WithHeadLag
+	ident    protocol.Identifying
+	settings protocol.SessionSettings // nil where the dialect has none
+	account  protocol.AccountSettings // nil where the dialect has none
+	seed     maphash.Seed
+	headLag  int // WithHeadLag
 
 	mu     sync.Mutex // protects closed and serializes Close with Subscribe
 	closed bool
@@ -97,7 +104,16 @@ func DialStandby(ctx context.Context, url string, standby int, opts ...Option) (
 		seed:   maphash.MakeSeed(),
 		events: newEventRelay(cfg.eventBuffer),
 	}
+	if cfg.err != nil {
+		return nil, cfg.err
+	}
+	if l, ok := cfg.protocol.(protocol.ConnectionLimited); ok && standby+1 > l.ConnectionsPerIP() {
+		return nil, fmt.Errorf("DialStandby: %d connections would pass the venue's limit of %d from one IP address", standby+1, l.ConnectionsPerIP())
+	}
+	cfg.exchangeLimits() // one budget for every leg: the venue counts them all
 	sb.ident, _ = cfg.protocol.(protocol.Identifying)
+	sb.settings, _ = cfg.protocol.(protocol.SessionSettings)
+	sb.account, _ = cfg.protocol.(protocol.AccountSettings)
 	sb.headLag = cfg.headLag
 	sb.ctx, sb.cancel = context.WithCancel(context.Background())
 	urls := append([]string{url}, cfg.endpoints...)
@@ -107,7 +123,7 @@ func DialStandby(ctx context.Context, url string, standby int, opts ...Option) (
 		dials.Add(1)
 		go func() {
 			defer dials.Done()
-			sb.legs[i], errs[i] = Dial(ctx, urls[i%len(urls)], legOptions(opts, urls, i)...)
+			sb.legs[i], errs[i] = Dial(ctx, urls[i%len(urls)], legOptions(opts, urls, i, cfg.pace)...)
 		}()
 	}
 	dials.Wait()
@@ -137,9 +153,10 @@ func DialStandby(ctx context.Context, url string, standby int, opts ...Option) (
 }
 
 // legOptions are leg i's: the caller's, dialing on at once when the
-// first attempt fails, its endpoints starting at the i-th, and its
-// metrics (WithMetrics) named "<name>-leg<i>" after the first.
-func legOptions(opts []Option, urls []string, i int) []Option {
+// first attempt fails, its endpoints starting at the i-th, the budget
+// every leg shares (nil for none), and its metrics (WithMetrics) named
+// "<name>-leg<i>" after the first.
+func legOptions(opts []Option, urls []string, i int, budget *pacer) []Option {
 	rest := make([]string, 0, len(urls)-1)
 	for k := 1; k < len(urls); k++ {
 		rest = append(rest, urls[(i+k)%len(urls)])
@@ -147,6 +164,9 @@ func legOptions(opts []Option, urls []string, i int) []Option {
 	return append(opts[:len(opts):len(opts)], clientOption(func(c *config) {
 		c.retryFirst = true
 		c.endpoints = rest
+		if budget != nil {
+			c.pace, c.paceSet = budget, true
+		}
 		if i > 0 && c.registerer != nil {
 			c.metricsName = fmt.Sprintf("%s-leg%d", c.metricsName, i)
 		}
@@ -297,6 +317,15 @@ func (sb *Standby) Call(ctx context.Context, method string, params, result any) 
 // (protocol.ReadOnly) is called again on the next connected leg; any
 // other is not: its error says the connection was lost.
 func (sb *Standby) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if sb.account != nil && sb.account.AccountSetting(method, params) {
+		return nil, fmt.Errorf("call %s: %w: a setting of the account's scope acts when any connection is lost, "+
+			"and a standby connection may die: give it the connection's scope, which every leg keeps", method, ErrRefused)
+	}
+	if sb.settings != nil {
+		if set, ok := sb.settings.SessionSetting(method, params); ok {
+			return sb.callEveryLeg(ctx, set, method, params)
+		}
+	}
 	tried := make([]bool, len(sb.legs))
 	for {
 		i := sb.caller(tried)
@@ -309,6 +338,41 @@ func (sb *Standby) CallRaw(ctx context.Context, method string, params json.RawMe
 			return res, err
 		}
 	}
+}
+
+// callEveryLeg makes a session setting (cancel-on-disconnect of the
+// connection's scope) on every connected leg, and keeps it for the legs
+// that are down, which make it when they connect, before carrying
+// anything. With no leg connected it fails at once, keeping nothing, as
+// a Client's call does while it reconnects. It returns the first connected leg's answer, or
+// the first failure, naming its leg.
+func (sb *Standby) callEveryLeg(ctx context.Context, set protocol.SessionSetting, method string, params json.RawMessage) (json.RawMessage, error) {
+	if err := sb.legs[0].checkSetting(set, method); err != nil {
+		return nil, err
+	}
+	var first json.RawMessage
+	answered := false
+	var down []*Client
+	for i, c := range sb.legs {
+		if c.State() != StateConnected {
+			down = append(down, c)
+			continue
+		}
+		res, err := c.CallRaw(ctx, method, params)
+		if err != nil {
+			return nil, fmt.Errorf("leg %d: %w", i, err)
+		}
+		if !answered {
+			first, answered = res, true
+		}
+	}
+	if !answered {
+		return nil, fmt.Errorf("call %s: %w: no leg is connected", method, ErrConnectionLost)
+	}
+	for _, c := range down {
+		c.settings.record(set, method, params)
+	}
+	return first, nil
 }
 
 // Close closes every leg, then the Events channel, and returns once

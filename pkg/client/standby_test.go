@@ -10,6 +10,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -76,4 +77,28 @@ func TestStandbyCallsTheHighestHead(t *testing.T) {
 		t.Fatalf("a head delivered twice: %s", m.Data)
 	default:
 	}
+}
+
+// The legs keep one request budget. Cancel-on-disconnect of the
+// connection's scope is made on every leg
+// (each loses its own with its connection); of the account's scope it
+// is refused, before anything is sent: a standby leg that died would
+// cancel the account's orders.
+func TestStandbyCancelOnDisconnectOnEveryLeg(t *testing.T) {
+	ctx := testutil.Context(t)
+	exch := exchangetest.NewServer(deribit.Name)
+	t.Cleanup(exch.Close)
+	const method = "private/enable_cancel_on_disconnect"
+	exch.Handle(method, func(json.RawMessage) (any, *protocol.Error) { return "ok", nil })
+	sb, err := client.DialStandby(ctx, exch.URL(), 1, client.WithProtocol(deribit.Protocol()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sb.Close() })
+
+	assert.True(t, sb.OneBudget(), "the venue's request budget counts every leg")
+	require.NoError(t, sb.Call(ctx, method, map[string]string{"scope": "connection"}, nil))
+	assert.Equal(t, 2, exch.CountReceived(method), "made on both legs")
+	err = sb.Call(ctx, method, map[string]string{"scope": "account"}, nil)
+	require.ErrorIs(t, err, client.ErrRefused)
+	assert.Contains(t, err.Error(), "account's scope")
+	assert.Equal(t, 2, exch.CountReceived(method), "nothing sent")
 }

@@ -19,6 +19,19 @@ const (
 	disableCancelOnDisconnect = "private/disable_cancel_on_disconnect"
 )
 
+// AccountSetting implements protocol.AccountSettings: cancel-on-disconnect
+// of the account's scope, which a standby connection's loss would
+// trigger.
+func (*dialect) AccountSetting(method string, params []byte) bool {
+	if method != enableCancelOnDisconnect {
+		return false
+	}
+	var p struct {
+		Scope string `json:"scope"`
+	}
+	return json.Unmarshal(params, &p) == nil && p.Scope == "account"
+}
+
 // SessionSetting implements protocol.SessionSettings: cancel-on-disconnect
 // of the connection's scope.
 func (*dialect) SessionSetting(method string, params []byte) (protocol.SessionSetting, bool) {

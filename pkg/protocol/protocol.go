@@ -282,6 +282,15 @@ type SessionSetting struct {
 	MaxSilence time.Duration
 }
 
+// AccountSettings is a Protocol with calls whose setting covers the
+// whole account and acts when any one of its connections is lost
+// (Deribit's cancel-on-disconnect of the "account" scope). A
+// client.Standby refuses them: a standby connection that dies would
+// cancel the account's orders.
+type AccountSettings interface {
+	AccountSetting(method string, params []byte) bool
+}
+
 // BatchCalling is a Protocol whose server takes several calls in one
 // frame, a JSON-RPC batch array (Ethereum nodes): AppendBatch appends the
 // frame of calls, call i with id ids[i]; MaxBatch is how many calls one
