@@ -58,8 +58,8 @@ const MaxStandby = 3
 // another; any other call, an order above all, never is. It is safe for
 // concurrent use.
 type Standby struct {
-	legs    []*Client
-	health  []legHealth // health[i] is legs[i]'s, written by its relay
+	legs     []*Client
+	health   []legHealth // health[i] is legs[i]'s, written by its relay
 	ident    protocol.Identifying
 	settings protocol.SessionSettings // nil where the dialect has none
 	account  protocol.AccountSettings // nil where the dialect has none
