@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -20,14 +21,20 @@ import (
 func TestEndpointsFailOverAtOnce(t *testing.T) {
 	a, b := newServer(t, thalex.Name), newServer(t, thalex.Name)
 	ctx := testutil.Context(t)
-	c, err := client.Dial(ctx, a.URL(), client.WithProtocol(thalex.Protocol()), client.WithEndpoints(b.URL()))
+	reg := prometheus.NewRegistry()
+	c, err := client.Dial(ctx, a.URL(), client.WithProtocol(thalex.Protocol()), client.WithEndpoints(b.URL()),
+		client.WithMetrics(reg, "feed"))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	const topic = "ticker.BTC-PERPETUAL.raw"
 	sub, err := c.Subscribe(ctx, []string{topic})
 	require.NoError(t, err)
-	_, i := c.Endpoint()
+	shownA, i := c.Endpoint()
 	assert.Equal(t, 0, i)
+	inUse := func(shown string) float64 {
+		return metric(t, reg, "wsfan_client_endpoint", map[string]string{"connection": "feed", "endpoint": shown})
+	}
+	assert.Equal(t, 1.0, inUse(shownA), "the metric names the endpoint in use")
 
 	a.Stop()
 	ev := waitEvent(t, c, client.Reconnecting)
@@ -40,6 +47,8 @@ func TestEndpointsFailOverAtOnce(t *testing.T) {
 	shown, i := c.Endpoint()
 	assert.Equal(t, 1, i)
 	assert.Contains(t, shown, "127.0.0.1")
+	assert.Equal(t, 1.0, inUse(shown))
+	assert.Zero(t, inUse(shownA))
 
 	require.NoError(t, a.Start())
 	b.Stop()

@@ -48,6 +48,7 @@ type collector struct {
 	stale                                                          *prometheus.Desc
 	idlessErrors                                                   *prometheus.Desc
 	pending, subscriptions, topics, state, lag                     *prometheus.Desc
+	endpoint                                                       *prometheus.Desc
 }
 
 func newCollector(c *Client, name string) *collector {
@@ -77,6 +78,7 @@ func newCollector(c *Client, name string) *collector {
 		topics:        desc("topics", "Distinct topics subscribed upstream."),
 		state:         desc("state", "Connection state: 0 connecting, 1 connected, 2 reconnecting, 3 closed."),
 		lag:           desc("lag_seconds", "Round trip of the last ping answered: how far behind the server's data arrives (0 while disconnected)."),
+		endpoint:      desc("endpoint", "1 for the endpoint in use or being dialled, 0 for the others (Dial's URL, then WithEndpoints'), redacted.", "endpoint"),
 	}
 }
 
@@ -109,6 +111,17 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(m.topics, float64(topics))
 	gauge(m.state, float64(m.c.State()))
 	gauge(m.lag, m.c.Lag().Seconds())
+	inUse := m.c.eps[m.c.current.Load()].shown
+	for i, ep := range m.c.eps {
+		if slices.ContainsFunc(m.c.eps[:i], func(e endpoint) bool { return e.shown == ep.shown }) {
+			continue // given twice: one series
+		}
+		in := 0.0
+		if ep.shown == inUse {
+			in = 1
+		}
+		ch <- prometheus.MustNewConstMetric(m.endpoint, prometheus.GaugeValue, in, ep.shown)
+	}
 	m.latency.Collect(ch)
 }
 
