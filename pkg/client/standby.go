@@ -232,54 +232,74 @@ func (sb *Standby) Subscribe(ctx context.Context, topics []string, opts ...Subsc
 	if err != nil {
 		return nil, err
 	}
+	m, err := sb.newMerge(names, sb.legs[0].subscribeConfig(opts))
+	if err != nil {
+		return nil, err
+	}
 	parts := make([]*Subscription, len(sb.legs))
 	for i, c := range sb.legs {
-		if parts[i], err = c.Subscribe(ctx, names, partOptions...); err != nil {
-			_ = unsubscribeParts(ctx, parts) // the failure returned is the subscribe's
+		sink := sinkTo{sink: func(msg Message) { m.offer(i, msg) }, end: func(_ *Subscription, err error) { m.partEnded(err) }}
+		if parts[i], err = c.Subscribe(ctx, names, Buffer(1), sink); err != nil {
+			m.setParts(parts)
+			_ = m.end(ctx, nil) // the failure returned is the subscribe's
 			return nil, fmt.Errorf("leg %d: %w", i, err)
 		}
 	}
-	return sb.merge(names, parts, sb.legs[0].subscribeConfig(opts))
+	m.setParts(parts)
+	return m.out, nil
 }
 
 // SubscribeStreams subscribes each topic on its own on every leg, in as
 // few requests as each leg allows, and returns a merged Stream each (see
 // Subscribe): a Standby is a Feed. A topic a leg refuses is refused.
 func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]Stream, []error, error) {
+	merges := make(map[string]*standbyMerge, len(topics))
+	for _, name := range topics {
+		if merges[name] != nil { // a part's messages name only their topic
+			return nil, nil, fmt.Errorf("SubscribeStreams: %q given twice", name)
+		}
+		m, err := sb.newMerge([]string{name}, sb.legs[0].subscribeConfig(nil))
+		if err != nil {
+			return nil, nil, err
+		}
+		merges[name] = m
+	}
 	byLeg := make([][]*Subscription, len(sb.legs))
 	errs := make([]error, len(topics))
+	var failed error
 	for i, c := range sb.legs {
-		subs, serrs, err := c.SubscribeEach(ctx, topics, partOptions...)
-		if err == nil {
-			for k, e := range serrs {
-				errs[k] = cmpOr(errs[k], e)
-			}
+		sink := sinkTo{
+			sink: func(msg Message) { merges[msg.Topic].offer(i, msg) },
+			end:  func(part *Subscription, err error) { merges[part.topics[0]].partEnded(err) },
+		}
+		subs, serrs, err := c.SubscribeEach(ctx, topics, Buffer(1), sink)
+		if err != nil {
+			failed = fmt.Errorf("leg %d: %w", i, err)
+			break
 		}
 		byLeg[i] = subs
-		if err != nil {
-			for _, done := range byLeg[:i+1] {
-				_ = unsubscribeParts(ctx, done) // the failure returned is the subscribe's
-			}
-			return nil, nil, fmt.Errorf("leg %d: %w", i, err)
+		for k, e := range serrs {
+			errs[k] = cmpOr(errs[k], e)
 		}
 	}
 	streams := make([]Stream, len(topics))
 	for k, name := range topics {
 		parts := make([]*Subscription, len(sb.legs))
 		for i := range sb.legs {
-			parts[i] = byLeg[i][k]
+			if byLeg[i] != nil {
+				parts[i] = byLeg[i][k]
+			}
 		}
-		if errs[k] != nil {
-			_ = unsubscribeParts(ctx, parts) // the failure returned is the subscribe's
+		m := merges[name]
+		m.setParts(parts)
+		if failed != nil || errs[k] != nil {
+			_ = m.end(ctx, nil) // the failure returned is the subscribe's
 			continue
 		}
-		out, err := sb.merge([]string{name}, parts, sb.legs[0].subscribeConfig(nil))
-		if err != nil {
-			_ = unsubscribeParts(ctx, parts) // the failure returned is the subscribe's
-			errs[k] = err
-			continue
-		}
-		streams[k] = out
+		streams[k] = m.out
+	}
+	if failed != nil {
+		return nil, nil, failed
 	}
 	return streams, errs, nil
 }

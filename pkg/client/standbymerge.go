@@ -14,13 +14,13 @@ const StandbyWindow = 1024
 
 // standbyMerge is a Standby subscription: one part on each leg, carrying
 // the same topics, merged into one Subscription (out), attached to no
-// topic itself. One forwarder goroutine a part, counted in the Standby's
-// wg, offers the part's messages; the first arrival of each is
-// delivered.
+// topic itself. A part has no channel: its leg's reader offers each
+// message to the merge (a sink, sinkTo), which delivers the first
+// arrival of each into out; the two legs' readers take turns on mu.
 type standbyMerge struct {
 	sb    *Standby
 	out   *Subscription
-	parts []*Subscription // set before the forwarders start, then read-only; nil where a leg holds none
+	parts []*Subscription // set once every leg subscribed, under mu; nil where a leg holds none
 
 	// mu serializes the offers of the forwarders: it protects the
 	// following, and orders out's deliveries.
@@ -29,7 +29,7 @@ type standbyMerge struct {
 	legs    []rejoining // legs[i] is leg i's, while it rejoins after a hole
 	hash    maphash.Hash
 	scratch []byte
-	live    int   // parts whose forwarder has not ended
+	live    int   // legs whose part has not ended
 	lastErr error // why the last part to end ended
 	ended   bool  // end ran: no hold's timer is set again
 }
@@ -60,37 +60,41 @@ type heldMessage struct {
 	msg Message
 }
 
-// merge starts the forwarders of parts, one a leg, into a new
-// subscription to names under sc.
-func (sb *Standby) merge(names []string, parts []*Subscription, sc subConfig) (*Subscription, error) {
+// newMerge returns the merge of a subscription to names under sc, whose
+// parts are yet to be subscribed on each leg with its sinkTo.
+func (sb *Standby) newMerge(names []string, sc subConfig) (*standbyMerge, error) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	if sb.closed {
 		return nil, ErrClosed
 	}
-	m := &standbyMerge{sb: sb, parts: parts, seen: newIdentityWindow(StandbyWindow), legs: make([]rejoining, len(parts))}
+	m := &standbyMerge{sb: sb, seen: newIdentityWindow(StandbyWindow), legs: make([]rejoining, len(sb.legs)), live: len(sb.legs)}
 	m.hash.SetSeed(sb.seed)
 	m.out = newSubscription(sb.legs[0], names, sc, channelSlots)
 	m.out.merge = m
-	for leg, part := range parts {
-		if part == nil {
-			continue
-		}
-		m.live++
-		sb.wg.Add(1)
-		go m.forward(leg, part)
-	}
-	return m.out, nil
+	return m, nil
 }
 
-// forward is a forwarder: it offers the part's messages in the part's
-// order, and when the part ends, ends out if it was the last.
-func (m *standbyMerge) forward(leg int, part *Subscription) {
-	defer m.sb.wg.Done()
-	for msg := range part.C() {
-		m.offer(leg, msg)
+// setParts records the parts once every leg subscribed (nil where one
+// did not): end unsubscribes them.
+func (m *standbyMerge) setParts(parts []*Subscription) {
+	m.mu.Lock()
+	m.parts = parts
+	for _, p := range parts {
+		if p == nil {
+			m.live-- // never subscribed: it will not end
+		}
 	}
-	err := <-part.Err()
+	last := m.live <= 0
+	m.mu.Unlock()
+	if last {
+		m.out.end(m.lastErr)
+	}
+}
+
+// partEnded counts a part's end; the last one ends out with the last
+// error a part ended with (none when the legs were closed).
+func (m *standbyMerge) partEnded(err error) {
 	m.mu.Lock()
 	m.live--
 	if err != nil {
@@ -221,9 +225,10 @@ func (m *standbyMerge) end(ctx context.Context, err error) error {
 			m.legs[i].timer = nil
 		}
 	}
+	parts := m.parts
 	m.mu.Unlock()
 	m.out.end(err)
-	return unsubscribeParts(ctx, m.parts)
+	return unsubscribeParts(ctx, parts)
 }
 
 // endAsync leaves the parts off the goroutine that ended out (a

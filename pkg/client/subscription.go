@@ -50,6 +50,11 @@ type Subscription struct {
 	// protects it; nil once detached.
 	states []*topicState
 
+	// sink and sinkEnd are set for a subscription whose messages go to a
+	// function, not to ch (subConfig.sink); read-only.
+	sink    func(Message)
+	sinkEnd func(part *Subscription, err error)
+
 	// merge is set, before the subscription is shared, when it is fed
 	// by other subscriptions, its parts, and attached to no topic itself:
 	// a Pool's spanning connections (poolsub.go), a Standby's legs
@@ -77,6 +82,8 @@ func newSubscription(c *Client, topics []string, sc subConfig, maxSlots int) *Su
 		// The ring covers ch's slots and the mover's hand.
 		pending: newPendingBytes(slots+1, sc.pendingBytes),
 		quit:    make(chan struct{}),
+		sink:    sc.sink,
+		sinkEnd: sc.sinkEnd,
 	}
 }
 
@@ -167,6 +174,9 @@ func (s *Subscription) deliver(m Message) bool {
 // messages known lost before they reached the subscription (Inlet); it
 // also reports whether the subscription has ended.
 func (s *Subscription) deliverStep(m Message, step uint64) (queued, ended bool) {
+	if s.sink != nil {
+		return s.toSink(m)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ended {
@@ -460,6 +470,19 @@ func (s *Subscription) end(err error) {
 	s.mu.Unlock()
 }
 
+// toSink hands m to the subscription's sink, unless it has ended. The
+// sink runs without s.mu: it takes its own locks.
+func (s *Subscription) toSink(m Message) (queued, ended bool) {
+	s.mu.Lock()
+	ended = s.ended
+	s.mu.Unlock()
+	if ended {
+		return false, true
+	}
+	s.sink(m)
+	return true, false
+}
+
 // endLocked is end with s.mu held.
 func (s *Subscription) endLocked(err error) {
 	if s.ended {
@@ -485,6 +508,9 @@ func (s *Subscription) endLocked(err error) {
 	}
 	if !s.moving {
 		close(s.ch)
+	}
+	if s.sinkEnd != nil { // takes the merge's lock, never this one's
+		s.sinkEnd(s, err)
 	}
 }
 

@@ -1,8 +1,6 @@
 package ethereum
 
 import (
-	"bytes"
-
 	"github.com/wsfan/wsfan/internal/jsonscan"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -14,18 +12,14 @@ import (
 // message of its own), or a head's hash. A pending transaction's hash, a
 // bare string, has no members: its content is its identity.
 func (dialect) AppendIdentity(dst, data []byte) ([]byte, bool) {
-	// As geth writes them (no space after the colon), found as Link finds
-	// a head's fields; anything else is read member by member.
-	if !bytes.Contains(data, keyBlockHash) { // a head, not a log
-		if h := valueOf(data, keyHash); h != nil {
-			return append(append(dst, 'h'), h...), true
-		}
+	// A head's hash as geth writes it (no space after the colon), found
+	// as Link finds it; a log has no "hash" member, and anything else is
+	// read member by member.
+	if h := valueOf(data, keyHash); h != nil {
+		return append(append(dst, 'h'), h...), true
 	}
 	return appendIdentityScanned(dst, data)
 }
-
-// keyBlockHash is the member only a log of the two has.
-var keyBlockHash = []byte(`"blockHash"`)
 
 // appendIdentityScanned is AppendIdentity reading every member.
 func appendIdentityScanned(dst, data []byte) ([]byte, bool) {
