@@ -235,3 +235,60 @@ func readTicker(t *testing.T, ctx context.Context, addr, topic string, total int
 	}()
 	return out
 }
+
+// A leg that failed over to the other endpoint takes its own back once
+// that answers probes for a while (client.WithSwitchBack), while the
+// other leg carries the feed: the program loses nothing, through the
+// failure and the switch back.
+func TestStandbyLegTakesItsEndpointBack(t *testing.T) {
+	const total, downAt, healAt = 1500, 300, 600
+	ctx := testutil.Context(t)
+	exch := exchangetest.NewServer(thalex.Name)
+	t.Cleanup(exch.Close)
+	proxy := faultproxy.Start(t, exch.Addr())
+	const topic = "ticker.BTC-PERPETUAL.raw"
+	sb, err := client.DialStandby(ctx, proxy.URL(exch.URL()), 1, client.WithProtocol(thalex.Protocol()),
+		client.WithEndpoints(exch.URL()), client.WithSwitchBack(20*time.Millisecond, 200*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sb.Close() })
+	sub, err := sb.Subscribe(ctx, []string{topic})
+	require.NoError(t, err)
+	require.NoError(t, exch.WaitSubscribers(ctx, topic, 2))
+	leg0 := sb.Legs()[0]
+
+	var got []string
+	received := make(chan struct{})
+	go func() {
+		defer close(received)
+		for len(got) < total {
+			select {
+			case m := <-sub.C():
+				got = append(got, string(m.Data))
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	message := func(n int) string { return fmt.Sprintf(`{"mark_price":%d}`, 60000+n) }
+	movedAway := false
+	for n := range total {
+		switch n {
+		case downAt:
+			proxy.Down()
+		case healAt:
+			_, at := leg0.Endpoint()
+			movedAway = at == 1
+			proxy.Heal()
+		}
+		exch.Publish(topic, []byte(message(n)))
+		sleep(ctx, time.Millisecond)
+	}
+	_, at := leg0.Endpoint()
+	<-received
+	require.Len(t, got, total)
+	for n := range total {
+		require.Equal(t, message(n), got[n], "message %d: in order, once, none lost", n)
+	}
+	assert.True(t, movedAway, "leg 0 had failed over to the other endpoint")
+	assert.Equal(t, 0, at, "leg 0 took its own endpoint back while the feed ran")
+}

@@ -45,7 +45,9 @@ type config struct {
 	healthyAfter     time.Duration
 	delivery         subConfig // every subscription's defaults: Buffer, Overflow, PendingBytes given to Dial
 	retryFirst       bool
-	headLag          int // WithHeadLag: a Standby's
+	headLag          int           // WithHeadLag: a Standby's
+	probeEvery       time.Duration // WithSwitchBack: a Standby's
+	switchAfter      time.Duration
 	readLimit        int64
 	pingInterval     time.Duration
 	backfill         int      // WithBackfill
@@ -71,6 +73,8 @@ func defaultConfig() config {
 		logger:         zap.NewNop(),
 		metricsName:    "default",
 		headLag:        DefaultHeadLag,
+		probeEvery:     DefaultProbeEvery,
+		switchAfter:    DefaultSwitchAfter,
 		backoff:        reconnectWait(defaultFirstWait, defaultMaxWait),
 		healthyAfter:   time.Second,
 		delivery:       subConfig{buffer: 1024, overflow: DropOldest, pendingBytes: 64 << 20, grace: DefaultGrace},

@@ -276,6 +276,9 @@ func (c *Client) superviseLoop(cn *conn, cause error) error {
 			// Round the endpoints from the next one; the backoff waits
 			// only once every one has failed in a row (endpoints.go).
 			ep, backs := c.endpointFor(failed, attempt)
+			if attempt == 1 && errors.Is(cause, errSwitchBack) {
+				ep, backs = 0, false // the preferred endpoint, which answers
+			}
 			var wait time.Duration
 			if backs {
 				if wait = bo.NextBackOff(); wait == backoff.Stop {

@@ -143,6 +143,10 @@ func DialStandby(ctx context.Context, url string, standby int, opts ...Option) (
 			sb.events.relay(c, i, func(ev Event) { sb.health[i].seen(ev) })
 		}()
 	}
+	if len(urls) > 1 && cfg.probeEvery > 0 {
+		sb.wg.Add(1)
+		go sb.switchBacks(cfg.probeEvery, cfg.switchAfter)
+	}
 	if !up && !cfg.retryFirst {
 		if _, err := sb.legs[0].activeConn(ctx); err != nil { // it names the last failure
 			_ = sb.Close()

@@ -1,0 +1,105 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Taking the preferred endpoint back. A Client whose connection failed
+// over to another endpoint (WithEndpoints) stays there; a Standby's leg
+// that did so goes back to its own endpoint once that endpoint has
+// answered probes for a while, when another leg is up to carry the
+// stream meanwhile: the switch is made before the break, from the merged
+// stream's side, so it loses nothing. A single connection cannot: its
+// reconnect would leave a hole, so it keeps the endpoint that works.
+
+// Defaults of WithSwitchBack.
+const (
+	DefaultProbeEvery  = 5 * time.Second
+	DefaultSwitchAfter = 30 * time.Second
+)
+
+// WithSwitchBack sets how a Standby's leg that failed over to another
+// endpoint takes its own back: its endpoint is probed (a WebSocket
+// handshake, then closed) every probeEvery, and once it has answered
+// every probe for after, the leg reconnects there, if another leg is up.
+// A probe that fails starts the period again. probeEvery 0 turns it off.
+// Default: DefaultProbeEvery (5 s), DefaultSwitchAfter (30 s).
+func WithSwitchBack(probeEvery, after time.Duration) Option {
+	return clientOption(func(c *config) { c.probeEvery, c.switchAfter = max(probeEvery, 0), max(after, 0) })
+}
+
+// errSwitchBack ends a connection the client leaves for its preferred
+// endpoint (switchBack).
+var errSwitchBack = errors.New("wsfan: leaving for the preferred endpoint")
+
+// probe reports whether the client's first endpoint answers a WebSocket
+// handshake now.
+func (c *Client) probe(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.dialTimeout)
+	defer cancel()
+	ep := c.eps[0]
+	ws, resp, err := c.dialer.DialContext(ctx, ep.url, ep.header)
+	if resp != nil && resp.Body != nil {
+		_ = resp.Body.Close()
+	}
+	if err != nil {
+		return false
+	}
+	_ = ws.Close()
+	return true
+}
+
+// switchBack ends the live connection so the next one is dialled to the
+// first endpoint at once (superviseLoop). It reports whether there was
+// one to end.
+func (c *Client) switchBack() bool {
+	cn := c.conn.Load()
+	if cn == nil {
+		return false
+	}
+	c.log.Info("taking the preferred endpoint back", zap.String("endpoint", c.eps[0].shown))
+	cn.fail(errSwitchBack)
+	return true
+}
+
+// switchBacks is a Standby's goroutine taking each leg's own endpoint
+// back (see WithSwitchBack), until Close.
+func (sb *Standby) switchBacks(every, after time.Duration) {
+	defer sb.wg.Done()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	answering := make([]time.Time, len(sb.legs)) // since when leg i's endpoint answered every probe
+	for {
+		select {
+		case <-sb.ctx.Done():
+			return
+		case now := <-tick.C:
+			for i, c := range sb.legs {
+				if _, at := c.Endpoint(); at == 0 || !c.probe(sb.ctx) {
+					answering[i] = time.Time{}
+					continue
+				}
+				if answering[i].IsZero() {
+					answering[i] = now
+				}
+				if now.Sub(answering[i]) >= after && sb.otherUp(i) && c.switchBack() {
+					answering[i] = time.Time{}
+				}
+			}
+		}
+	}
+}
+
+// otherUp reports whether a leg other than leg is connected.
+func (sb *Standby) otherUp(leg int) bool {
+	for j, c := range sb.legs {
+		if j != leg && c.State() == StateConnected {
+			return true
+		}
+	}
+	return false
+}
