@@ -2,9 +2,10 @@ package reliability_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,27 +153,55 @@ func cut(p *faultproxy.Proxy, fault string) {
 	}
 }
 
+// sidecarCase is a venue's topic behind the sidecar: how a program
+// subscribes to it, and the n-th message of a steady feed on it, which
+// carries its n.
+type sidecarCase struct {
+	dialect   string
+	topic     string
+	subscribe string
+	message   func(n int) string
+}
+
+var sidecarCases = []sidecarCase{
+	{deribit.Name, "ticker.BTC-PERPETUAL.100ms",
+		`{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["ticker.BTC-PERPETUAL.100ms"]}}`,
+		func(n int) string { return fmt.Sprintf(`{"timestamp":%d,"n":%d}`, 1700000000000+n, n) }},
+	{ethereal.Name, "Ticker:BTCUSD",
+		`{"event":"subscribe","data":{"type":"Ticker","symbol":"BTCUSD"}}`,
+		func(n int) string { return fmt.Sprintf(`{"s":"BTCUSD","t":%d,"n":%d}`, 1700000000000+n, n) }},
+	{ethereum.Name, "newHeads",
+		`{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}`,
+		func(n int) string {
+			return fmt.Sprintf(`{"number":"0x%x","hash":"0x%064x","parentHash":"0x%064x","n":%d}`, 100+n, 101+n, 100+n, n)
+		}},
+}
+
 // Behind a sidecar with a hot standby (-hot-standby 1), 50 local programs
-// read a steady Deribit ticker while the leading upstream connection dies
+// read a steady feed while the leading upstream connection dies
 // (Toxiproxy's reset_peer): each gets every message once, in order, and
 // no gap notice: the sidecar is as transparent to the failure as the
-// merged stream is.
+// merged stream is. Deribit, Ethereal and Ethereum topics.
 func TestSidecarHotStandbyLosesNothing(t *testing.T) {
+	for _, tc := range sidecarCases {
+		t.Run(tc.dialect, func(t *testing.T) { runSidecarStandby(t, tc) })
+	}
+}
+
+func runSidecarStandby(t *testing.T, tc sidecarCase) {
 	const total, faultAt, programs = 600, 200, 50
-	const topic = "ticker.BTC-PERPETUAL.100ms"
 	ctx := testutil.Context(t)
-	exch := exchangetest.NewServer(deribit.Name)
+	exch := exchangetest.NewServer(exchangetest.Dialect(tc.dialect))
 	t.Cleanup(exch.Close)
 	proxy := faultproxy.Start(t, exch.Addr())
 	sc := sidecartest.Serve(t, sidecar.Config{Upstream: proxy.URL(exch.URL()), Fallbacks: []string{exch.URL()},
-		Protocol: deribit.Name, HotStandby: 1})
-	message := func(n int) string { return fmt.Sprintf(`{"timestamp":%d,"n":%d}`, 1700000000000+n, n) }
+		Protocol: tc.dialect, HotStandby: 1})
 
 	seqs := make([]chan []int, programs)
 	for p := range programs {
-		seqs[p] = readTicker(t, ctx, sc.Addr, topic, total)
+		seqs[p] = readNumbers(t, ctx, sc.Addr, tc.subscribe, total)
 	}
-	require.NoError(t, exch.WaitSubscribers(ctx, topic, 2), "one upstream subscription a leg")
+	require.NoError(t, exch.WaitSubscribers(ctx, tc.topic, 2), "one upstream subscription a leg")
 	require.Eventually(t, func() bool {
 		st := sc.Status()
 		return len(st.Topics) == 1 && st.Topics[0].Refs == programs
@@ -181,14 +210,14 @@ func TestSidecarHotStandbyLosesNothing(t *testing.T) {
 		if n == faultAt {
 			proxy.ResetPeer()
 		}
-		exch.Publish(topic, []byte(message(n)))
+		exch.Publish(tc.topic, []byte(tc.message(n)))
 		sleep(ctx, 500*time.Microsecond)
 	}
 	for p, ch := range seqs {
 		got := <-ch
 		require.Len(t, got, total, "program %d got every message", p)
 		for n, v := range got {
-			require.Equal(t, n, v, "program %d: message %d in order, once", p, n)
+			require.Equal(t, n, v, "program %d: message %d in order, once (-1: a gap notice)", p, n)
 		}
 	}
 	legs := sc.Status().Upstream.Legs
@@ -196,16 +225,18 @@ func TestSidecarHotStandbyLosesNothing(t *testing.T) {
 	assert.Equal(t, "connected", legs[1].State, "the clean leg stayed up")
 }
 
-// readTicker is a program behind the sidecar that asked for gap notices:
-// it subscribes topic with Deribit's frame and sends the n of each of
-// the first total messages, or fails the test on a gap notice.
-func readTicker(t *testing.T, ctx context.Context, addr, topic string, total int) chan []int {
+// numberIn finds a message's "n" in a program's frame.
+var numberIn = regexp.MustCompile(`"n":(\d+)`)
+
+// readNumbers is a program behind the sidecar that asked for gap
+// notices: it sends subscribe and returns the n of each of the first
+// total messages, a gap notice counting as -1.
+func readNumbers(t *testing.T, ctx context.Context, addr, subscribe string, total int) chan []int {
 	t.Helper()
 	ws, resp, err := websocket.DefaultDialer.DialContext(ctx, "ws://"+addr+"/ws?notify=gaps", nil)
 	require.NoError(t, err)
 	_ = resp.Body.Close()
-	require.NoError(t, ws.WriteMessage(websocket.TextMessage,
-		[]byte(`{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["`+topic+`"]}}`)))
+	require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(subscribe)))
 	out := make(chan []int, 1)
 	stop := context.AfterFunc(ctx, func() { _ = ws.Close() })
 	go func() {
@@ -218,18 +249,13 @@ func readTicker(t *testing.T, ctx context.Context, addr, topic string, total int
 			if err != nil {
 				return
 			}
-			var f struct {
-				Method string
-				Params struct{ Data struct{ N int } }
-			}
-			if json.Unmarshal(data, &f) != nil {
+			if strings.Contains(string(data), "wsfan/gap") {
+				got = append(got, -1)
 				continue
 			}
-			switch f.Method {
-			case "wsfan/gap":
-				got = append(got, -1) // a gap notice fails the order check
-			case "subscription":
-				got = append(got, f.Params.Data.N)
+			if m := numberIn.FindSubmatch(data); m != nil {
+				n, _ := strconv.Atoi(string(m[1]))
+				got = append(got, n)
 			}
 		}
 	}()
