@@ -178,17 +178,20 @@ var sidecarCases = []sidecarCase{
 }
 
 // Behind a sidecar with a hot standby (-hot-standby 1), 50 local programs
-// read a steady feed while the leading upstream connection dies
-// (Toxiproxy's reset_peer): each gets every message once, in order, and
-// no gap notice: the sidecar is as transparent to the failure as the
-// merged stream is. Deribit, Ethereal and Ethereum topics.
+// read a steady feed while the leading upstream connection fails
+// (Toxiproxy: reset_peer, down, blackhole, 200 ms ± 100 latency): each
+// gets every message once, in order, and no gap notice: the sidecar is
+// as transparent to the failure as the merged stream is. Deribit,
+// Ethereal and Ethereum topics.
 func TestSidecarHotStandbyLosesNothing(t *testing.T) {
 	for _, tc := range sidecarCases {
-		t.Run(tc.dialect, func(t *testing.T) { runSidecarStandby(t, tc) })
+		for _, fault := range []string{"reset_peer", "down", "blackhole", "latency"} {
+			t.Run(tc.dialect+"/"+fault, func(t *testing.T) { runSidecarStandby(t, tc, fault) })
+		}
 	}
 }
 
-func runSidecarStandby(t *testing.T, tc sidecarCase) {
+func runSidecarStandby(t *testing.T, tc sidecarCase, fault string) {
 	const total, faultAt, programs = 600, 200, 50
 	ctx := testutil.Context(t)
 	exch := exchangetest.NewServer(exchangetest.Dialect(tc.dialect))
@@ -208,7 +211,7 @@ func runSidecarStandby(t *testing.T, tc sidecarCase) {
 	}, 10*time.Second, time.Millisecond)
 	for n := range total {
 		if n == faultAt {
-			proxy.ResetPeer()
+			cut(proxy, fault)
 		}
 		exch.Publish(tc.topic, []byte(tc.message(n)))
 		sleep(ctx, 500*time.Microsecond)
