@@ -1,7 +1,6 @@
 package ethereal
 
 import (
-	"github.com/wsfan/wsfan/internal/jsonscan"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -10,36 +9,11 @@ import (
 // (the fields Sequence reads). An event without them is told apart by
 // its content.
 func (dialect) AppendIdentity(dst, frame []byte) ([]byte, bool) {
-	m := jsonscan.Object(frame, 0)
-	for {
-		key, start, more := m.Next()
-		if !more {
-			return dst, false
-		}
-		if string(key) != "data" {
-			m.Skip()
-			continue
-		}
-		var t, pt []byte
-		d := jsonscan.Object(frame, start)
-		for {
-			k, vs, more := d.Next()
-			if !more {
-				break
-			}
-			end := d.Skip()
-			switch string(k) {
-			case "t":
-				t = frame[vs:end]
-			case "pt":
-				pt = frame[vs:end]
-			}
-		}
-		if t == nil {
-			return dst, false
-		}
-		return append(append(append(append(dst, 't'), t...), ','), pt...), true
+	t, pt, _ := times(frame)
+	if t == nil {
+		return dst, false
 	}
+	return append(append(append(append(dst, 't'), t...), ','), pt...), true
 }
 
 var _ protocol.Identifying = dialect{}

@@ -259,19 +259,34 @@ func (dialect) Handshake() []protocol.Call                 { return nil }
 // for the whole book only as the first after a subscribe, else for a
 // change it cannot check.
 func (dialect) Sequence(frame []byte) (id, prev uint64, ok bool) {
+	t, pt, found := times(frame)
+	if !found {
+		return 0, 0, false
+	}
+	id, ok = jsonscan.Uint(t)
+	prev, havePrev := jsonscan.Uint(pt)
+	if pt == nil || !havePrev {
+		prev = protocol.Unchained
+	}
+	return id, prev, ok
+}
+
+// times returns the raw t and pt of an event's data (nil where absent;
+// found is false without a data object). The levels after them are not
+// read.
+func times(frame []byte) (t, pt []byte, found bool) {
 	m := jsonscan.Object(frame, 0)
 	for {
 		key, start, more := m.Next()
 		if !more {
-			return 0, 0, false
+			return nil, nil, false
 		}
 		if string(key) != "data" {
 			m.Skip()
 			continue
 		}
-		var haveID, havePrev bool
 		d := jsonscan.Object(frame, start)
-		for !(haveID && havePrev) { // the levels after them are not read
+		for t == nil || pt == nil {
 			k, vs, more := d.Next()
 			if !more {
 				break
@@ -279,14 +294,11 @@ func (dialect) Sequence(frame []byte) (id, prev uint64, ok bool) {
 			end := d.Skip()
 			switch string(k) {
 			case "t":
-				id, haveID = jsonscan.Uint(frame[vs:end])
+				t = frame[vs:end]
 			case "pt":
-				prev, havePrev = jsonscan.Uint(frame[vs:end])
+				pt = frame[vs:end]
 			}
 		}
-		if !havePrev {
-			prev = protocol.Unchained
-		}
-		return id, prev, haveID
+		return t, pt, true
 	}
 }
