@@ -56,7 +56,7 @@ type rejoining struct {
 // sending of it by the leg it was.
 type heldMessage struct {
 	id  uint64
-	n   uint16
+	n   uint32
 	msg Message
 }
 
@@ -144,7 +144,7 @@ func (m *standbyMerge) offer(leg int, msg Message) {
 
 // hold keeps a rejoining leg's message, and starts the timer that
 // releases what it holds after StandbyRejoinHold. Called with m.mu held.
-func (m *standbyMerge) hold(leg int, id uint64, n uint16, msg Message) {
+func (m *standbyMerge) hold(leg int, id uint64, n uint32, msg Message) {
 	r := &m.legs[leg]
 	r.held = append(r.held, heldMessage{id: id, n: n, msg: msg})
 	if r.timer == nil && !m.ended {
@@ -268,8 +268,8 @@ type identityWindow struct {
 // identitySlot is one identity's counts: delivered, and each leg's.
 type identitySlot struct {
 	id        uint64
-	delivered uint16
-	legs      [MaxStandby + 1]uint16
+	delivered uint32
+	legs      [MaxStandby + 1]uint32
 }
 
 func newIdentityWindow(n int) identityWindow {
