@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/gorilla/websocket"
 
@@ -137,7 +138,8 @@ func serveEcho(w http.ResponseWriter, r *http.Request) {
 // first eth_subscribe it writes n notifications (the query's n) in bursts
 // of blastBurst frames per write(2), then goes on answering. With
 // chain=1 the heads are a chain, each its own (chainFrame), the same on
-// every connection: what the legs of a hot standby read.
+// every connection: what the legs of a hot standby read. With every=D
+// (a Go duration) one head goes out every D, a steady feed.
 func serveBlast(w http.ResponseWriter, r *http.Request) {
 	n, err := strconv.Atoi(r.URL.Query().Get("n"))
 	if err != nil || n < 0 {
@@ -145,6 +147,7 @@ func serveBlast(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	chain := r.URL.Query().Get("chain") == "1"
+	every, _ := time.ParseDuration(r.URL.Query().Get("every")) // 0: as fast as the socket takes them
 	hj := &batchconn.Hijacker{ResponseWriter: w}
 	ws, err := (&websocket.Upgrader{}).Upgrade(hj, r, nil)
 	if err != nil {
@@ -167,9 +170,18 @@ func serveBlast(w http.ResponseWriter, r *http.Request) {
 		}
 		blasted = true
 		frame := blastFrame
+		burst := blastBurst
+		if every > 0 {
+			burst = 1
+		}
+		next := time.Now()
 		for sent := 0; sent < n; {
+			if every > 0 {
+				next = next.Add(every)
+				time.Sleep(time.Until(next))
+			}
 			fc.Cork()
-			for end := min(n, sent+blastBurst); sent < end; sent++ {
+			for end := min(n, sent+burst); sent < end; sent++ {
 				if chain {
 					frame = chainFrame(frame[:0], sent)
 				}

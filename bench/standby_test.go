@@ -11,8 +11,9 @@ import (
 )
 
 // BenchmarkStandbyBlast is what a hot standby costs a message: the node
-// server writes b.N chained heads (each its own hash) as fast as the
-// socket takes them on each connection, and the program counts them.
+// server writes b.N chained heads (each its own hash) on each connection,
+// as fast as the socket takes them (feed=blast) or one every 50 µs
+// (feed=20k, a steady 20,000 a second), and the program counts them.
 // impl=one reads one connection (client.Dial); impl=standby reads two
 // legs (client.DialStandby with one standby), each head arriving twice
 // and delivered once; the clock (and the CPU count) runs on for settle
@@ -25,52 +26,54 @@ func BenchmarkStandbyBlast(b *testing.B) {
 	for _, srv := range nodeServers {
 		b.Run("server="+srv.name, func(b *testing.B) {
 			node := srv.start(b)
-			for _, standby := range []int{0, 1} {
-				name := map[int]string{0: "impl=one", 1: "impl=standby"}[standby]
-				b.Run(name, func(b *testing.B) {
-					url := fmt.Sprintf("%s/blast?n=%d&chain=1", node.base, b.N)
-					var sub *client.Subscription
-					if standby == 0 {
-						c, err := client.Dial(setupCtx(b), url, client.WithProtocol(ethereum.Protocol()))
-						if err != nil {
-							b.Fatal(err)
+			for _, feed := range []struct{ name, every string }{{"blast", "0"}, {"20k", "50us"}} {
+				for _, standby := range []int{0, 1} {
+					name := map[int]string{0: "impl=one", 1: "impl=standby"}[standby]
+					b.Run("feed="+feed.name+"/"+name, func(b *testing.B) {
+						url := fmt.Sprintf("%s/blast?n=%d&chain=1&every=%s", node.base, b.N, feed.every)
+						var sub *client.Subscription
+						if standby == 0 {
+							c, err := client.Dial(setupCtx(b), url, client.WithProtocol(ethereum.Protocol()))
+							if err != nil {
+								b.Fatal(err)
+							}
+							b.Cleanup(func() { _ = c.Close() })
+							sub = subscribeHeads(b, c)
+						} else {
+							sb, err := client.DialStandby(setupCtx(b), url, standby, client.WithProtocol(ethereum.Protocol()))
+							if err != nil {
+								b.Fatal(err)
+							}
+							b.Cleanup(func() { _ = sb.Close() })
+							if sub, err = sb.Subscribe(setupCtx(b), []string{"newHeads"}); err != nil {
+								b.Fatal(err)
+							}
 						}
-						b.Cleanup(func() { _ = c.Close() })
-						sub = subscribeHeads(b, c)
-					} else {
-						sb, err := client.DialStandby(setupCtx(b), url, standby, client.WithProtocol(ethereum.Protocol()))
-						if err != nil {
-							b.Fatal(err)
+						b.ReportAllocs()
+						self, server := startUsage(os.Getpid(), ""), node.probe()
+						b.ResetTimer()
+						received, dups := 0, 0
+						var last []byte
+						for received+int(sub.Dropped()) < b.N {
+							m, ok := <-sub.C()
+							if !ok {
+								b.Fatalf("subscription ended after %d messages", received)
+							}
+							if string(m.Data) == string(last) {
+								dups++
+							}
+							last = m.Data
+							received++
 						}
-						b.Cleanup(func() { _ = sb.Close() })
-						if sub, err = sb.Subscribe(setupCtx(b), []string{"newHeads"}); err != nil {
-							b.Fatal(err)
-						}
-					}
-					b.ReportAllocs()
-					self, server := startUsage(os.Getpid(), ""), node.probe()
-					b.ResetTimer()
-					received, dups := 0, 0
-					var last []byte
-					for received+int(sub.Dropped()) < b.N {
-						m, ok := <-sub.C()
-						if !ok {
-							b.Fatalf("subscription ended after %d messages", received)
-						}
-						if string(m.Data) == string(last) {
-							dups++
-						}
-						last = m.Data
-						received++
-					}
-					time.Sleep(settle) // the trailing leg's copies are work too
-					b.StopTimer()
-					self.report(b, b.N)
-					server.report(b, b.N)
-					ReportRate(b, b.N, "msg/s")
-					b.ReportMetric(float64(b.N-received)/float64(b.N), "dropped/op")
-					b.ReportMetric(float64(dups)/float64(b.N), "dup/op")
-				})
+						time.Sleep(settle) // the trailing leg's copies are work too
+						b.StopTimer()
+						self.report(b, b.N)
+						server.report(b, b.N)
+						ReportRate(b, b.N, "msg/s")
+						b.ReportMetric(float64(b.N-received)/float64(b.N), "dropped/op")
+						b.ReportMetric(float64(dups)/float64(b.N), "dup/op")
+					})
+				}
 			}
 		})
 	}
