@@ -147,9 +147,9 @@ func runCrowd() error {
 // from the test exchange; its bystander's latency is given added to a
 // client of the exchange itself (bystander-added-*). impl=centrifuge is
 // centrifuge v0.40.1 serving the same crowd over its WebSocket and SSE
-// transports, each client subscribed by the server as it connects; its
-// messages are published on the node, so its whole latency is its added
-// one.
+// transports, each client subscribed by the server as it connects, its
+// application pings off (the clients answer none); its messages are
+// published on the node, so its whole latency is its added one.
 func BenchmarkCrowd(b *testing.B) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < crowdClients+2048 {
@@ -206,8 +206,13 @@ func centrifugeCrowd(b *testing.B) *crowdServer {
 	node.OnConnect(func(*centrifuge.Client) {})
 	require.NoError(b, node.Run())
 	mux := http.NewServeMux()
-	mux.Handle("/connection/websocket", centrifuge.NewWebsocketHandler(node, centrifuge.WebsocketConfig{}))
-	mux.Handle("/connection/sse", centrifuge.NewSSEHandler(node, centrifuge.SSEConfig{}))
+	// The crowd's clients are plain readers that answer no application
+	// ping (the sidecar's are WebSocket pings, which gorilla answers by
+	// itself): centrifuge's pings are off, or it would drop them all
+	// after 25 s.
+	noPings := centrifuge.PingPongConfig{PingInterval: -1, PongTimeout: -1}
+	mux.Handle("/connection/websocket", centrifuge.NewWebsocketHandler(node, centrifuge.WebsocketConfig{PingPongConfig: noPings}))
+	mux.Handle("/connection/sse", centrifuge.NewSSEHandler(node, centrifuge.SSEConfig{PingPongConfig: noPings}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(b, err)
 	hs := &http.Server{Handler: mux}
