@@ -66,8 +66,9 @@ type Standby struct {
 	seed     maphash.Seed
 	headLag  int // WithHeadLag
 
-	mu     sync.Mutex // protects closed and serializes Close with Subscribe
+	mu     sync.Mutex // protects closed and merges
 	closed bool
+	merges map[*standbyMerge]struct{} // the merged subscriptions not ended
 
 	events    *eventRelay
 	ctx       context.Context // cancelled by Close
@@ -76,11 +77,10 @@ type Standby struct {
 	closeOnce sync.Once
 }
 
-// legHealth is when a leg last came up (its subscriptions restored) and
-// last went down, as UnixNano; upSince is 0 while it is down.
+// legHealth is when a leg last came up, its subscriptions restored, as
+// UnixNano; 0 while it is down.
 type legHealth struct {
 	upSince atomic.Int64
-	downAt  atomic.Int64
 }
 
 // DialStandby dials 1+standby legs to url (and the endpoints of
@@ -102,6 +102,7 @@ func DialStandby(ctx context.Context, url string, standby int, opts ...Option) (
 		legs:   make([]*Client, standby+1),
 		health: make([]legHealth, standby+1),
 		seed:   maphash.MakeSeed(),
+		merges: make(map[*standbyMerge]struct{}),
 		events: newEventRelay(cfg.eventBuffer),
 	}
 	if cfg.err != nil {
@@ -186,24 +187,7 @@ func (h *legHealth) seen(ev Event) {
 		h.upSince.Store(ev.Time.UnixNano())
 	case Disconnected:
 		h.upSince.Store(0)
-		h.downAt.Store(ev.Time.UnixNano())
 	}
-}
-
-// covered reports whether another leg than leg has been up since before
-// leg last went down, so it carried what leg missed: leg's hole is then
-// none of the merged stream's.
-func (sb *Standby) covered(leg int) bool {
-	down := sb.health[leg].downAt.Load()
-	if down == 0 {
-		return false // the disconnect is not known yet: say there was a hole
-	}
-	for j := range sb.health {
-		if up := sb.health[j].upSince.Load(); j != leg && up != 0 && up <= down {
-			return true
-		}
-	}
-	return false
 }
 
 // Legs returns the legs' clients, the first dialled first: for their
@@ -242,14 +226,14 @@ func (sb *Standby) Subscribe(ctx context.Context, topics []string, opts ...Subsc
 	}
 	parts := make([]*Subscription, len(sb.legs))
 	for i, c := range sb.legs {
-		sink := sinkTo{sink: func(msg Message) { m.offer(i, msg) }, end: func(_ *Subscription, err error) { m.partEnded(err) }}
+		sink := sinkTo{sink: func(msg Message) { m.offer(i, msg) }, end: func(_ *Subscription, err error) { m.partEnded(i, err) }}
 		if parts[i], err = c.Subscribe(ctx, names, Buffer(1), sink); err != nil {
-			m.setParts(parts)
+			m.setParts(ctx, parts)
 			_ = m.end(ctx, nil) // the failure returned is the subscribe's
 			return nil, fmt.Errorf("leg %d: %w", i, err)
 		}
 	}
-	m.setParts(parts)
+	m.setParts(ctx, parts)
 	return m.out, nil
 }
 
@@ -274,7 +258,7 @@ func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]Str
 	for i, c := range sb.legs {
 		sink := sinkTo{
 			sink: func(msg Message) { merges[msg.Topic].offer(i, msg) },
-			end:  func(part *Subscription, err error) { merges[part.topics[0]].partEnded(err) },
+			end:  func(part *Subscription, err error) { merges[part.topics[0]].partEnded(i, err) },
 		}
 		subs, serrs, err := c.SubscribeEach(ctx, topics, Buffer(1), sink)
 		if err != nil {
@@ -295,7 +279,7 @@ func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]Str
 			}
 		}
 		m := merges[name]
-		m.setParts(parts)
+		m.setParts(ctx, parts)
 		if failed != nil || errs[k] != nil {
 			_ = m.end(ctx, nil) // the failure returned is the subscribe's
 			continue
@@ -351,17 +335,16 @@ func (sb *Standby) CallRaw(ctx context.Context, method string, params json.RawMe
 		}
 	}
 	tried := make([]bool, len(sb.legs))
-	for {
-		i := sb.caller(tried)
+	err := fmt.Errorf("call %s: %w: no leg to take it", method, ErrConnectionLost)
+	var res json.RawMessage
+	for i := sb.caller(tried); i >= 0; i = sb.caller(tried) {
 		tried[i] = true
-		res, err := sb.legs[i].CallRaw(ctx, method, params)
+		res, err = sb.legs[i].CallRaw(ctx, method, params)
 		if err == nil || !errors.Is(err, ErrConnectionLost) || !sb.legs[i].readOnly(method) || ctx.Err() != nil {
-			return res, err
-		}
-		if sb.caller(tried) < 0 {
-			return res, err
+			break
 		}
 	}
+	return res, err
 }
 
 // callEveryLeg makes a session setting (cancel-on-disconnect of the
@@ -406,7 +389,14 @@ func (sb *Standby) Close() error {
 	sb.closeOnce.Do(func() {
 		sb.mu.Lock()
 		sb.closed = true
+		merges := make([]*standbyMerge, 0, len(sb.merges))
+		for m := range sb.merges {
+			merges = append(merges, m)
+		}
 		sb.mu.Unlock()
+		for _, m := range merges { // first: a delivery waiting under Block holds a leg's reader
+			m.out.end(nil)
+		}
 		sb.cancel()
 		sb.closeLegs()
 		sb.wg.Wait()

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -101,4 +102,32 @@ func TestStandbyCancelOnDisconnectOnEveryLeg(t *testing.T) {
 	require.ErrorIs(t, err, client.ErrRefused)
 	assert.Contains(t, err.Error(), "account's scope")
 	assert.Equal(t, 2, exch.CountReceived(method), "nothing sent")
+}
+
+// A merged subscription under Block whose consumer stopped reading holds
+// its legs' readers, as Block does; Unsubscribe and Close still return.
+func TestStandbyBlockedConsumerCanLeave(t *testing.T) {
+	ctx := testutil.Context(t)
+	exch := exchangetest.NewServer(deribit.Name)
+	t.Cleanup(exch.Close)
+	sb, err := client.DialStandby(ctx, exch.URL(), 1, client.WithProtocol(deribit.Protocol()))
+	require.NoError(t, err)
+	sub, err := sb.Subscribe(ctx, []string{"ticker.BTC-PERPETUAL.100ms"}, client.Buffer(1), client.Overflow(client.Block))
+	require.NoError(t, err)
+	require.NoError(t, exch.WaitSubscribers(ctx, "ticker.BTC-PERPETUAL.100ms", 2))
+	for n := range 20 { // nobody reads
+		exch.Publish("ticker.BTC-PERPETUAL.100ms", fmt.Appendf(nil, `{"timestamp":%d}`, n))
+	}
+	require.Eventually(t, func() bool { return len(sub.C()) == cap(sub.C()) }, 5*time.Second, time.Millisecond)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = sub.Unsubscribe(ctx)
+		_ = sb.Close()
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Unsubscribe and Close wait for a consumer that stopped reading")
+	}
 }

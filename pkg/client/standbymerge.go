@@ -18,20 +18,23 @@ const StandbyWindow = 1024
 // message to the merge (a sink, sinkTo), which delivers the first
 // arrival of each into out; the two legs' readers take turns on mu.
 type standbyMerge struct {
-	sb    *Standby
-	out   *Subscription
-	parts []*Subscription // set once every leg subscribed, under mu; nil where a leg holds none
+	sb  *Standby
+	out *Subscription
 
-	// mu serializes the offers of the forwarders: it protects the
-	// following, and orders out's deliveries.
+	// mu serializes the legs' offers: it protects the following, and
+	// orders out's deliveries. out.end never waits for it, so a delivery
+	// waiting under Block is always released (end, Standby.Close).
 	mu      sync.Mutex
+	parts   []*Subscription // set once every leg subscribed; nil where a leg holds none
+	alive   []bool          // alive[i]: leg i's part is subscribed and has not ended
+	lastAt  []int64         // lastAt[i]: when leg i's last message here was read (UnixNano), or the merge made
 	seen    identityWindow
 	legs    []rejoining // legs[i] is leg i's, while it rejoins after a hole
 	hash    maphash.Hash
 	scratch []byte
 	live    int   // legs whose part has not ended
 	lastErr error // why the last part to end ended
-	ended   bool  // end ran: no hold's timer is set again
+	ended   bool  // ended: no hold's timer is set again
 }
 
 // StandbyRejoinHold is the longest a leg back from a hole holds its
@@ -50,6 +53,7 @@ type rejoining struct {
 	on    bool
 	held  []heldMessage
 	timer *time.Timer // releases held after StandbyRejoinHold
+	gen   uint64      // counts releases: a timer of an earlier hold does nothing
 }
 
 // heldMessage is a rejoining leg's message, its identity and which
@@ -68,43 +72,101 @@ func (sb *Standby) newMerge(names []string, sc subConfig) (*standbyMerge, error)
 	if sb.closed {
 		return nil, ErrClosed
 	}
-	m := &standbyMerge{sb: sb, seen: newIdentityWindow(StandbyWindow), legs: make([]rejoining, len(sb.legs)), live: len(sb.legs)}
+	n := len(sb.legs)
+	m := &standbyMerge{sb: sb, seen: newIdentityWindow(StandbyWindow), legs: make([]rejoining, n),
+		alive: make([]bool, n), lastAt: make([]int64, n), live: n}
+	now := time.Now().UnixNano()
+	for i := range n {
+		m.alive[i], m.lastAt[i] = true, now
+	}
 	m.hash.SetSeed(sb.seed)
 	m.out = newSubscription(sb.legs[0], names, sc, channelSlots)
 	m.out.merge = m
+	sb.merges[m] = struct{}{}
 	return m, nil
 }
 
 // setParts records the parts once every leg subscribed (nil where one
-// did not): end unsubscribes them.
-func (m *standbyMerge) setParts(parts []*Subscription) {
+// did not): end unsubscribes them. A merge that ended meanwhile (its
+// consumer too slow under CloseSubscription) leaves them at once.
+func (m *standbyMerge) setParts(ctx context.Context, parts []*Subscription) {
 	m.mu.Lock()
+	if m.ended {
+		m.mu.Unlock()
+		_ = unsubscribeParts(ctx, parts) // out has ended already, with its reason
+		return
+	}
 	m.parts = parts
-	for _, p := range parts {
-		if p == nil {
-			m.live-- // never subscribed: it will not end
+	for i, p := range parts {
+		if p == nil && m.alive[i] {
+			m.alive[i] = false // never subscribed: it will not end
+			m.live--
 		}
 	}
-	last := m.live <= 0
+	last, why := m.live <= 0, m.lastErr
+	if last {
+		m.stopLocked()
+	}
 	m.mu.Unlock()
 	if last {
-		m.out.end(m.lastErr)
+		m.finish(why)
 	}
 }
 
-// partEnded counts a part's end; the last one ends out with the last
-// error a part ended with (none when the legs were closed).
-func (m *standbyMerge) partEnded(err error) {
+// partEnded counts the end of leg's part; the last one ends out with the
+// last error a part ended with (none when the legs were closed).
+func (m *standbyMerge) partEnded(leg int, err error) {
 	m.mu.Lock()
+	if !m.alive[leg] {
+		m.mu.Unlock()
+		return
+	}
+	m.alive[leg] = false
 	m.live--
 	if err != nil {
 		m.lastErr = err
 	}
 	last, why := m.live == 0, m.lastErr
+	if last {
+		m.stopLocked()
+	}
 	m.mu.Unlock()
 	if last {
-		m.out.end(why)
+		m.finish(why)
 	}
+}
+
+// stopLocked marks the merge ended and stops its holds' timers. Called
+// with m.mu held.
+func (m *standbyMerge) stopLocked() {
+	m.ended = true
+	for i := range m.legs {
+		if t := m.legs[i].timer; t != nil {
+			t.Stop()
+			m.legs[i].timer = nil
+		}
+	}
+}
+
+// finish ends out with err and forgets the merge. Called without m.mu.
+func (m *standbyMerge) finish(err error) {
+	m.out.end(err)
+	m.sb.mu.Lock()
+	delete(m.sb.merges, m)
+	m.sb.mu.Unlock()
+}
+
+// covered reports whether another leg with a live part has been up since
+// before leg's last message here, so it carried what leg missed: leg's
+// hole is none of the merged stream's. Called with m.mu held.
+func (m *standbyMerge) covered(leg int) bool {
+	since := m.lastAt[leg]
+	for j, alive := range m.alive {
+		if up := m.sb.health[j].upSince.Load(); j != leg && alive && up != 0 && up <= since {
+			return true
+		}
+	}
+	return false
 }
 
 // offer delivers msg, leg's, into out if it is the first arrival: the
@@ -112,22 +174,28 @@ func (m *standbyMerge) partEnded(err error) {
 // first message after a hole that another leg carried loses its
 // reconnect flag, and the leg rejoins (see rejoining).
 func (m *standbyMerge) offer(leg int, msg Message) {
+	if m.out.policy == Block {
+		// This reader may wait for the consumer (or for the other leg's,
+		// waiting): its read deadline is re-armed after (liveness.go).
+		m.sb.legs[leg].stalled.Store(true)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	id := m.identity(msg)
 	s := m.seen.add(id, leg)
 	n := s.legs[leg]
 	r := &m.legs[leg]
-	if msg.Flags&FlagReconnected != 0 && m.sb.covered(leg) {
+	if msg.Flags&FlagReconnected != 0 && m.covered(leg) {
 		msg.Flags &^= FlagReconnected
 		r.on = true
 	}
+	m.lastAt[leg] = msg.RecvTime.UnixNano()
 	if r.on {
 		switch {
 		case n <= s.delivered: // the merged stream has reached this leg's place
 			m.release(leg)
 			return
-		case !m.sb.covered(leg): // no other leg carries the stream any more
+		case !m.covered(leg): // no other leg carries the stream any more
 			m.release(leg)
 		default:
 			m.hold(leg, id, n, msg)
@@ -148,10 +216,13 @@ func (m *standbyMerge) hold(leg int, id uint64, n uint32, msg Message) {
 	r := &m.legs[leg]
 	r.held = append(r.held, heldMessage{id: id, n: n, msg: msg})
 	if r.timer == nil && !m.ended {
+		gen := r.gen
 		r.timer = time.AfterFunc(StandbyRejoinHold, func() {
 			m.mu.Lock()
 			defer m.mu.Unlock()
-			m.release(leg)
+			if m.legs[leg].gen == gen { // else released already, and maybe holding anew
+				m.release(leg)
+			}
 		})
 	}
 }
@@ -193,6 +264,7 @@ func (m *standbyMerge) release(leg int) {
 	}
 	clear(r.held)
 	r.held, r.on = r.held[:0], false
+	r.gen++
 }
 
 // identity hashes msg's topic and identity: the venue's documented
@@ -217,17 +289,12 @@ func (m *standbyMerge) identity(msg Message) uint64 {
 // returns the first failure to unsubscribe. Safe from any goroutine,
 // more than once.
 func (m *standbyMerge) end(ctx context.Context, err error) error {
+	m.out.end(err) // first: releases a delivery waiting under Block, which holds mu
 	m.mu.Lock()
-	m.ended = true
-	for i := range m.legs {
-		if t := m.legs[i].timer; t != nil {
-			t.Stop()
-			m.legs[i].timer = nil
-		}
-	}
+	m.stopLocked()
 	parts := m.parts
 	m.mu.Unlock()
-	m.out.end(err)
+	m.finish(err)
 	return unsubscribeParts(ctx, parts)
 }
 
@@ -258,16 +325,21 @@ func unsubscribeParts(ctx context.Context, parts []*Subscription) error {
 
 // identityWindow counts, for the last n identities a merged subscription
 // saw, how many times each leg sent each and how many times it was
-// delivered. The oldest is forgotten first.
+// delivered. The one given its slot longest ago is forgotten first, but
+// an identity still in use when half the window has passed since it got
+// its slot moves to a new one with its counts (a payload repeated on
+// purpose, told apart by content), so the busy ones stay.
 type identityWindow struct {
 	index map[uint64]int32 // identity → its slot
 	slots []identitySlot   // a ring, grown up to its capacity
 	next  int              // the slot to reuse next, once the ring is full
+	given uint64           // slots given so far
 }
 
 // identitySlot is one identity's counts: delivered, and each leg's.
 type identitySlot struct {
 	id        uint64
+	at        uint64 // given when it was given its slot
 	delivered uint32
 	legs      [MaxStandby + 1]uint32
 }
@@ -280,8 +352,13 @@ func newIdentityWindow(n int) identityWindow {
 // until the next add.
 func (w *identityWindow) add(id uint64, leg int) *identitySlot {
 	i, ok := w.index[id]
-	if !ok {
+	switch {
+	case !ok:
 		i = w.newSlot(id)
+	case w.given-w.slots[i].at > uint64(cap(w.slots)/2): // still in use: keep it from eviction
+		kept := w.slots[i]
+		i = w.newSlot(id)
+		w.slots[i].delivered, w.slots[i].legs = kept.delivered, kept.legs
 	}
 	s := &w.slots[i]
 	s.legs[leg]++
@@ -296,17 +373,22 @@ func (w *identityWindow) slot(id uint64) *identitySlot {
 	return nil
 }
 
-// newSlot gives id a slot, the oldest one's once the ring is full.
+// newSlot gives id a slot, the oldest one's once the ring is full (an
+// identity that moved on leaves a stale slot behind, which is reused
+// without touching the index).
 func (w *identityWindow) newSlot(id uint64) int32 {
+	w.given++
 	if len(w.slots) < cap(w.slots) {
-		w.slots = append(w.slots, identitySlot{id: id})
+		w.slots = append(w.slots, identitySlot{id: id, at: w.given})
 		i := int32(len(w.slots) - 1)
 		w.index[id] = i
 		return i
 	}
 	i := int32(w.next)
-	delete(w.index, w.slots[i].id)
-	w.slots[i] = identitySlot{id: id}
+	if old := w.slots[i].id; w.index[old] == i {
+		delete(w.index, old)
+	}
+	w.slots[i] = identitySlot{id: id, at: w.given}
 	w.index[id] = i
 	w.next = (w.next + 1) % len(w.slots)
 	return i

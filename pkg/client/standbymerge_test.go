@@ -31,3 +31,23 @@ func TestIdentityWindowCountsEachLegsSendings(t *testing.T) {
 	assert.True(t, first(1, 1), "1 was forgotten, so its late copy is delivered again")
 	assert.Len(t, w.index, 3)
 }
+
+// An identity still in use moves to a new slot with its counts before
+// the ring would forget it: a leg's late copy of a payload sent again
+// and again is still told from a new sending.
+func TestIdentityWindowKeepsABusyIdentity(t *testing.T) {
+	w := newIdentityWindow(4)
+	const busy = 1
+	for other := uint64(10); other < 30; other++ {
+		s := w.add(busy, 0) // leg 0 sends the busy payload again
+		s.delivered = s.legs[0]
+		w.add(other, 0)
+	}
+	s := w.slot(busy)
+	if assert.NotNil(t, s, "the busy identity is remembered") {
+		assert.Equal(t, uint32(20), s.legs[0])
+		assert.Equal(t, uint32(20), s.delivered, "its counts moved with it")
+	}
+	assert.Nil(t, w.slot(10), "an identity not in use is forgotten")
+	assert.LessOrEqual(t, len(w.index), 4)
+}

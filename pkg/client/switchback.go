@@ -67,12 +67,15 @@ func (c *Client) switchBack() bool {
 }
 
 // switchBacks is a Standby's goroutine taking each leg's own endpoint
-// back (see WithSwitchBack), until Close.
+// back (see WithSwitchBack), until Close. One leg switches at a time, at
+// most one an after: a leg that just left reads as connected until its
+// connection has wound down, and must not count as the other leg up.
 func (sb *Standby) switchBacks(every, after time.Duration) {
 	defer sb.wg.Done()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	answering := make([]time.Time, len(sb.legs)) // since when leg i's endpoint answered every probe
+	var lastSwitch time.Time
 	for {
 		select {
 		case <-sb.ctx.Done():
@@ -86,18 +89,19 @@ func (sb *Standby) switchBacks(every, after time.Duration) {
 				if answering[i].IsZero() {
 					answering[i] = now
 				}
-				if now.Sub(answering[i]) >= after && sb.otherUp(i) && c.switchBack() {
-					answering[i] = time.Time{}
+				if now.Sub(answering[i]) >= after && now.Sub(lastSwitch) >= after && sb.otherUp(i) && c.switchBack() {
+					answering[i], lastSwitch = time.Time{}, now
 				}
 			}
 		}
 	}
 }
 
-// otherUp reports whether a leg other than leg is connected.
+// otherUp reports whether a leg other than leg is up: connected, its
+// subscriptions restored.
 func (sb *Standby) otherUp(leg int) bool {
 	for j, c := range sb.legs {
-		if j != leg && c.State() == StateConnected {
+		if j != leg && c.State() == StateConnected && sb.health[j].upSince.Load() != 0 {
 			return true
 		}
 	}
