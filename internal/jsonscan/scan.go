@@ -633,3 +633,26 @@ func Elements(b []byte, i int, fn func(elem []byte) bool) error {
 		}
 	}
 }
+
+// Values reads the members of the object at b[i] until every one named
+// in keys is found, setting vals[k] to the raw value of the first member
+// named keys[k], or leaving it nil. It reports whether b[i] starts an
+// object whose members scanned (up to where it stopped).
+func Values(b []byte, i int, keys []string, vals [][]byte) bool {
+	m := Object(b, i)
+	found := 0
+	for found < len(keys) {
+		key, start, more := m.Next()
+		if !more {
+			return m.Err() == nil
+		}
+		end := m.Skip()
+		for k, name := range keys {
+			if vals[k] == nil && string(key) == name {
+				vals[k] = b[start:end]
+				found++
+			}
+		}
+	}
+	return true
+}

@@ -164,3 +164,19 @@ func TestPlainLen(t *testing.T) {
 		assert.Equal(t, want, PlainLen([]byte(in)), in)
 	}
 }
+
+// Values finds the named members' raw values in one pass.
+func TestValues(t *testing.T) {
+	vals := make([][]byte, 3)
+	ok := Values([]byte(` {"a":1,"b":"x","c":{"a":2},"a":3}`), 0, []string{"a", "c", "z"}, vals)
+	if !ok || string(vals[0]) != "1" || string(vals[1]) != `{"a":2}` || vals[2] != nil {
+		t.Fatalf("Values: %v %q", ok, vals)
+	}
+	clear(vals)
+	if !Values([]byte(`{"a":1,"c":2,"rest":[`), 0, []string{"a", "c"}, vals[:2]) || string(vals[1]) != "2" {
+		t.Fatalf("Values stops once every key is found: %q", vals)
+	}
+	if Values([]byte(`[1]`), 0, []string{"a"}, vals[:1]) {
+		t.Fatal("not an object")
+	}
+}

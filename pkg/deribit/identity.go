@@ -16,26 +16,23 @@ func (*dialect) AppendIdentity(dst, data []byte) ([]byte, bool) {
 	if i < len(data) && data[i] == '[' {
 		return appendTradeIDs(dst, data, i)
 	}
-	var timestamp []byte
-	m := jsonscan.Object(data, 0)
-	for {
-		key, start, more := m.Next()
-		if !more {
-			break
-		}
-		end := m.Skip()
-		switch string(key) {
-		case "change_id":
-			return append(append(dst, 'c'), data[start:end]...), true
-		case "timestamp":
-			timestamp = data[start:end]
-		}
+	var v [2][]byte
+	jsonscan.Values(data, i, identityKeys, v[:])
+	switch {
+	case v[0] != nil:
+		return append(append(dst, 'c'), v[0]...), true
+	case v[1] != nil:
+		return append(append(dst, 't'), v[1]...), true
 	}
-	if timestamp == nil {
-		return dst, false
-	}
-	return append(append(dst, 't'), timestamp...), true
+	return dst, false
 }
+
+// identityKeys are the members AppendIdentity reads, in order of
+// preference.
+var identityKeys = []string{"change_id", "timestamp"}
+
+// tradeKeys is the member naming a trade.
+var tradeKeys = []string{"trade_id"}
 
 // appendTradeIDs appends the trade_id of every trade of the array at
 // data[i], or reports false when one has none.
@@ -43,23 +40,13 @@ func appendTradeIDs(dst, data []byte, i int) ([]byte, bool) {
 	dst = append(dst, 'x')
 	i = jsonscan.SkipSpace(data, i+1)
 	for i < len(data) && data[i] != ']' {
-		var id []byte
-		m := jsonscan.Object(data, i)
-		for {
-			key, start, more := m.Next()
-			if !more {
-				break
-			}
-			end := m.Skip()
-			if string(key) == "trade_id" {
-				id = data[start:end]
-			}
-		}
+		var id [1][]byte
+		jsonscan.Values(data, i, tradeKeys, id[:])
 		end, err := jsonscan.SkipValue(data, i)
-		if err != nil || id == nil {
+		if err != nil || id[0] == nil {
 			return dst, false
 		}
-		dst = append(append(dst, id...), ',')
+		dst = append(append(dst, id[0]...), ',')
 		i = jsonscan.SkipSpace(data, end)
 		if i < len(data) && data[i] == ',' {
 			i = jsonscan.SkipSpace(data, i+1)

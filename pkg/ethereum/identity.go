@@ -21,39 +21,24 @@ func (dialect) AppendIdentity(dst, data []byte) ([]byte, bool) {
 	return appendIdentityScanned(dst, data)
 }
 
-// appendIdentityScanned is AppendIdentity reading every member.
+// appendIdentityScanned is AppendIdentity reading the members.
 func appendIdentityScanned(dst, data []byte) ([]byte, bool) {
-	var hash, blockHash, logIndex []byte
-	removed := false
-	m := jsonscan.Object(data, 0)
-	for {
-		key, start, more := m.Next()
-		if !more {
-			break
-		}
-		end := m.Skip()
-		switch string(key) {
-		case "hash":
-			hash = data[start:end]
-		case "blockHash":
-			blockHash = data[start:end]
-		case "logIndex":
-			logIndex = data[start:end]
-		case "removed":
-			removed = string(data[start:end]) == "true"
-		}
-	}
+	var v [4][]byte // hash, blockHash, logIndex, removed
+	jsonscan.Values(data, 0, identityKeys, v[:])
 	switch {
-	case logIndex != nil && blockHash != nil:
-		dst = append(append(append(dst, 'l'), blockHash...), logIndex...)
-		if removed {
+	case v[2] != nil && v[1] != nil:
+		dst = append(append(append(dst, 'l'), v[1]...), v[2]...)
+		if string(v[3]) == "true" {
 			dst = append(dst, 'r')
 		}
 		return dst, true
-	case hash != nil:
-		return append(append(dst, 'h'), hash...), true
+	case v[0] != nil:
+		return append(append(dst, 'h'), v[0]...), true
 	}
 	return dst, false
 }
+
+// identityKeys are the members appendIdentityScanned reads.
+var identityKeys = []string{"hash", "blockHash", "logIndex", "removed"}
 
 var _ protocol.Identifying = dialect{}
