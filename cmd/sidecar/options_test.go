@@ -239,3 +239,27 @@ func TestSeveralUpstreams(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "want a ws:// or wss:// URL, or several")
 }
+
+// -hot-standby is a flag, a variable and a key of the file like any
+// setting; the sidecar refuses more standby connections than the SDK
+// keeps, and a standby in a NATS group (its leader holds the upstream).
+func TestHotStandbyOption(t *testing.T) {
+	o, err := parse([]string{"-upstream", "ws://a", "-hot-standby", "1"}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, o.cfg.HotStandby)
+	o, err = parse([]string{"-upstream", "ws://a"}, map[string]string{"WSFAN_HOT_STANDBY": "2"})
+	require.NoError(t, err)
+	assert.Equal(t, 2, o.cfg.HotStandby)
+	o, err = parse([]string{"-config", writeFile(t, "upstream: ws://a\nhot_standby: 3\n")}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 3, o.cfg.HotStandby)
+
+	for _, cfg := range []sidecar.Config{
+		{Upstream: "ws://127.0.0.1:1/ws", Protocol: "thalex", HotStandby: 4},
+		{Upstream: "ws://127.0.0.1:1/ws", Protocol: "thalex", HotStandby: 1, NATS: "nats://127.0.0.1:1", NATSGroup: "g"},
+	} {
+		_, err := sidecar.New(cfg)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "hot standby")
+	}
+}
