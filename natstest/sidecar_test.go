@@ -202,3 +202,28 @@ func eachTopic(ctx context.Context, sub *client.Subscription, topics []string, n
 	}
 	return nil
 }
+
+// A group's leader holds its upstream with a hot standby when the
+// sidecars are given one (-hot-standby): two connections to the
+// exchange, each topic subscribed on both, and the local program gets
+// every topic once.
+func TestGroupLeaderHoldsAHotStandby(t *testing.T) {
+	ns := startNATS(t)
+	ex := exchange(t)
+	topics := startFeed(ex, 20*time.Millisecond)
+	cfg := sidecar.Config{Upstream: ex.URL(), Protocol: "thalex", NATS: ns.url(), NATSGroup: "standby",
+		NATSLeaseTTL: time.Second, HotStandby: 1, RequestTimeout: 10 * time.Second, DrainTimeout: time.Second,
+		Logger: zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel))}
+	served := sidecartest.Serve(t, cfg)
+	car := &sidecarRig{srv: served.Server, addr: served.Addr, stop: served.Stop}
+	require.Eventually(t, func() bool { return car.ready(t) }, 10*time.Second, 10*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sub, err := car.local(t).Subscribe(ctx, topics)
+	require.NoError(t, err)
+	require.NoError(t, eachTopic(ctx, sub, topics, 3))
+	assert.Equal(t, 2, ex.Connections(), "the leader's two legs")
+	for _, topic := range topics {
+		assert.Equal(t, 2, ex.Subscribers(topic), "%s on both legs", topic)
+	}
+}

@@ -18,7 +18,10 @@ type Upstream interface {
 	Close() error
 }
 
-var _ Upstream = (*client.Client)(nil)
+var (
+	_ Upstream = (*client.Client)(nil)
+	_ Upstream = (*client.Standby)(nil)
+)
 
 // Dialer connects to the upstream. It is called by the leader, again
 // after a failure (with backoff) for as long as it leads.
@@ -36,6 +39,21 @@ func DialClient(url string, opts ...client.Option) Dialer {
 			return nil, err
 		}
 		return c, nil
+	}
+}
+
+// DialStandby returns a Dialer that dials url with a hot standby
+// (client.DialStandby, standby more connections, opts as DialClient's):
+// the leader's upstream then loses nothing when one of its connections
+// dies.
+func DialStandby(url string, standby int, opts ...client.Option) Dialer {
+	opts = append([]client.Option(nil), opts...)
+	return func(ctx context.Context) (Upstream, error) {
+		sb, err := client.DialStandby(ctx, url, standby, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return sb, nil
 	}
 }
 

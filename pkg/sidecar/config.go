@@ -37,8 +37,8 @@ type Config struct {
 	// (client.DialStandby): when a connection dies the others carry on,
 	// and the local clients see nothing. Each counts against the venue's
 	// connections per address and request budget. With Fallbacks,
-	// connection i prefers endpoint i. 0 to client.MaxStandby; not with
-	// NATS. Default: 0.
+	// connection i prefers endpoint i. In a NATS group, the leader holds
+	// its upstream so. 0 to client.MaxStandby. Default: 0.
 	HotStandby int `yaml:"hot_standby"`
 	// UpstreamHeader is sent with the upstream WebSocket handshake: the
 	// place for a provider's API key (Authorization: Bearer KEY,
@@ -254,8 +254,8 @@ func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 	setDefault(&c.MaxCallsPerClient, 64)
 	setDefault(&c.SSEHistory, 1000)
 	setDefault(&c.SSEHistoryBytes, 1<<20)
-	if c.HotStandby < 0 || c.HotStandby > client.MaxStandby || (c.HotStandby > 0 && c.NATS != "") {
-		return c, nil, fmt.Errorf("hot standby %d: want 0 to %d, and none in a NATS group (its leader's own upstream)", c.HotStandby, client.MaxStandby)
+	if c.HotStandby < 0 || c.HotStandby > client.MaxStandby {
+		return c, nil, fmt.Errorf("hot standby %d: want 0 to %d", c.HotStandby, client.MaxStandby)
 	}
 	if c.RateLimit < 0 || math.IsNaN(c.RateLimit) || math.IsInf(c.RateLimit, 0) || c.RateBurst < 0 {
 		return c, nil, fmt.Errorf("rate limit %v a second in bursts of %d: want a finite rate and burst, 0 or more", c.RateLimit, c.RateBurst)

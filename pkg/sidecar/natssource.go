@@ -75,8 +75,14 @@ func newNATSSource(cfg *Config, upstream []client.Option, st *stats, log *zap.Lo
 	if cfg.NATSTLSCert != "" {
 		n.opts = append(n.opts, nats.ClientCert(cfg.NATSTLSCert, cfg.NATSTLSKey))
 	}
+	// The leader's upstream: one connection, or with Config.HotStandby
+	// its legs, as a sidecar of its own holds it.
+	dial := natsbridge.DialClient(cfg.Upstream, upstream...)
+	if cfg.HotStandby > 0 {
+		dial = natsbridge.DialStandby(cfg.Upstream, cfg.HotStandby, upstream...)
+	}
 	n.join = []natsbridge.Option{
-		natsbridge.WithUpstream(natsbridge.DialClient(cfg.Upstream, upstream...)),
+		natsbridge.WithUpstream(dial),
 		natsbridge.WithLeaseTTL(cfg.NATSLeaseTTL),
 		natsbridge.WithGrace(cfg.Grace),
 		natsbridge.WithRequestTimeout(cfg.RequestTimeout),
