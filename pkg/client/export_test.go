@@ -125,3 +125,10 @@ func (sb *Standby) OneBudget() bool {
 	}
 	return true
 }
+
+// Merges counts the Standby's merged subscriptions not ended.
+func (sb *Standby) Merges() int {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return len(sb.merges)
+}

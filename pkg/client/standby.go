@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -243,11 +244,15 @@ func (sb *Standby) Subscribe(ctx context.Context, topics []string, opts ...Subsc
 func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]Stream, []error, error) {
 	merges := make(map[string]*standbyMerge, len(topics))
 	for _, name := range topics {
-		if merges[name] != nil { // a part's messages name only their topic
-			return nil, nil, fmt.Errorf("SubscribeStreams: %q given twice", name)
+		err := fmt.Errorf("SubscribeStreams: %q given twice", name) // a part's messages name only their topic
+		var m *standbyMerge
+		if merges[name] == nil {
+			m, err = sb.newMerge([]string{name}, sb.legs[0].subscribeConfig(nil))
 		}
-		m, err := sb.newMerge([]string{name}, sb.legs[0].subscribeConfig(nil))
 		if err != nil {
+			for _, made := range merges { // nothing subscribed yet: forget them
+				made.finish(nil)
+			}
 			return nil, nil, err
 		}
 		merges[name] = m
@@ -267,7 +272,7 @@ func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]Str
 		}
 		byLeg[i] = subs
 		for k, e := range serrs {
-			errs[k] = cmpOr(errs[k], e)
+			errs[k] = cmp.Or(errs[k], e)
 		}
 	}
 	streams := make([]Stream, len(topics))
@@ -290,14 +295,6 @@ func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]Str
 		return nil, nil, failed
 	}
 	return streams, errs, nil
-}
-
-// cmpOr returns a if it is set, else b.
-func cmpOr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // UnsubscribeStreams ends streams, each merged subscription on every

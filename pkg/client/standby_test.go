@@ -131,3 +131,18 @@ func TestStandbyBlockedConsumerCanLeave(t *testing.T) {
 		t.Fatal("Unsubscribe and Close wait for a consumer that stopped reading")
 	}
 }
+
+// SubscribeStreams refuses a topic given twice before subscribing
+// anything, and keeps nothing of the call.
+func TestStandbySubscribeStreamsRefusesATopicTwice(t *testing.T) {
+	ctx := testutil.Context(t)
+	exch := exchangetest.NewServer(deribit.Name)
+	t.Cleanup(exch.Close)
+	sb, err := client.DialStandby(ctx, exch.URL(), 1, client.WithProtocol(deribit.Protocol()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sb.Close() })
+	_, _, err = sb.SubscribeStreams(ctx, []string{"ticker.BTC-PERPETUAL.100ms", "ticker.BTC-PERPETUAL.100ms"})
+	require.ErrorContains(t, err, "given twice")
+	assert.Zero(t, sb.Merges())
+	assert.Zero(t, exch.CountReceived("public/subscribe"))
+}
