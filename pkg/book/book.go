@@ -131,7 +131,7 @@ func (b *Book) Apply(payload []byte, marked bool) error {
 		b.ignored.Add(1)
 		return nil
 	}
-	if u.Prev != 0 && u.Prev != last {
+	if (u.Prev != 0 || u.Chained) && u.Prev != last {
 		return b.breakWith(fmt.Sprintf("a change follows %d, the book is at %d", u.Prev, last))
 	}
 	b.changes.Add(1)

@@ -15,8 +15,13 @@ type Update struct {
 	Seq int64
 	// Prev is the sequence number of the message this one follows
 	// (Deribit prev_change_id, Ethereal pt); 0 when there is no chain to
-	// check.
+	// check, unless Chained says the message names 0 itself.
 	Prev int64
+	// Chained says the message names the one it follows even where Prev
+	// is 0: a venue whose sequence numbers start at 0 (OKX's seqId,
+	// "the smallest possible sequence ID value is 0") must not have a
+	// change that follows message 0 taken for one that follows nothing.
+	Chained bool
 	// Time is the exchange's timestamp of the message.
 	Time time.Time
 	// Bids and Asks are the levels set; a zero Size removes the price.

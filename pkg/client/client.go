@@ -53,6 +53,9 @@ type Client struct {
 	// retracting tells a Retracts topic's messages that take one back,
 	// nil for a dialect without.
 	retracting protocol.Retracting
+	// topicAcking answers a subscription request topic by topic (OKX),
+	// nil where one response answers it whole.
+	topicAcking protocol.TopicAcking
 	// lag is the last ping round trip in nanoseconds (liveness.go),
 	// written by the reader, 0 while disconnected.
 	lag atomic.Int64
@@ -158,6 +161,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	c.backfilling, _ = cfg.protocol.(protocol.Backfilling)
 	c.chaining, _ = cfg.protocol.(protocol.Chaining)
 	c.retracting, _ = cfg.protocol.(protocol.Retracting)
+	c.topicAcking, _ = cfg.protocol.(protocol.TopicAcking)
 	c.cadenceEvery = cadenceEvery(cfg.staleFactor, cfg.staleFloor)
 	c.dialer = defaultDialer()
 	if cfg.dialer != nil {

@@ -1,7 +1,9 @@
 package client
 
 import (
+	"cmp"
 	"errors"
+	"strconv"
 
 	"github.com/wsfan/wsfan/internal/format"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -53,10 +55,12 @@ var (
 type RPCError = protocol.Error
 
 // parseRPCError decodes an error object: JSON-RPC's {"code":int,
-// "message":…}, or a status refusal whose code is a name (Ethereal's
-// {"ok":false,"code":"SUBSCRIPTION_LIMIT_EXCEEDED"}), which becomes the
-// Message with Code 0. A malformed one still yields an *RPCError carrying
-// the raw text.
+// "message":…}; or one whose code is a string (OKX's event frames,
+// {"event":"error","code":"60012","msg":…}: a code of digits is that
+// number, and msg is the message); or a status refusal whose code is a
+// name (Ethereal's {"ok":false,"code":"SUBSCRIPTION_LIMIT_EXCEEDED"}),
+// which becomes the Message with Code 0. A malformed one still yields an
+// *RPCError carrying the raw text.
 func parseRPCError(raw []byte) *RPCError {
 	e := new(RPCError)
 	if err := decodeInPlace(copying, raw, e); err == nil && (e.Code != 0 || e.Message != "") {
@@ -65,11 +69,17 @@ func parseRPCError(raw []byte) *RPCError {
 	var status struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
+		Msg     string `json:"msg"`
 	}
 	if err := decodeInPlace(copying, raw, &status); err == nil && status.Code != "" {
-		msg := status.Code
-		if status.Message != "" {
-			msg += ": " + status.Message
+		msg := cmp.Or(status.Message, status.Msg)
+		if code, err := strconv.Atoi(status.Code); err == nil && code != 0 {
+			return &RPCError{Code: code, Message: msg}
+		}
+		if msg != "" {
+			msg = status.Code + ": " + msg
+		} else {
+			msg = status.Code
 		}
 		return &RPCError{Message: msg}
 	}

@@ -33,6 +33,14 @@ type subscribeOp struct {
 	// waiter taking its silence for acceptance (acceptUnanswered).
 	keys []string // routing keys from the ack, "" for a refused topic; valid when err is nil
 	err  error    // the request failed, was refused as a whole, or its ack was unreadable
+
+	// For a dialect that answers topic by topic (protocol.TopicAcking),
+	// written by the reader under the pending table's lock (part):
+	// answered marks the topics answered, parallel to req.Topics; left
+	// counts the others; refusals holds each refused topic's reason.
+	answered []bool
+	left     int
+	refusals []*RPCError
 }
 
 // opGroup counts the unanswered ops of one round; done closes when the
@@ -148,6 +156,10 @@ func (r *opRound) track(c *Client, cn *conn, states []*topicState, subscribe boo
 		}
 		op.group = group
 		op.pending = cn.pending
+		if c.topicAcking != nil {
+			op.answered, op.left = make([]bool, len(req.Topics)), len(req.Topics)
+			op.refusals = make([]*RPCError, len(req.Topics))
+		}
 		op.call = pendingCall{to: op}
 		r.ids = append(r.ids, req.ID)
 		r.calls = append(r.calls, &op.call)
@@ -214,6 +226,8 @@ func (op *subscribeOp) answer(f *protocol.Frame, err error) {
 	switch {
 	case err != nil:
 		op.err = err
+	case op.answered != nil && op.left == 0:
+		op.settleParts() // every topic answered by a frame of its own
 	case f.Error != nil:
 		c.stats.rpcErrors.Add(1)
 		op.err = parseRPCError(f.Error)

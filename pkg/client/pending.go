@@ -121,6 +121,34 @@ func (t *pendingTable) removeAll(ids []uint64) {
 	}
 }
 
+// partAnswerer is an answerer whose request is answered in parts, one
+// for each of its topics (protocol.TopicAcking: OKX).
+type partAnswerer interface {
+	// part records the answer f gives one part and reports whether
+	// every part is answered now. It is called with the table's lock
+	// held, so that a waiter giving up (remove) cannot come between two
+	// parts: it must not block.
+	part(f *protocol.Frame) bool
+}
+
+// takeAnswered is take for a response frame f: the call registered
+// under id is removed and returned once f answers it whole. A request
+// answered in parts (partAnswerer) records f and stays registered until
+// its last part: p is then nil and found true.
+func (t *pendingTable) takeAnswered(id uint64, f *protocol.Frame) (p *pendingCall, found bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p = t.calls[id]
+	if p == nil {
+		return nil, false
+	}
+	if pa, ok := p.to.(partAnswerer); ok && !p.owed && !pa.part(f) {
+		return nil, true
+	}
+	delete(t.calls, id)
+	return p, true
+}
+
 // take removes and returns the call registered under id.
 func (t *pendingTable) take(id uint64) *pendingCall {
 	t.mu.Lock()

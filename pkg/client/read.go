@@ -310,9 +310,12 @@ func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
 	var p *pendingCall
 	switch {
 	case f.HasID:
-		if p = cn.pending.take(f.ID); p == nil {
-			c.dropFrame(dropUnknownID, errNoCall, raw)
-			return
+		var found bool
+		if p, found = cn.pending.takeAnswered(f.ID, f); p == nil {
+			if !found {
+				c.dropFrame(dropUnknownID, errNoCall, raw)
+			}
+			return // or one topic of a request answered topic by topic
 		}
 	case f.Error != nil && c.answers.Load() == answersRefusalsOnly && cn.refuseAmbiguous(f):
 		return

@@ -418,8 +418,11 @@ func (c *Client) settleLocked(cn *conn, ops []*subscribeOp) (refused []*topicSta
 			case op.err == nil || refusedAll:
 				ts.queued = false
 				re := &RefusedError{Topics: []string{ts.name}}
-				if rpcErr != nil {
+				switch {
+				case rpcErr != nil:
 					re.Cause = rpcErr
+				case op.refusals != nil && op.refusals[j] != nil: // refused by a frame of its own
+					re.Cause = op.refusals[j]
 				}
 				ts.err = re
 				refused = append(refused, ts)

@@ -318,6 +318,20 @@ func (c *conn) writeOrDelay(m outMsg, delayed *[]outMsg, timer *time.Timer) bool
 	return c.write(m)
 }
 
+// writeMessages writes data: a WebSocket message, or one for each
+// message of a JSON text sequence (a protocol.TopicAnswering dialect's
+// answers, protocol.EachMessage).
+func (c *conn) writeMessages(typ int, data []byte) bool {
+	if typ != websocket.TextMessage || len(data) == 0 || data[0] != protocol.RecordSeparator {
+		return c.ws.WriteMessage(typ, data) == nil
+	}
+	ok := true
+	protocol.EachMessage(data, func(msg []byte) {
+		ok = ok && c.ws.WriteMessage(typ, msg) == nil
+	})
+	return ok
+}
+
 // write runs m.after, then writes m unless the server is silent. Running
 // after first means a client that got an acknowledgement sees the
 // subscription in Subscribers, while a notification published from now on
@@ -331,7 +345,7 @@ func (c *conn) write(m outMsg) bool {
 	if c.s.silent.Load() {
 		return true
 	}
-	if c.ws.WriteMessage(m.typ, m.data) != nil {
+	if !c.writeMessages(m.typ, m.data) {
 		return false
 	}
 	for _, f := range then {

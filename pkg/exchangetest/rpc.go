@@ -130,6 +130,11 @@ func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 			rerr = errMethodNotFound
 		}
 	}
+	if ta, ok := result.(topicAnswers); ok && rerr == nil {
+		// Answered topic by topic, with or without an id (OKX's ids
+		// are optional: an answer echoes one only where it was sent).
+		return ta.append(nil, c.s.wire.(protocol.TopicAnswering), req.ID)
+	}
 	if req.ID == nil { // a notification: register at once, answer nothing
 		c.sendAll(runAfter(c.after[mark:]))
 		c.after = c.after[:mark]

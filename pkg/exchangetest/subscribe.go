@@ -30,15 +30,18 @@ func subscribeChannels(c *conn, req *protocol.Incoming) (any, *protocol.Error) {
 		return nil, errTooMany
 	}
 	accepted := make([]string, 0, len(req.Topics))
+	var refused []topicRefusal
 	room := -1 // no cap
 	if limit := c.s.cfg.topicCap; limit > 0 {
 		room = limit - c.s.topicsOf(c)
 	}
 	for _, ch := range req.Topics {
 		if c.s.wire.Private(ch) && (!req.Private || !c.loggedIn()) {
+			refused = append(refused, topicRefusal{ch, c.s.ex.LoginRequired})
 			continue
 		}
 		if !c.s.accepts(ch) {
+			refused = append(refused, topicRefusal{ch, c.s.ex.UnknownTopic})
 			continue
 		}
 		if room >= 0 && c.s.limited(ch) && !c.s.subscribed(c, ch) {
@@ -52,7 +55,37 @@ func subscribeChannels(c *conn, req *protocol.Incoming) (any, *protocol.Error) {
 	for _, t := range accepted {
 		c.after = append(c.after, func() []byte { return c.s.join(c, t, "") })
 	}
+	if _, ok := c.s.wire.(protocol.TopicAnswering); ok {
+		return topicAnswers{op: protocol.OpSubscribe, done: accepted, refused: refused}, nil
+	}
 	return json.RawMessage(c.s.wire.AppendSubscribed(nil, accepted)), nil
+}
+
+// topicAnswers is the answer to a subscribe or unsubscribe of a dialect
+// that answers each topic in a frame of its own (protocol.TopicAnswering:
+// OKX): the topics done, and those refused with the venue's reason.
+type topicAnswers struct {
+	op      protocol.Op
+	done    []string
+	refused []topicRefusal
+}
+
+// topicRefusal is one refused topic and the venue's reason; a nil reason
+// leaves the topic out, unanswered.
+type topicRefusal struct {
+	topic string
+	why   *protocol.Error
+}
+
+// append writes the answers as a JSON text sequence (protocol.EachMessage).
+func (a topicAnswers) append(dst []byte, w protocol.TopicAnswering, id []byte) []byte {
+	dst = w.AppendTopicAnswers(dst, id, a.op, a.done)
+	for _, r := range a.refused {
+		if r.why != nil {
+			dst = w.AppendTopicRefusal(dst, id, r.topic, r.why)
+		}
+	}
+	return dst
 }
 
 // unsubscribeChannels handles a channel unsubscribe request on c.s
@@ -63,6 +96,9 @@ func unsubscribeChannels(c *conn, req *protocol.Incoming) (any, *protocol.Error)
 		if c.s.removeSub(c, ch) {
 			removed = append(removed, ch)
 		}
+	}
+	if _, ok := c.s.wire.(protocol.TopicAnswering); ok {
+		return topicAnswers{op: protocol.OpUnsubscribe, done: removed}, nil
 	}
 	return json.RawMessage(c.s.wire.AppendUnsubscribed(nil, removed)), nil
 }

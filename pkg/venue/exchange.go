@@ -27,6 +27,12 @@ type Exchange struct {
 	// (Ethereal's SUBSCRIPTION_LIMIT_EXCEEDED). Default: the topics past
 	// the limit are left out of the acknowledgement.
 	TopicLimit *protocol.Error
+	// UnknownTopic and LoginRequired refuse a topic the servers do not
+	// publish, and a private topic on a connection not logged in, where
+	// the servers answer each topic of a request in a frame of its own
+	// (protocol.TopicAnswering: OKX's 60018 and 60011). Default: the
+	// topic is left out of the acknowledgement.
+	UnknownTopic, LoginRequired *protocol.Error
 	// LimitedTopic reports whether a topic counts toward the topics one
 	// connection may hold (Ethereal: its account streams, not market
 	// data). nil: every topic counts.

@@ -1,0 +1,431 @@
+package okx
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wsfan/wsfan/internal/jsonscan"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// dialect speaks OKX's v5 WebSocket API
+// (https://www.okx.com/docs-v5/en/#overview-websocket):
+//
+//	→ {"id":"7","op":"subscribe","args":[{"channel":"tickers","instId":"BTC-USDT"},…]}
+//	← {"id":"7","event":"subscribe","arg":{"channel":"tickers","instId":"BTC-USDT"},"connId":"a4d3ae55"}   one for each argument
+//	← {"id":"7","event":"error","code":"60018","msg":"Wrong URL or channel:…,instId:… doesn't exist. …","connId":"a4d3ae55"}
+//	← {"arg":{"channel":"tickers","instId":"BTC-USDT"},"data":[{…}]}
+//	← {"arg":{"channel":"books","instId":"BTC-USDT"},"action":"snapshot","data":[{…,"prevSeqId":-1,"seqId":123456}]}
+//
+// One request carries as many arguments as its frame may (64 KB), and
+// each argument is acknowledged in an event frame of its own echoing the
+// request's id (protocol.TopicAcking). A push routes by its arg
+// (topic.go) and its payload is the data array; a book's action
+// "snapshot" marks it whole (Frame.Snapshot). The connection is kept
+// alive with the text frame "ping", answered "pong" (protocol.Keepalive).
+type dialect struct{}
+
+// Protocol returns the client half of the OKX dialect.
+func Protocol() protocol.Protocol { return dialect{} }
+
+func (dialect) Name() string { return Name }
+
+// NewTopic reads a topic (topic.go) and encodes its argument once. The
+// chained books (books, books-l2-tbt, books50-l2-tbt) are Sequenced.
+func (dialect) NewTopic(name string) (*protocol.Topic, error) {
+	a, err := parseTopic(name)
+	if err != nil {
+		return nil, err
+	}
+	return &protocol.Topic{
+		Name: name, Key: a.key(), Sub: a.appendJSON(nil),
+		Private: privateChannels[a.channel], Sequenced: chainedBooks[a.channel],
+	}, nil
+}
+
+// AppendRequest writes an operation, {"id":"ID","op":METHOD,"args":ARGS}:
+// params an object becomes the one argument (a login's credentials),
+// params an array the arguments.
+func (dialect) AppendRequest(dst []byte, id uint64, method string, params []byte) ([]byte, error) {
+	dst = appendOpStart(dst, id, method)
+	switch p := bytes.TrimSpace(params); {
+	case len(p) == 0:
+		dst = append(dst, "[]"...)
+	case p[0] == '[':
+		dst = append(dst, p...)
+	default:
+		dst = append(append(append(dst, '['), p...), ']')
+	}
+	return append(dst, '}'), nil
+}
+
+// appendOpStart writes an operation up to its arguments:
+// {"id":"ID","op":"OP","args":
+func appendOpStart(dst []byte, id uint64, op string) []byte {
+	dst = append(dst, `{"id":"`...)
+	dst = strconv.AppendUint(dst, id, 10)
+	dst = append(dst, `","op":`...)
+	dst = protocol.AppendJSONString(dst, op)
+	return append(dst, `,"args":`...)
+}
+
+// maxFrameBytes is the largest subscribe frame written: "the total
+// length of multiple channels cannot exceed 64 KB"
+// (https://www.okx.com/docs-v5/en/#overview-websocket-subscribe).
+const maxFrameBytes = 64 * 1024
+
+// opOverhead is the most an operation adds to its arguments: the
+// member names, a 20-digit id and the op.
+const opOverhead = 64
+
+// Subscribe writes the topics as subscribe operations, public before
+// private (a refusal of the private ones, 60011 "Please log in", names no
+// argument: it refuses its whole request), each at most chunk arguments
+// when chunk > 0 and at most 64 KB.
+func (dialect) Subscribe(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, chunk int) {
+	encode(b, topics, nextID, chunk, "subscribe")
+}
+
+// Unsubscribe writes the topics as unsubscribe operations, as Subscribe.
+func (dialect) Unsubscribe(b *protocol.Batch, topics []*protocol.Topic, _ []string, nextID func() uint64, chunk int) {
+	encode(b, topics, nextID, chunk, "unsubscribe")
+}
+
+func encode(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, chunk int, op string) {
+	var public, private []*protocol.Topic
+	for _, t := range topics {
+		if t.Private {
+			private = append(private, t)
+		} else {
+			public = append(public, t)
+		}
+	}
+	if private == nil {
+		public = topics // the common case: share the caller's slice
+	}
+	encodeScope(b, public, nextID, chunk, op)
+	encodeScope(b, private, nextID, chunk, op)
+}
+
+func encodeScope(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, chunk int, op string) {
+	for len(topics) > 0 {
+		n, size := 0, opOverhead
+		for n < len(topics) && (chunk <= 0 || n < chunk) {
+			add := len(topics[n].Sub) + 1
+			if n > 0 && size+add > maxFrameBytes {
+				break
+			}
+			size += add
+			n++
+		}
+		part := topics[:n:n]
+		topics = topics[n:]
+		id := nextID()
+		m := appendOpStart(b.NewMessage(size), id, op)
+		m = append(m, '[')
+		for i, t := range part {
+			if i > 0 {
+				m = append(m, ',')
+			}
+			m = append(m, t.Sub...)
+		}
+		m = append(m, "]}"...)
+		b.Requests = append(b.Requests, protocol.Request{ID: id, Topics: part, Message: len(b.Messages)})
+		b.Messages = append(b.Messages, m)
+	}
+}
+
+// Ack reads an acknowledgement that came without the request's id (the
+// client took it for the oldest request's): it accepts the topic its arg
+// names and no other.
+func (d dialect) Ack(req *protocol.Request, result []byte, keys []string) error {
+	i := d.AckedTopic(req, result)
+	for j, t := range req.Topics {
+		keys[j] = ""
+		if j == i {
+			keys[j] = t.Key
+		}
+	}
+	return nil
+}
+
+// AckedTopic implements protocol.TopicAcking: an acknowledgement's Result
+// is its arg.
+func (dialect) AckedTopic(req *protocol.Request, result []byte) int {
+	var buf [96]byte
+	key, ok := appendRouteKey(buf[:0], result)
+	if !ok {
+		return -1
+	}
+	return topicIndex(req, key)
+}
+
+// RefusedTopic implements protocol.TopicAcking: a refusal's Error is the
+// whole error frame. It names its argument in an arg member, where it
+// has one, or in its message as OKX's 60018 does ("Wrong URL or
+// channel:tickers,instId:BTC-USDT-X doesn't exist. …",
+// https://www.okx.com/docs-v5/en/#error-code-websocket-public); others
+// (60011 "Please log in", 60014 "Requests too frequent") name none.
+func (dialect) RefusedTopic(req *protocol.Request, frame []byte) int {
+	var a, msg []byte
+	m := jsonscan.Object(frame, 0)
+	for k, start, more := m.Next(); more; k, start, more = m.Next() {
+		end := m.Skip()
+		switch string(k) {
+		case "arg":
+			a = frame[start:end]
+		case "msg":
+			msg = frame[start:end]
+		}
+	}
+	if a != nil {
+		if key, ok := appendRouteKey(nil, a); ok {
+			return topicIndex(req, key)
+		}
+	}
+	text, ok := jsonscan.AppendString(nil, msg)
+	if !ok {
+		return -1
+	}
+	for i, t := range req.Topics {
+		if a, err := parseTopic(t.Name); err == nil && namesArg(text, a.text()) {
+			return i
+		}
+	}
+	return -1
+}
+
+// namesArg reports whether msg holds the argument text as a whole: not
+// followed by more of an instrument's name ("…,instId:BTC-USDT" is not
+// named by "…,instId:BTC-USDT-SWAP").
+func namesArg(msg []byte, text string) bool {
+	for rest := msg; ; {
+		i := bytes.Index(rest, []byte(text))
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(text):]
+		if len(rest) == 0 || !instrumentByte(rest[0]) {
+			return true
+		}
+	}
+}
+
+// instrumentByte reports whether c may be part of an instrument's name.
+func instrumentByte(c byte) bool {
+	return c == '-' || c == '_' || c == '.' || ('0' <= c && c <= '9') || ('A' <= c && c <= 'Z') || ('a' <= c && c <= 'z')
+}
+
+// topicIndex finds the topic of req whose routing key is key.
+func topicIndex(req *protocol.Request, key []byte) int {
+	for i, t := range req.Topics {
+		if t.Key == string(key) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Classify reads a frame: a push (arg and data), an event (subscribe,
+// unsubscribe, error, login, notice, channel-conn-count) or an
+// operation's response (id, op, code, data).
+func (dialect) Classify(frame []byte, f *protocol.Frame) error {
+	f.Reset()
+	// Every member is read; a repeated one counts as its last occurrence
+	// (as encoding/json decodes it).
+	var id, event, a, action, data, code, op []byte
+	m := jsonscan.Object(frame, 0)
+	for key, start, ok := m.Next(); ok; key, start, ok = m.Next() {
+		switch string(key) {
+		case "data":
+			data = frame[start:m.SkipTail(1)]
+		case "arg":
+			a = frame[start:m.Skip()]
+		case "event":
+			event = frame[start:m.Skip()]
+		case "id":
+			id = frame[start:m.Skip()]
+		case "action":
+			action = frame[start:m.Skip()]
+		case "code":
+			code = frame[start:m.Skip()]
+		case "op":
+			op = frame[start:m.Skip()]
+		default:
+			m.Skip()
+		}
+	}
+	if m.Err() != nil || !jsonscan.AtEnd(frame, m.End()) {
+		return protocol.ScanError(frame)
+	}
+	switch {
+	case event != nil:
+		return classifyEvent(frame, event, id, a, code, f)
+	case a != nil && data != nil:
+		key, ok := appendRouteKey(f.KeyScratch(), a)
+		if !ok {
+			return protocol.ErrUnrecognized
+		}
+		f.KeepKey(key)
+		f.Kind = protocol.KindNotification
+		f.Data = data
+		f.Snapshot = jsonscan.StringIs(action, "snapshot")
+		return nil
+	case code != nil && (op != nil || id != nil):
+		// An operation's response ({"id","op","code","msg","data"}): code
+		// "0" is success, its result the data.
+		f.Kind = protocol.KindResponse
+		f.ID, f.HasID = requestID(id)
+		if jsonscan.StringIs(code, "0") {
+			f.Result = data
+			if f.Result == nil {
+				f.Result = frame
+			}
+		} else {
+			f.Error = frame
+		}
+		return nil
+	}
+	return protocol.ErrUnrecognized
+}
+
+// classifyEvent reads an event frame
+// (https://www.okx.com/docs-v5/en/#overview-websocket): the
+// acknowledgement of one argument (its Result the arg), a refusal (its
+// Error the whole frame, whose code and msg the client reads), a login's
+// success (its Result the frame), a notice (64008: the connection will be
+// closed for a service upgrade, a reconnect now) or a count of
+// connections, a notice that routes nowhere.
+func classifyEvent(frame, event, id, a, code []byte, f *protocol.Frame) error {
+	var name [32]byte
+	ev, ok := jsonscan.String(event, name[:0])
+	if !ok {
+		return protocol.ErrUnrecognized
+	}
+	switch string(ev) {
+	case "subscribe", "unsubscribe":
+		if a == nil {
+			return protocol.ErrUnrecognized
+		}
+		f.Kind, f.Result = protocol.KindResponse, a
+	case "error":
+		f.Kind, f.Error = protocol.KindResponse, frame
+	case "login":
+		f.Kind, f.Result = protocol.KindResponse, frame
+	case "notice":
+		f.Kind, f.Data = protocol.KindEvent, frame
+		if jsonscan.StringIs(code, codeServiceUpgrade) {
+			f.Event = protocol.EventReconnect
+		}
+		return nil
+	case "channel-conn-count", "channel-conn-count-error":
+		f.Kind, f.Data = protocol.KindEvent, frame
+		return nil
+	default:
+		return protocol.ErrUnrecognized
+	}
+	f.ID, f.HasID = requestID(id)
+	return nil
+}
+
+// requestID reads a request id as OKX echoes it: the string the client
+// sent (digits, as this client writes them), or a number.
+func requestID(raw []byte) (uint64, bool) {
+	if len(raw) > 0 && raw[0] == '"' {
+		var buf [24]byte
+		s, ok := jsonscan.String(raw, buf[:0])
+		if !ok {
+			return 0, false
+		}
+		raw = s
+	}
+	return jsonscan.Uint(raw)
+}
+
+// codeServiceUpgrade is the notice's code: "The connection will soon be
+// closed for a service upgrade. Please reconnect." (64008,
+// https://www.okx.com/docs-v5/en/#overview-websocket-notification).
+const codeServiceUpgrade = "64008"
+
+func (dialect) HeartbeatReply(dst []byte, _ uint64) []byte { return dst }
+func (dialect) Handshake() []protocol.Call                 { return nil }
+
+// Sequence reads a chained book push's first data item: seqId and
+// prevSeqId
+// (https://www.okx.com/docs-v5/en/#order-book-trading-market-data-ws-order-book-channel,
+// "Sequence ID"). Both come back one more than OKX's, so that a
+// snapshot's prevSeqId of -1 is the 0 that names no previous message and
+// a real seqId of 0 ("the smallest possible sequence ID value is 0") is
+// not taken for "none". A push without prevSeqId is protocol.Unchained.
+// The chain rule is prevSeqId == the last seqId, which also holds for
+// OKX's two exceptions: a quiet book's empty update whose seqId equals
+// its prevSeqId, and a sequence reset after maintenance, whose seqId is
+// smaller than its prevSeqId.
+func (dialect) Sequence(data []byte) (id, prev uint64, ok bool) {
+	seq, prevSeq, found := seqIDs(data)
+	if !found || seq == nil {
+		return 0, 0, false
+	}
+	s, ok := parseSeq(seq)
+	if !ok || s < 0 {
+		return 0, 0, false
+	}
+	if prevSeq == nil {
+		return uint64(s) + 1, protocol.Unchained, true
+	}
+	p, ok := parseSeq(prevSeq)
+	if !ok || p < -1 {
+		return 0, 0, false
+	}
+	return uint64(s) + 1, uint64(p + 1), true
+}
+
+// seqIDs returns the raw seqId and prevSeqId of a book push's first data
+// item (nil where absent; found is false when there is none).
+func seqIDs(data []byte) (seq, prev []byte, found bool) {
+	_ = jsonscan.Elements(data, 0, func(item []byte) bool {
+		m := jsonscan.Object(item, 0)
+		for k, start, more := m.Next(); more; k, start, more = m.Next() {
+			end := m.Skip()
+			switch string(k) {
+			case "seqId":
+				seq = item[start:end]
+			case "prevSeqId":
+				prev = item[start:end]
+			}
+		}
+		found = m.Err() == nil
+		return false // the first item
+	})
+	return seq, prev, found
+}
+
+// parseSeq reads a sequence number: an integer, -1 at the least.
+func parseSeq(raw []byte) (int64, bool) {
+	v, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
+	return v, err == nil
+}
+
+// KeepaliveInterval is how often the client sends "ping": OKX closes a
+// connection that received nothing for 30 s and asks for a ping after at
+// most N < 30 s without a message
+// (https://www.okx.com/docs-v5/en/#overview-websocket-connect).
+func (dialect) KeepaliveInterval() time.Duration { return 15 * time.Second }
+
+// KeepaliveFrame is the text "ping".
+func (dialect) KeepaliveFrame() []byte { return []byte("ping") }
+
+// IsKeepaliveAnswer reports whether frame is the text "pong".
+func (dialect) IsKeepaliveAnswer(frame []byte) bool { return string(frame) == "pong" }
+
+// Throttled implements protocol.Throttling: 60014 "Requests too
+// frequent" (https://www.okx.com/docs-v5/en/#error-code-websocket-public).
+func (dialect) Throttled(code int) bool { return code == CodeTooFrequent }
+
+var (
+	_ protocol.TopicAcking = dialect{}
+	_ protocol.Keepalive   = dialect{}
+	_ protocol.Throttling  = dialect{}
+)

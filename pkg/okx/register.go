@@ -1,0 +1,20 @@
+package okx
+
+import (
+	"github.com/wsfan/wsfan/pkg/book"
+	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/venue"
+)
+
+// Name is the dialect's name, as protocol.ByName and the sidecar's
+// -protocol take it.
+const Name = "okx"
+
+// init registers the dialect: importing this package makes "okx" known to
+// protocol.ByName and protocol.ServerByName, its test exchange to
+// venue.Lookup and its books to book.RulesFor.
+func init() {
+	protocol.Register(protocol.Dialect{Name: Name, Protocol: Protocol, Server: Server})
+	venue.Register(Name, exchange)
+	book.Register(Name, BookRules)
+}
