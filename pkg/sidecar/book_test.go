@@ -15,6 +15,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/ethereal"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/okx"
 	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 	"github.com/wsfan/wsfan/pkg/thalex"
@@ -30,6 +31,7 @@ var bookCases = []struct {
 	{deribit.Name, "book.BTC-PERPETUAL.100ms", true},
 	{thalex.Name, "book.BTC-PERPETUAL.none.10.100ms", false},
 	{ethereal.Name, "L2Book:BTCUSD", true},
+	{okx.Name, "books:BTC-USDT", true},
 }
 
 // follow keeps the book of topic over a client of dialect d connected
@@ -127,6 +129,8 @@ func instrumentOf(topic string) string {
 	switch {
 	case topic == "L2Book:BTCUSD":
 		return "BTCUSD"
+	case topic == "books:BTC-USDT":
+		return "BTC-USDT"
 	default:
 		return "BTC-PERPETUAL"
 	}

@@ -44,6 +44,18 @@ func textFrame(parts ...[]byte) []byte {
 	return f
 }
 
+// textFrames returns answer as text frames: one, or one for each message
+// of a JSON text sequence (a protocol.TopicAnswering dialect's answers
+// to a subscribe, protocol.EachMessage), to be written at once.
+func textFrames(answer []byte) []byte {
+	if len(answer) == 0 || answer[0] != protocol.RecordSeparator {
+		return textFrame(answer)
+	}
+	var out []byte
+	protocol.EachMessage(answer, func(msg []byte) { out = append(out, textFrame(msg)...) })
+	return out
+}
+
 // controlFrame returns a ping, pong or close frame; payload is cut to the
 // 125 bytes a control frame may carry.
 func controlFrame(opcode int, payload []byte) []byte {

@@ -215,7 +215,7 @@ func (c *wsConn) answer(req *protocol.Incoming, resp []byte, attach []*topic) {
 		c.s.attach(nil, attach)
 		return
 	}
-	c.s.attach(textFrame(resp), attach)
+	c.s.attach(textFrames(resp), attach)
 }
 
 // handleBatch answers a JSON-RPC batch array with an array of responses,

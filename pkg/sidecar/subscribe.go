@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -80,6 +81,9 @@ func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic) {
 		accepted, attach, err = c.s.await(c.opsCtx, topics, reserved, invalid, refusal)
 	}
 	accepted = append(accepted, notices...)
+	if ta, ok := w.(protocol.TopicAnswering); ok {
+		return c.answerEach(ta, req, protocol.OpSubscribe, accepted, topics, err), attach
+	}
 	if !c.cfg.subIDs {
 		if len(accepted) == 0 && !w.RPC() {
 			// An Ethereal event names one topic, and its answer is a
@@ -118,7 +122,11 @@ func (c *wsConn) unsubscribe(req *protocol.Incoming) []byte {
 	w := c.cfg.wire
 	if !c.cfg.subIDs {
 		topics, notices := c.withoutNotices(req.Topics)
-		return w.AppendResult(nil, req.ID, w.AppendUnsubscribed(nil, append(c.s.unsubscribe(topics), notices...)))
+		removed := append(c.s.unsubscribe(topics), notices...)
+		if ta, ok := w.(protocol.TopicAnswering); ok {
+			return c.answerEach(ta, req, protocol.OpUnsubscribe, removed, nil, nil)
+		}
+		return w.AppendResult(nil, req.ID, w.AppendUnsubscribed(nil, removed))
 	}
 	var removed []string
 	for _, id := range req.Topics {
@@ -152,6 +160,38 @@ func (c *wsConn) withoutNotices(topics []string) (rest, notices []string) {
 
 // errorResponse turns an upstream failure into the dialect's error
 // object, keeping the server's code, message and data when it sent one.
+// answerEach answers a subscribe or unsubscribe as a venue that answers
+// each topic in a frame of its own does (protocol.TopicAnswering: OKX):
+// an acknowledgement for each topic of done, and a refusal with err for
+// each topic of asked that is not in done.
+func (c *wsConn) answerEach(ta protocol.TopicAnswering, req *protocol.Incoming, op protocol.Op, done, asked []string, err error) []byte {
+	out := ta.AppendTopicAnswers(nil, req.ID, op, done)
+	var why *protocol.Error
+	for _, t := range asked {
+		if slices.Contains(done, t) {
+			continue
+		}
+		if why == nil {
+			why = refusalOf(cmp.Or(err, errors.New("subscription refused")))
+		}
+		out = ta.AppendTopicRefusal(out, req.ID, t, why)
+	}
+	return out
+}
+
+// refusalOf is the error object refusing a topic for err: the
+// upstream's own refusal, or the sidecar's.
+func refusalOf(err error) *protocol.Error {
+	var re *client.RPCError
+	switch {
+	case errors.As(err, &re):
+		return re
+	case errors.Is(err, errUnknownTopic):
+		return &protocol.Error{Code: protocol.CodeInvalidParams, Message: err.Error()}
+	}
+	return &protocol.Error{Code: codeUpstream, Message: err.Error()}
+}
+
 func errorResponse(w protocol.Server, id []byte, err error) []byte {
 	var re *client.RPCError
 	switch {
