@@ -1,0 +1,166 @@
+package okx_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/okx"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// dial connects a client of the OKX dialect to srv.
+func dial(t *testing.T, srv *exchangetest.Server, opts ...client.Option) *client.Client {
+	t.Helper()
+	opts = append([]client.Option{client.WithProtocol(okx.Protocol()), client.WithRequestTimeout(5 * time.Second)}, opts...)
+	c, err := client.Dial(testutil.Context(t), srv.URL(), opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// receive waits for the next message of sub.
+func receive(t *testing.T, ctx context.Context, sub *client.Subscription) client.Message {
+	t.Helper()
+	select {
+	case m := <-sub.C():
+		return m
+	case <-ctx.Done():
+		t.Fatal("no message")
+		return client.Message{}
+	}
+}
+
+// Three topics go out in one subscribe request; OKX acknowledges each in
+// a frame of its own and refuses the unknown one with 60018 naming it:
+// the two known ones are subscribed and deliver, the unknown one is
+// refused with OKX's reason.
+func TestSubscribeIsAnsweredTopicByTopic(t *testing.T) {
+	srv := exchangetest.NewServer(okx.Name, exchangetest.WithTopics("tickers:BTC-USDT", "trades:BTC-USDT"))
+	t.Cleanup(srv.Close)
+	c := dial(t, srv)
+	ctx := testutil.Context(t)
+	subs, errs, err := c.SubscribeEach(ctx, []string{"tickers:BTC-USDT", "tickers:NOPE-USDT", "trades:BTC-USDT"})
+	require.NoError(t, err)
+	assert.NoError(t, errs[0])
+	assert.NoError(t, errs[2])
+	var refused *client.RefusedError
+	require.ErrorAs(t, errs[1], &refused)
+	assert.Equal(t, []string{"tickers:NOPE-USDT"}, refused.Topics)
+	var rpcErr *client.RPCError
+	require.ErrorAs(t, errs[1], &rpcErr)
+	assert.Equal(t, okx.CodeNoSuchChannel, rpcErr.Code)
+	assert.Contains(t, rpcErr.Message, "channel:tickers,instId:NOPE-USDT")
+	assert.Equal(t, 1, srv.CountReceived("subscribe"), "one request for the three")
+
+	sub := subs[2]
+	srv.Publish("trades:BTC-USDT", []byte(`[{"instId":"BTC-USDT","tradeId":"1","px":"1","sz":"1","side":"buy","ts":"1","count":"1","source":"0","seqId":1}]`))
+	m := receive(t, ctx, sub)
+	assert.Equal(t, "trades:BTC-USDT", m.Topic)
+}
+
+// A private channel on a connection not logged in is refused with 60011
+// "Please log in" (the private ones go in a request of their own, so
+// the refusal, which names no argument, refuses only them).
+func TestPrivateChannelNeedsLogin(t *testing.T) {
+	srv := exchangetest.NewServer(okx.Name)
+	t.Cleanup(srv.Close)
+	c := dial(t, srv)
+	ctx := testutil.Context(t)
+	_, err := c.Subscribe(ctx, []string{"tickers:BTC-USDT", "orders:instType=ANY"})
+	var refused *client.RefusedError
+	require.ErrorAs(t, err, &refused)
+	assert.Equal(t, []string{"orders:instType=ANY"}, refused.Topics)
+	var rpcErr *client.RPCError
+	require.ErrorAs(t, err, &rpcErr)
+	assert.Equal(t, okx.CodePleaseLogIn, rpcErr.Code)
+	assert.Equal(t, 2, srv.CountReceived("subscribe"), "public and private in requests of their own")
+}
+
+// Login signs every connection in before its subscriptions are
+// restored: a private channel comes back after a reconnect.
+func TestLoginRestoresPrivateChannels(t *testing.T) {
+	srv := exchangetest.NewServer(okx.Name, exchangetest.WithLogin(okx.NewServerLogin("key-1", "s3cret", "pass")))
+	t.Cleanup(srv.Close)
+	c := dial(t, srv, client.WithOnConnect(okx.Login(okx.NewKey("key-1", "s3cret", "pass"))))
+	ctx := testutil.Context(t)
+	const orders = "orders:instType=ANY"
+	sub, err := c.Subscribe(ctx, []string{orders, "tickers:BTC-USDT"})
+	require.NoError(t, err)
+	update := []byte(`[{"instType":"SPOT","instId":"BTC-USDT","ordId":"312269865356374016","state":"live"}]`)
+	srv.Publish(orders, update)
+	assert.Equal(t, orders, receive(t, ctx, sub).Topic)
+
+	srv.DropConnections()
+	require.NoError(t, srv.WaitReceived(ctx, "login", 2))
+	require.NoError(t, srv.WaitSubscribers(ctx, orders, 1))
+	srv.Publish(orders, update)
+	m := receive(t, ctx, sub)
+	assert.Equal(t, orders, m.Topic)
+	assert.NotZero(t, m.Flags&client.FlagReconnected)
+}
+
+// A login the server refuses fails Dial with client.ErrLoginRefused and
+// OKX's code.
+func TestLoginRefused(t *testing.T) {
+	srv := exchangetest.NewServer(okx.Name, exchangetest.WithLogin(okx.NewServerLogin("key-1", "s3cret", "pass")))
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		key  *okx.Key
+		code int
+	}{
+		{okx.NewKey("key-1", "wrong", "pass"), 60007},
+		{okx.NewKey("key-1", "s3cret", "nope"), 60024},
+		{okx.NewKey("key-2", "s3cret", "pass"), 60005},
+	} {
+		_, err := client.Dial(testutil.Context(t), srv.URL(), client.WithProtocol(okx.Protocol()),
+			client.WithOnConnect(okx.Login(tc.key)))
+		require.ErrorIs(t, err, client.ErrLoginRefused)
+		var rpcErr *client.RPCError
+		require.ErrorAs(t, err, &rpcErr)
+		assert.Equal(t, tc.code, rpcErr.Code, "%v", tc.key)
+	}
+}
+
+// The signature is OKX's: Base64 of HMAC-SHA256(secret, timestamp +
+// "GET" + "/users/self/verify"); this vector was computed independently
+// with Python's hmac and base64 modules.
+func TestSign(t *testing.T) {
+	k := okx.NewKey("k", "22582BD0CFF14C41EDBF1AB98506286D", "p")
+	assert.Equal(t, "+LdIr8lkkvhr5hoA3g9TMC0+uQJ849ftAcocA/ouu4M=", k.Sign("1538054050"))
+	assert.Equal(t, "okx.Key(k)", fmt.Sprint(k))
+}
+
+// The client keeps 480 subscribe, unsubscribe and login requests an hour
+// a connection by default (never more in any hour), and a request the
+// server refuses as too frequent (60014) goes out again once the pace
+// allows, instead of failing.
+func TestRequestLimits(t *testing.T) {
+	paced, ok := okx.Protocol().(protocol.Paced)
+	require.True(t, ok)
+	limits := paced.Limits()
+	require.Len(t, limits, 1)
+	l := limits[0]
+	assert.LessOrEqual(t, float64(l.Burst)+l.Rate*3600, 480.0, "at most 480 in any hour")
+	for _, m := range []string{protocol.SubscribeMethod, protocol.UnsubscribeMethod, "login"} {
+		assert.Equal(t, 1, l.Cost(m), m)
+	}
+	assert.Zero(t, l.Cost("order"))
+
+	srv := exchangetest.NewServer(okx.Name, exchangetest.WithRateLimit(10, 1))
+	t.Cleanup(srv.Close)
+	c := dial(t, srv, client.WithRateLimit(client.RateLimit{Rate: 1000, Burst: 1000}))
+	ctx := testutil.Context(t)
+	for _, topic := range []string{"tickers:BTC-USDT", "tickers:ETH-USDT", "trades:BTC-USDT"} {
+		_, err := c.Subscribe(ctx, []string{topic})
+		require.NoError(t, err, "%s: a throttled request is sent again", topic)
+	}
+	assert.Greater(t, srv.CountReceived("subscribe"), 3, "the server refused some as too frequent")
+}
