@@ -56,7 +56,7 @@ lint: vet
 # count, not a duration: before Go 1.27 a duration can end a clean run
 # with a spurious "context deadline exceeded" (go.dev/issue/75804).
 # 200000x takes under 30 s a target on 2 cores; raise it for a longer hunt.
-EXCHANGES := thalex deribit ethereum ethereal
+EXCHANGES := thalex deribit ethereum ethereal okx
 FUZZTIME ?= 200000x
 FUZZ_TARGETS := $(foreach e,$(EXCHANGES),pkg/$(e):FuzzClassify pkg/$(e):FuzzRoute) \
 	pkg/sidecar:FuzzLocalFrame pkg/sidecar:FuzzStreamQuery internal/redact:FuzzURL \

@@ -27,8 +27,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/wsfan/wsfan/pkg/sidecar"
 	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/sidecar"
 )
 
 func main() {

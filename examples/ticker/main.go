@@ -26,12 +26,13 @@ import (
 	_ "github.com/wsfan/wsfan/pkg/deribit"
 	_ "github.com/wsfan/wsfan/pkg/ethereal"
 	_ "github.com/wsfan/wsfan/pkg/ethereum"
+	_ "github.com/wsfan/wsfan/pkg/okx"
 	_ "github.com/wsfan/wsfan/pkg/thalex"
 )
 
 func main() {
 	url := flag.String("url", "", "WebSocket endpoint; empty runs an embedded test exchange")
-	dialect := flag.String("protocol", "thalex", "thalex, deribit, ethereum or ethereal")
+	dialect := flag.String("protocol", "thalex", "thalex, deribit, ethereum, ethereal or okx")
 	topics := flag.String("topics", "", "comma-separated topics; default: the test feed's tickers")
 	count := flag.Int("n", 20, "stop after this many messages (0: run until interrupted)")
 	flag.Parse()
