@@ -44,7 +44,7 @@ lint: vet
 	$(ERRCHECK) -ignoretests ./...
 
 # fuzz: every fuzz target for FUZZTIME each, as package:target. Each
-# exchange package: FuzzClassify (no panics, slices inside the frame) and
+# exchange package (every pkg/*/register.go): FuzzClassify (no panics, slices inside the frame) and
 # FuzzRoute (its key scanner against encoding/json, with its oracle), both
 # from pkg/protocol/protocoltest; pkg/sidecar: what local clients send
 # (FuzzLocalFrame: frames through each dialect's server half, every answer
@@ -56,7 +56,7 @@ lint: vet
 # count, not a duration: before Go 1.27 a duration can end a clean run
 # with a spurious "context deadline exceeded" (go.dev/issue/75804).
 # 200000x takes under 30 s a target on 2 cores; raise it for a longer hunt.
-EXCHANGES := thalex deribit ethereum ethereal okx
+EXCHANGES := $(patsubst pkg/%/register.go,%,$(wildcard pkg/*/register.go))
 FUZZTIME ?= 200000x
 FUZZ_TARGETS := $(foreach e,$(EXCHANGES),pkg/$(e):FuzzClassify pkg/$(e):FuzzRoute) \
 	pkg/sidecar:FuzzLocalFrame pkg/sidecar:FuzzStreamQuery internal/redact:FuzzURL \

@@ -1,15 +1,9 @@
 package main
 
-// The exchanges the sidecar speaks: importing an exchange package
-// registers its dialect under its name for -protocol. Adding an exchange
-// to the binary is one line here.
-import (
-	_ "github.com/wsfan/wsfan/pkg/deribit"
-	_ "github.com/wsfan/wsfan/pkg/ethereal"
-	_ "github.com/wsfan/wsfan/pkg/ethereum"
-	_ "github.com/wsfan/wsfan/pkg/okx"
-	_ "github.com/wsfan/wsfan/pkg/thalex"
-)
+// The exchanges the sidecar speaks: importing pkg/exchanges registers
+// every exchange's dialect under its name for -protocol. Adding an
+// exchange to the binary is one line there.
+import _ "github.com/wsfan/wsfan/pkg/exchanges"
 
 // defaultProtocol is -protocol's default.
 const defaultProtocol = "thalex"

@@ -15,7 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/wsfan/wsfan/internal/format"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 )
 
@@ -126,7 +128,7 @@ func TestOptionErrorsNameSettingAndValue(t *testing.T) {
 		{file: "upstream: ws://x\nwrite_timeout: soon\n", want: []string{`"soon"`, "write_timeout (", "line 2)"}},
 		{args: []string{"-max-clients", "many"}, want: []string{`"many"`, "-max-clients", "whole number"}},
 		{env: map[string]string{"WSFAN_MAX_TOPICS": "-5"}, want: []string{`"-5"`, "WSFAN_MAX_TOPICS"}},
-		{args: []string{"-protocol", "binance"}, want: []string{`"binance"`, "-protocol", "deribit, ethereal, ethereum, okx or thalex"}},
+		{args: []string{"-protocol", "binance"}, want: []string{`"binance"`, "-protocol", format.OneOf(protocol.Names())}},
 		{env: map[string]string{"WSFAN_UPSTREAM": "https://thalex.com"}, want: []string{`"https://thalex.com"`, "WSFAN_UPSTREAM", "wss://"}},
 		{args: []string{"-overflow", "sometimes"}, want: []string{`"sometimes"`, "-overflow", "close-subscription"}},
 		{env: map[string]string{"WSFAN_LOG_FORMAT": "xml"}, want: []string{`"xml"`, "WSFAN_LOG_FORMAT", "console or json"}},

@@ -22,17 +22,13 @@ import (
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
 
-	// The exchanges this program speaks, registered for -protocol.
-	_ "github.com/wsfan/wsfan/pkg/deribit"
-	_ "github.com/wsfan/wsfan/pkg/ethereal"
-	_ "github.com/wsfan/wsfan/pkg/ethereum"
-	_ "github.com/wsfan/wsfan/pkg/okx"
-	_ "github.com/wsfan/wsfan/pkg/thalex"
+	// Every exchange wsfan speaks, registered for -protocol.
+	_ "github.com/wsfan/wsfan/pkg/exchanges"
 )
 
 func main() {
 	url := flag.String("url", "", "WebSocket endpoint; empty runs an embedded test exchange")
-	dialect := flag.String("protocol", "thalex", "thalex, deribit, ethereum, ethereal or okx")
+	dialect := flag.String("protocol", "thalex", "the exchange's dialect: "+strings.Join(protocol.Names(), ", "))
 	topics := flag.String("topics", "", "comma-separated topics; default: the test feed's tickers")
 	count := flag.Int("n", 20, "stop after this many messages (0: run until interrupted)")
 	flag.Parse()
