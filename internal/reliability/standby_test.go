@@ -21,6 +21,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/ethereal"
 	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/okx"
 	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 	"github.com/wsfan/wsfan/pkg/thalex"
@@ -52,6 +53,14 @@ var standbyCases = []standbyCase{
 		func(n int) string {
 			return fmt.Sprintf(`{"s":"BTCUSD","t":%d,"pt":%d,"b":[],"a":[]}`, 1700000000000+n, 1699999999999+n)
 		}, false},
+	{"okx/book", okx.Name, okx.Protocol(), "books:BTC-USDT",
+		func(n int) string {
+			return fmt.Sprintf(`[{"asks":[],"bids":[],"ts":"%d","checksum":0,"prevSeqId":%d,"seqId":%d}]`, 1700000000000+n, 122+3*n, 125+3*n)
+		}, false},
+	{"okx/trades", okx.Name, okx.Protocol(), "trades:BTC-USDT",
+		func(n int) string {
+			return fmt.Sprintf(`[{"instId":"BTC-USDT","tradeId":"%d","px":"1","sz":"1","side":"buy","ts":"1","count":"1","source":"0","seqId":7}]`, 130639000+n)
+		}, true},
 	{"ethereum/newHeads", ethereum.Name, ethereum.Protocol(), "newHeads",
 		func(n int) string {
 			return fmt.Sprintf(`{"number":"0x%x","hash":"0x%064x","parentHash":"0x%064x"}`, 100+n, 101+n, 100+n)
