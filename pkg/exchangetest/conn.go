@@ -74,7 +74,7 @@ func newConn(s *Server, ws *websocket.Conn, bc *batchconn.Conn) *conn {
 		out:   make(chan outMsg, queueLen),
 		done:  make(chan struct{}),
 		hbSet: make(chan time.Duration, 1),
-		limit: s.cfg.rate.bucket(),
+		limit: s.bucket(),
 	}
 	ws.SetReadLimit(readLimit)
 	ws.SetPingHandler(c.onPing)

@@ -26,7 +26,7 @@ func serveEvents(c *conn, reqs []protocol.Incoming, ferr *protocol.Error) {
 			c.reply(c.s.wire.AppendError(nil, nil, req.Err.Code, req.Err.Message, nil))
 			continue
 		}
-		if req.Op == protocol.OpSubscribe && !c.allow() { // a subscribe is charged (WithRateLimit)
+		if req.Op == protocol.OpSubscribe && !c.allow(protocol.SubscribeMethod) { // a subscribe is charged (WithRateLimit)
 			rerr := c.s.throttled()
 			c.reply(c.s.wire.AppendError(nil, nil, rerr.Code, rerr.Message, nil))
 			continue

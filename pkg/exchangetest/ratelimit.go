@@ -17,7 +17,10 @@ type rateConfig struct {
 // the connection is closed once the refusal is written. Ethereal's
 // budget charges subscribe events (its system-limits page: points are
 // charged on connecting and on subscribing), refused with
-// {"ok":false,"code":"RATE_LIMIT_IP"}. The default is no limit. It panics
+// {"ok":false,"code":"RATE_LIMIT_IP"}. The default is the venue's own
+// per-connection budget where it documents one (venue.Exchange.RequestLimit:
+// OKX's 480 subscribe, unsubscribe and login requests an hour, refused
+// with 60014), else no limit. It panics
 // if rate or burst is not positive.
 func WithRateLimit(rate float64, burst int) Option {
 	if !(rate > 0) || burst <= 0 {
@@ -26,17 +29,31 @@ func WithRateLimit(rate float64, burst int) Option {
 	return func(c *config) { c.rate = &rateConfig{rate: rate, burst: burst} }
 }
 
-// bucket returns a new connection's budget; without a limit, one never
-// used.
-func (r *rateConfig) bucket() credit.Bucket {
-	if r == nil {
-		return credit.Bucket{}
+// bucket returns a new connection's budget: WithRateLimit's, else the
+// venue's documented one (venue.Exchange.RequestLimit); without either,
+// one never used.
+func (s *Server) bucket() credit.Bucket {
+	switch r, l := s.cfg.rate, s.ex.RequestLimit; {
+	case r != nil:
+		return credit.New(r.rate, float64(r.burst))
+	case l != nil:
+		return credit.New(l.Rate, float64(l.Burst))
 	}
-	return credit.New(r.rate, float64(r.burst))
+	return credit.Bucket{}
 }
 
-// allow takes one request from c's budget, reporting whether there was
-// room. It runs on c's reader goroutine.
-func (c *conn) allow() bool {
-	return c.s.cfg.rate == nil || c.limit.Take(c.s.cfg.now(), 1)
+// allow takes a request of method from c's budget, reporting whether
+// there was room: one credit under WithRateLimit, what the venue's
+// documented limit charges it otherwise. It runs on c's reader
+// goroutine.
+func (c *conn) allow(method string) bool {
+	cost := 1
+	switch l := c.s.ex.RequestLimit; {
+	case c.s.cfg.rate != nil:
+	case l != nil:
+		cost = l.Cost(method)
+	default:
+		return true
+	}
+	return cost == 0 || c.limit.Take(c.s.cfg.now(), float64(cost))
 }

@@ -111,7 +111,7 @@ func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 		mark   = len(c.after)
 	)
 	switch {
-	case req.Method != "" && !c.allow(): // what is not a request costs nothing
+	case req.Method != "" && !c.allow(limitMethod(req)): // what is not a request costs nothing
 		rerr, ok = c.s.throttled(), true
 		c.ending = c.ending || c.s.ex.ThrottleEndsSession
 	case req.Err != nil:
@@ -151,6 +151,19 @@ func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 		return c.s.ex.AppendResult(nil, req.ID, raw, received)
 	}
 	return c.s.wire.AppendResult(nil, req.ID, raw)
+}
+
+// limitMethod is the method a request limit charges req as: the
+// subscription requests under protocol's names, whatever the dialect
+// calls them.
+func limitMethod(req *protocol.Incoming) string {
+	switch req.Op {
+	case protocol.OpSubscribe:
+		return protocol.SubscribeMethod
+	case protocol.OpUnsubscribe:
+		return protocol.UnsubscribeMethod
+	}
+	return req.Method
 }
 
 // throttled is the exchange's refusal of a request over the rate limit.

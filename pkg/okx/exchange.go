@@ -18,12 +18,22 @@ import (
 // sent as OKX sends them today.
 var exchange = &venue.Exchange{
 	Throttled:      &protocol.Error{Code: CodeTooFrequent, Message: "Requests too frequent."},
+	RequestLimit:   &serverRequestLimit,
 	UnknownTopic:   &protocol.Error{Code: CodeNoSuchChannel, Message: noSuchChannel},
 	LoginRequired:  &protocol.Error{Code: CodePleaseLogIn, Message: "Please log in."},
 	Login:          func() venue.Authenticator { return NewServerLogin("", "", "") },
 	SessionMethods: []string{"login"},
 	Feed:           func(seed uint64) venue.Feed { return newFeed(seed) },
 }
+
+// serverRequestLimit is the servers' budget: "The total number of
+// 'subscribe'/'unsubscribe'/'login' requests per connection is limited to
+// 480 times per hour"
+// (https://www.okx.com/docs-v5/en/#overview-websocket-connect), as a
+// bucket of 480 refilled at 480 an hour; what OKX answers past it is not
+// documented, and the test exchange answers 60014 "Requests too
+// frequent", the error table's code for it.
+var serverRequestLimit = protocol.Limit{Rate: 480.0 / 3600, Burst: 480, Cost: requestCost}
 
 // feed makes up OKX's tickers, trades and books channels: a new
 // subscriber of a book gets its snapshot (prevSeqId -1), then every

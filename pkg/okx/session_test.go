@@ -2,10 +2,12 @@ package okx_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -163,4 +165,38 @@ func TestRequestLimits(t *testing.T) {
 		require.NoError(t, err, "%s: a throttled request is sent again", topic)
 	}
 	assert.Greater(t, srv.CountReceived("subscribe"), 3, "the server refused some as too frequent")
+}
+
+// The test exchange keeps OKX's budget of 480 subscribe, unsubscribe and
+// login requests a connection an hour: the 481st is refused with 60014,
+// on that connection only.
+func TestExchangeRefusesPastTheHourlyBudget(t *testing.T) {
+	srv := exchangetest.NewServer(okx.Name)
+	t.Cleanup(srv.Close)
+	dialRaw := func() *websocket.Conn {
+		ws, resp, err := websocket.DefaultDialer.Dial(srv.URL(), nil)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		t.Cleanup(func() { _ = ws.Close() })
+		return ws
+	}
+	answer := func(ws *websocket.Conn, n int) map[string]any {
+		frame := fmt.Sprintf(`{"id":"%d","op":"subscribe","args":[{"channel":"tickers","instId":"BTC-USDT"}]}`, n)
+		require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(frame)))
+		require.NoError(t, ws.SetReadDeadline(time.Now().Add(5*time.Second)))
+		_, got, err := ws.ReadMessage()
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(got, &m), "%s", got)
+		return m
+	}
+	ws := dialRaw()
+	for n := 1; n <= 480; n++ {
+		require.Equal(t, "subscribe", answer(ws, n)["event"], "request %d", n)
+	}
+	refused := answer(ws, 481)
+	assert.Equal(t, "error", refused["event"])
+	assert.Equal(t, "60014", refused["code"])
+	assert.Equal(t, "481", refused["id"])
+	assert.Equal(t, "subscribe", answer(dialRaw(), 1)["event"], "another connection has its own budget")
 }

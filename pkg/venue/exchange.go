@@ -33,6 +33,12 @@ type Exchange struct {
 	// (protocol.TopicAnswering: OKX's 60018 and 60011). Default: the
 	// topic is left out of the acknowledgement.
 	UnknownTopic, LoginRequired *protocol.Error
+	// RequestLimit is the budget of requests each connection has, where
+	// the venue documents one per connection (OKX: 480 subscribe,
+	// unsubscribe and login requests an hour); a request past it is
+	// refused with Throttled. exchangetest.WithRateLimit replaces it.
+	// nil: no limit.
+	RequestLimit *protocol.Limit
 	// LimitedTopic reports whether a topic counts toward the topics one
 	// connection may hold (Ethereal: its account streams, not market
 	// data). nil: every topic counts.
