@@ -3,14 +3,17 @@ package client
 import (
 	"fmt"
 
+	"go.uber.org/zap"
+
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // part records the answer a frame of a TopicAcking dialect (OKX) gives
 // one topic of op's request, and reports whether every topic is answered
 // now: an acknowledgement names its topic; a refusal names its topic, or
-// none, and then refuses every topic not answered yet. A frame naming a
-// topic answered already, or none of the request's, changes nothing.
+// refuses the request as a whole, and then every topic not answered yet.
+// A frame naming a topic answered already, or none of the request's,
+// changes nothing (it is logged).
 // Runs on the reader goroutine with the pending table's lock held
 // (pendingTable.takeAnswered); an op of any other dialect is answered
 // whole by its one response.
@@ -20,17 +23,15 @@ func (op *subscribeOp) part(f *protocol.Frame) bool {
 	}
 	ta := op.c.topicAcking
 	if f.Error == nil {
-		if i := ta.AckedTopic(&op.req, f.Result); i >= 0 && !op.answered[i] {
-			op.mark(i, nil)
-		}
+		i := ta.AckedTopic(&op.req, f.Result)
+		op.markOnce(i, nil, f.Result)
 		return op.left == 0
 	}
 	op.c.stats.rpcErrors.Add(1)
 	refusal := parseRPCError(f.Error)
-	if i := ta.RefusedTopic(&op.req, f.Error); i >= 0 {
-		if !op.answered[i] {
-			op.mark(i, refusal)
-		}
+	i, whole := ta.RefusedTopic(&op.req, f.Error)
+	if !whole {
+		op.markOnce(i, refusal, f.Error)
 		return op.left == 0
 	}
 	for i, done := range op.answered {
@@ -39,6 +40,18 @@ func (op *subscribeOp) part(f *protocol.Frame) bool {
 		}
 	}
 	return true
+}
+
+// markOnce marks topic i answered, unless it names no topic of the
+// request or one answered already: that answer (raw) is logged and
+// changes nothing.
+func (op *subscribeOp) markOnce(i int, refusal *RPCError, raw []byte) {
+	if i < 0 || op.answered[i] {
+		op.c.log.Warn("an answer to a subscription request names no topic of it still waiting; ignored",
+			zap.Uint64("request", op.req.ID), zap.ByteString("answer", raw[:min(len(raw), 200)]))
+		return
+	}
+	op.mark(i, refusal)
 }
 
 // mark records topic i answered: acknowledged (refusal nil) or refused.

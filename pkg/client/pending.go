@@ -142,7 +142,7 @@ func (t *pendingTable) takeAnswered(id uint64, f *protocol.Frame) (p *pendingCal
 	if p == nil {
 		return nil, false
 	}
-	if pa, ok := p.to.(partAnswerer); ok && !p.owed && !pa.part(f) {
+	if pa, ok := p.to.(partAnswerer); ok && !pa.part(f) {
 		return nil, true
 	}
 	delete(t.calls, id)

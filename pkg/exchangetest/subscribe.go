@@ -98,7 +98,8 @@ func unsubscribeChannels(c *conn, req *protocol.Incoming) (any, *protocol.Error)
 		}
 	}
 	if _, ok := c.s.wire.(protocol.TopicAnswering); ok {
-		return topicAnswers{op: protocol.OpUnsubscribe, done: removed}, nil
+		// Every argument is answered, subscribed or not.
+		return topicAnswers{op: protocol.OpUnsubscribe, done: req.Topics}, nil
 	}
 	return json.RawMessage(c.s.wire.AppendUnsubscribed(nil, removed)), nil
 }

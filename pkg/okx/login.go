@@ -61,18 +61,28 @@ type loginArgs struct {
 // it restores a connection's subscriptions, private channels come back
 // after the new connection is logged in. A refused login returns an error
 // wrapping both client.ErrLoginRefused and the server's *client.RPCError
-// (60009 "Login failure", 60006 "Timestamp request expired", …).
+// when the credentials are at fault (60009 "Login failure", 60006
+// "Timestamp request expired", …); any other failure (60014 "Requests too
+// frequent", an internal error) is an error of the connection, which the
+// client replaces.
 func Login(key *Key) client.OnConnect {
 	return func(ctx context.Context, c *client.Client) error {
 		ts := strconv.FormatInt(time.Now().Unix(), 10)
 		params := loginArgs{APIKey: key.apiKey, Passphrase: key.passphrase, Timestamp: ts, Sign: key.Sign(ts)}
 		if err := c.Call(ctx, "login", params, nil); err != nil {
 			var rpcErr *client.RPCError
-			if errors.As(err, &rpcErr) {
+			if errors.As(err, &rpcErr) && credentialCodes[rpcErr.Code] {
 				return fmt.Errorf("%w: okx login as %s: %w", client.ErrLoginRefused, key.apiKey, rpcErr)
 			}
-			return fmt.Errorf("okx login: %w", err)
+			return fmt.Errorf("okx login: %w", err) // too frequent, an internal error: the next connection tries again
 		}
 		return nil
 	}
 }
+
+// credentialCodes refuse a login for its credentials, which another try
+// will not change (https://www.okx.com/docs-v5/en/#error-code-websocket-public):
+// 60004 an invalid timestamp, 60005 an invalid apiKey, 60006 an expired
+// timestamp, 60007 an invalid sign, 60009 "Login failure", 60024 a wrong
+// passphrase, 60032 an API key that does not exist.
+var credentialCodes = map[int]bool{60004: true, 60005: true, 60006: true, 60007: true, 60009: true, 60024: true, 60032: true}

@@ -166,10 +166,11 @@ func (dialect) AckedTopic(req *protocol.Request, result []byte) int {
 // whole error frame. It names its argument in an arg member, where it
 // has one, or in its message as OKX's 60018 does ("Wrong URL or
 // channel:tickers,instId:BTC-USDT-X doesn't exist. …",
-// https://www.okx.com/docs-v5/en/#error-code-websocket-public); others
-// (60011 "Please log in", 60014 "Requests too frequent") name none.
-func (dialect) RefusedTopic(req *protocol.Request, frame []byte) int {
-	var a, msg []byte
+// https://www.okx.com/docs-v5/en/#error-code-websocket-public). A
+// refusal of the request itself (requestCodes), or one that names no
+// argument, refuses every topic not answered yet.
+func (dialect) RefusedTopic(req *protocol.Request, frame []byte) (int, bool) {
+	var a, msg, code []byte
 	m := jsonscan.Object(frame, 0)
 	for k, start, more := m.Next(); more; k, start, more = m.Next() {
 		end := m.Skip()
@@ -178,44 +179,77 @@ func (dialect) RefusedTopic(req *protocol.Request, frame []byte) int {
 			a = frame[start:end]
 		case "msg":
 			msg = frame[start:end]
+		case "code":
+			code = frame[start:end]
 		}
 	}
+	var buf [96]byte
 	if a != nil {
-		if key, ok := appendRouteKey(nil, a); ok {
-			return topicIndex(req, key)
+		if key, ok := appendRouteKey(buf[:0], a); ok {
+			return topicIndex(req, key), false
 		}
 	}
-	text, ok := jsonscan.AppendString(nil, msg)
-	if !ok {
-		return -1
+	if n, ok := requestID(code); ok && requestCodes[n] {
+		return -1, true
 	}
-	for i, t := range req.Topics {
-		if a, err := parseTopic(t.Name); err == nil && namesArg(text, a.text()) {
-			return i
-		}
+	text, _ := jsonscan.String(msg, nil)
+	key, named := argKeyInText(buf[:0], text)
+	if !named {
+		return -1, true
 	}
-	return -1
+	return topicIndex(req, key), false
 }
 
-// namesArg reports whether msg holds the argument text as a whole: not
-// followed by more of an instrument's name ("…,instId:BTC-USDT" is not
-// named by "…,instId:BTC-USDT-SWAP").
-func namesArg(msg []byte, text string) bool {
-	for rest := msg; ; {
-		i := bytes.Index(rest, []byte(text))
-		if i < 0 {
-			return false
+// requestCodes refuse a request whatever its arguments
+// (https://www.okx.com/docs-v5/en/#error-code-websocket-public): 60011
+// "Please log in", 60012 "Invalid request", 60014 "Requests too
+// frequent", 60019 "Invalid op", 64007 an internal error. (60013 "Invalid
+// args" may be one argument's.)
+var requestCodes = map[uint64]bool{60011: true, 60012: true, 60014: true, 60019: true, 64007: true}
+
+// argKeyInText appends the routing key of the argument a refusal's
+// message spells, "channel:tickers,instId:BTC-USDT" (arg.text), up to the
+// space after it; named is false when the message spells none.
+func argKeyInText(dst, msg []byte) (key []byte, named bool) {
+	i := bytes.Index(msg, []byte("channel:"))
+	if i < 0 {
+		return dst, false
+	}
+	spelled := msg[i:]
+	if end := bytes.IndexByte(spelled, ' '); end >= 0 {
+		spelled = spelled[:end]
+	}
+	var channel []byte
+	var route [len(routeFields)][]byte
+	for field := range bytes.SplitSeq(spelled, []byte(",")) {
+		k, v, ok := bytes.Cut(field, []byte(":"))
+		if !ok {
+			return dst, false
 		}
-		rest = rest[i+len(text):]
-		if len(rest) == 0 || !instrumentByte(rest[0]) {
-			return true
+		if string(k) == "channel" {
+			channel = v
+		}
+		for j, rf := range routeFields {
+			if string(k) == rf {
+				route[j] = v
+			}
 		}
 	}
-}
-
-// instrumentByte reports whether c may be part of an instrument's name.
-func instrumentByte(c byte) bool {
-	return c == '-' || c == '_' || c == '.' || ('0' <= c && c <= '9') || ('A' <= c && c <= 'Z') || ('a' <= c && c <= 'z')
+	if len(channel) == 0 {
+		return dst, false
+	}
+	key = append(dst, channel...)
+	for j, v := range route {
+		if len(v) == 0 {
+			continue
+		}
+		key = append(key, ':')
+		if j > 0 {
+			key = append(append(key, routeFields[j]...), '=')
+		}
+		return append(key, v...), true
+	}
+	return key, true
 }
 
 // topicIndex finds the topic of req whose routing key is key.

@@ -200,3 +200,38 @@ func TestExchangeRefusesPastTheHourlyBudget(t *testing.T) {
 	assert.Equal(t, "481", refused["id"])
 	assert.Equal(t, "subscribe", answer(dialRaw(), 1)["event"], "another connection has its own budget")
 }
+
+// A refusal is attributed to the topic its message spells, the whole
+// spelling: "account" is not "account:ccy=BTC"; a request's own refusal
+// (60014) and one that spells no argument refuse the whole request; one
+// that spells an argument the request does not hold refuses nothing.
+func TestRefusedTopic(t *testing.T) {
+	p := okx.Protocol()
+	var topics []*protocol.Topic
+	for _, name := range []string{"account", "account:ccy=BTC", "tickers:BTC-USDT", "tickers:BTC-USDT-SWAP"} {
+		tp, err := p.NewTopic(name)
+		require.NoError(t, err)
+		topics = append(topics, tp)
+	}
+	req := &protocol.Request{ID: 1, Topics: topics}
+	acking := p.(protocol.TopicAcking)
+	for frame, want := range map[string]struct {
+		i     int
+		whole bool
+	}{
+		`{"id":"1","event":"error","code":"60018","msg":"Wrong URL or channel:account,ccy:BTC doesn't exist."}`:         {1, false},
+		`{"id":"1","event":"error","code":"60018","msg":"Wrong URL or channel:account doesn't exist."}`:                 {0, false},
+		`{"id":"1","event":"error","code":"60018","msg":"Wrong URL or channel:tickers,instId:BTC-USDT doesn't exist."}`: {2, false},
+		`{"id":"1","event":"error","code":"60018","msg":"Wrong URL or channel:tickers,instId:BTC-USDT-SWAP doesn't"}`:   {3, false},
+		`{"id":"1","event":"error","code":"60018","msg":"Wrong URL or channel:tickers,instId:ETH-USDT doesn't exist."}`: {-1, false},
+		`{"id":"1","event":"error","code":"60014","msg":"Requests too frequent."}`:                                      {-1, true},
+		`{"id":"1","event":"error","code":"60018","msg":"Something else."}`:                                             {-1, true},
+		`{"id":"1","event":"error","code":"60018","arg":{"channel":"tickers","instId":"BTC-USDT"},"msg":"x"}`:           {2, false},
+	} {
+		i, whole := acking.RefusedTopic(req, []byte(frame))
+		assert.Equal(t, want.i, i, frame)
+		assert.Equal(t, want.whole, whole, frame)
+	}
+	_, err := p.NewTopic("tickers:instId=BTC-USDT")
+	assert.ErrorIs(t, err, protocol.ErrInvalidTopic, "one spelling a topic")
+}

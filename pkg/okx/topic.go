@@ -51,6 +51,9 @@ func parseTopic(name string) (arg, error) {
 		a.fields = [][2]string{{"instId", rest}}
 		return a, nil
 	}
+	if strings.HasPrefix(rest, "instId=") && !strings.Contains(rest, ",") {
+		return bad("write an instrument alone as CHANNEL:INSTID") // one spelling a topic
+	}
 	for _, kv := range strings.Split(rest, ",") {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" || v == "" || k == "channel" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/ethereal"
+	"github.com/wsfan/wsfan/pkg/okx"
 	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/thalex"
@@ -145,6 +146,7 @@ func TestClassifyAllocatesNothing(t *testing.T) {
 		deribit.Protocol():  `{"jsonrpc":"2.0","method":"subscription","params":{"channel":"book.BTC-PERPETUAL.100ms","data":{"change_id":5}}}`,
 		ethereum.Protocol(): `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"0x1","result":{"n":1}}}`,
 		ethereal.Protocol(): `{"e":"L2Book","t":1,"data":{"s":"BTCUSD","t":2,"pt":1}}`,
+		okx.Protocol():      `{"arg":{"channel":"books","instId":"BTC-USDT"},"action":"update","data":[{"asks":[],"bids":[],"prevSeqId":6,"seqId":7}]}`,
 	}
 	for p, frame := range frames {
 		var f protocol.Frame

@@ -15,10 +15,13 @@ type TopicAcking interface {
 	// AckedTopic returns the index in req.Topics of the topic an
 	// acknowledgement's Result names, or -1 when it names none of them.
 	AckedTopic(req *Request, result []byte) int
-	// RefusedTopic returns the index in req.Topics of the topic a
-	// refusal's Error names, or -1 when it names none: the refusal then
-	// holds for every topic of the request not answered yet.
-	RefusedTopic(req *Request, err []byte) int
+	// RefusedTopic reads a refusal's Error: the index in req.Topics of
+	// the topic it names; or whole, a refusal of the request itself
+	// (unreadable, throttled, not logged in), which holds for every
+	// topic of the request not answered yet. A refusal that names a
+	// topic the request does not hold is neither (i is -1): the client
+	// keeps waiting for the request's other answers.
+	RefusedTopic(req *Request, err []byte) (i int, whole bool)
 }
 
 // TopicAnswering is the server half of a TopicAcking dialect. Its
@@ -34,7 +37,8 @@ type TopicAnswering interface {
 	AppendTopicAnswers(dst, id []byte, op Op, keys []string) []byte
 	// AppendTopicRefusal appends the refusal of topic key, subscribed by
 	// request id, with e, the venue's reason, as one message of such a
-	// sequence.
+	// sequence; a {0} in e's message is the topic as the venue spells it
+	// in its refusals (OKX's 60018: "Wrong URL or {0} doesn't exist").
 	AppendTopicRefusal(dst, id []byte, key string, e *Error) []byte
 }
 

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/okx"
 )
@@ -20,11 +22,13 @@ import (
 func TestOKXProgramSeesWhatItWouldDirectly(t *testing.T) {
 	r := newRig(t, okx.Name, nil, exchangetest.WithTopics("tickers:BTC-USDT", "tickers:ETH-USDT"))
 	const subscribe = `{"id":"5","op":"subscribe","args":[{"channel":"tickers","instId":"BTC-USDT"},` +
-		`{"channel":"tickers","instId":"NOPE-USDT"},{"channel":"tickers","instId":"ETH-USDT"}]}`
+		`{"channel":"tickers","instId":"NOPE-USDT"},{"channel":"tickers","instId":"ETH-USDT"},{"channel":"tickers","instId":"GONE-USDT"}]}`
+	const unsubscribe = `{"id":"6","op":"unsubscribe","args":[{"channel":"tickers","instId":"BTC-USDT"},{"channel":"tickers","instId":"NOPE-USDT"}]}`
 	answers := func(ws *websocket.Conn) []map[string]any {
 		require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(subscribe)))
+		require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(unsubscribe)))
 		var got []map[string]any
-		for len(got) < 3 {
+		for len(got) < 6 {
 			require.NoError(t, ws.SetReadDeadline(time.Now().Add(5*time.Second)))
 			_, frame, err := ws.ReadMessage()
 			require.NoError(t, err)
@@ -55,14 +59,42 @@ func TestOKXProgramSeesWhatItWouldDirectly(t *testing.T) {
 	direct := answers(dial(r.up.URL()))
 	through := answers(r.dial(t))
 	assert.ElementsMatch(t, direct, through)
-	var refusals int
+	var refused []string
+	unsubscribed := 0
 	for _, m := range through {
-		assert.Equal(t, "5", m["id"])
-		if m["event"] == "error" {
-			refusals++
+		switch m["event"] {
+		case "error":
+			assert.Equal(t, "5", m["id"])
 			assert.Equal(t, "60018", m["code"])
-			assert.Contains(t, m["msg"], "channel:tickers,instId:NOPE-USDT")
+			refused = append(refused, m["msg"].(string))
+		case "unsubscribe":
+			assert.Equal(t, "6", m["id"])
+			unsubscribed++
 		}
 	}
-	assert.Equal(t, 1, refusals)
+	require.Len(t, refused, 2)
+	assert.Contains(t, refused[0]+refused[1], "channel:tickers,instId:NOPE-USDT ", "each refusal names its own argument")
+	assert.Contains(t, refused[0]+refused[1], "channel:tickers,instId:GONE-USDT ")
+	assert.Equal(t, 2, unsubscribed, "every argument of an unsubscribe answered, held or not")
+}
+
+// An OKX client behind the sidecar has each refused topic refused with
+// its own reason, at once, and the others subscribed.
+func TestOKXClientRefusalsThroughTheSidecar(t *testing.T) {
+	r := newRig(t, okx.Name, nil, exchangetest.WithTopics("tickers:BTC-USDT"))
+	ctx := testutil.Context(t)
+	c, err := client.Dial(ctx, r.wsURL(), client.WithProtocol(okx.Protocol()), client.WithRequestTimeout(20*time.Second))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	start := time.Now()
+	_, errs, err := c.SubscribeEach(ctx, []string{"tickers:NOPE-USDT", "tickers:BTC-USDT", "tickers:GONE-USDT"})
+	require.NoError(t, err)
+	require.Less(t, time.Since(start), 10*time.Second, "answered, not timed out")
+	assert.NoError(t, errs[1])
+	for i, name := range map[int]string{0: "NOPE-USDT", 2: "GONE-USDT"} {
+		var rpcErr *client.RPCError
+		require.ErrorAs(t, errs[i], &rpcErr, name)
+		assert.Equal(t, okx.CodeNoSuchChannel, rpcErr.Code)
+		assert.Contains(t, rpcErr.Message, "instId:"+name+" ")
+	}
 }

@@ -19,12 +19,13 @@ var errTooManyTopics = errors.New("too many topics")
 // Config.RequestTimeout, for the upstream subscribes of reserved (what
 // reserve returned for names, with invalid and refusal). It returns the
 // names accepted, in request order (those s held already included), the
-// topics to hand to attach, and the first failure, and records what was
+// topics to hand to attach, the first failure, and each failed topic's
+// own (why: nil when none failed upstream), and records what was
 // refused. Called by the session's subscription goroutine; both
 // transports subscribe through reserve and await.
-func (s *session) await(ctx context.Context, names []string, reserved []*topic, invalid, refusal error) (accepted []string, fresh []*topic, err error) {
+func (s *session) await(ctx context.Context, names []string, reserved []*topic, invalid, refusal error) (accepted []string, fresh []*topic, err error, why map[string]error) {
 	if refusal != nil {
-		return nil, nil, refusal
+		return nil, nil, refusal, nil
 	}
 	err = invalid
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
@@ -36,6 +37,10 @@ func (s *session) await(ctx context.Context, names []string, reserved []*topic, 
 			if err == nil {
 				err = werr
 			}
+			if why == nil {
+				why = make(map[string]error)
+			}
+			why[t.name] = werr
 			continue
 		}
 		ok[t.name] = t
@@ -55,7 +60,7 @@ func (s *session) await(ctx context.Context, names []string, reserved []*topic, 
 	if err != nil {
 		s.hub.refused(s, refused, err)
 	}
-	return accepted, fresh, err
+	return accepted, fresh, err, why
 }
 
 // subscribe answers a subscribe request with the routing keys of what it
@@ -76,13 +81,14 @@ func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic) {
 	var accepted []string
 	var attach []*topic
 	var err error
+	var why map[string]error
 	if len(topics) > 0 {
 		reserved, invalid, refusal := c.cfg.hub.reserve(c.s, topics)
-		accepted, attach, err = c.s.await(c.opsCtx, topics, reserved, invalid, refusal)
+		accepted, attach, err, why = c.s.await(c.opsCtx, topics, reserved, invalid, refusal)
 	}
 	accepted = append(accepted, notices...)
 	if ta, ok := w.(protocol.TopicAnswering); ok {
-		return c.answerEach(ta, req, protocol.OpSubscribe, accepted, topics, err), attach
+		return c.answerEach(ta, req, accepted, topics, err, why), attach
 	}
 	if !c.cfg.subIDs {
 		if len(accepted) == 0 && !w.RPC() {
@@ -124,7 +130,9 @@ func (c *wsConn) unsubscribe(req *protocol.Incoming) []byte {
 		topics, notices := c.withoutNotices(req.Topics)
 		removed := append(c.s.unsubscribe(topics), notices...)
 		if ta, ok := w.(protocol.TopicAnswering); ok {
-			return c.answerEach(ta, req, protocol.OpUnsubscribe, removed, nil, nil)
+			// Every topic is answered, held or not: the program waits
+			// for an answer to each.
+			return ta.AppendTopicAnswers(nil, req.ID, protocol.OpUnsubscribe, req.Topics)
 		}
 		return w.AppendResult(nil, req.ID, w.AppendUnsubscribed(nil, removed))
 	}
@@ -158,40 +166,39 @@ func (c *wsConn) withoutNotices(topics []string) (rest, notices []string) {
 	return slices.DeleteFunc(slices.Clone(topics), func(t string) bool { return t == nt }), []string{nt}
 }
 
-// errorResponse turns an upstream failure into the dialect's error
-// object, keeping the server's code, message and data when it sent one.
-// answerEach answers a subscribe or unsubscribe as a venue that answers
-// each topic in a frame of its own does (protocol.TopicAnswering: OKX):
-// an acknowledgement for each topic of done, and a refusal with err for
-// each topic of asked that is not in done.
-func (c *wsConn) answerEach(ta protocol.TopicAnswering, req *protocol.Incoming, op protocol.Op, done, asked []string, err error) []byte {
-	out := ta.AppendTopicAnswers(nil, req.ID, op, done)
-	var why *protocol.Error
+// answerEach answers a subscribe as a venue that answers each topic in
+// a frame of its own does (protocol.TopicAnswering: OKX): an
+// acknowledgement for each topic of done, then a refusal for each other
+// topic of asked, with its own reason (why; err for a topic that has
+// none of its own).
+func (c *wsConn) answerEach(ta protocol.TopicAnswering, req *protocol.Incoming, done, asked []string, err error, why map[string]error) []byte {
+	out := ta.AppendTopicAnswers(nil, req.ID, protocol.OpSubscribe, done)
 	for _, t := range asked {
 		if slices.Contains(done, t) {
 			continue
 		}
-		if why == nil {
-			why = refusalOf(cmp.Or(err, errors.New("subscription refused")))
-		}
-		out = ta.AppendTopicRefusal(out, req.ID, t, why)
+		out = ta.AppendTopicRefusal(out, req.ID, t, refusalOf(cmp.Or(why[t], err, errors.New("subscription refused"))))
 	}
 	return out
 }
 
 // refusalOf is the error object refusing a topic for err: the
-// upstream's own refusal, or the sidecar's.
+// upstream's own refusal, as it came (OKX's names its argument), or the
+// sidecar's, naming the topic where the dialect writes it ({0}, see
+// protocol.TopicAnswering).
 func refusalOf(err error) *protocol.Error {
 	var re *client.RPCError
 	switch {
 	case errors.As(err, &re):
 		return re
 	case errors.Is(err, errUnknownTopic):
-		return &protocol.Error{Code: protocol.CodeInvalidParams, Message: err.Error()}
+		return &protocol.Error{Code: protocol.CodeInvalidParams, Message: err.Error() + ": {0}"}
 	}
-	return &protocol.Error{Code: codeUpstream, Message: err.Error()}
+	return &protocol.Error{Code: codeUpstream, Message: err.Error() + ": {0}"}
 }
 
+// errorResponse turns an upstream failure into the dialect's error
+// object, keeping the server's code, message and data when it sent one.
 func errorResponse(w protocol.Server, id []byte, err error) []byte {
 	var re *client.RPCError
 	switch {

@@ -15,7 +15,8 @@ import (
 // subscribeNames subscribes s to names as both transports do.
 func subscribeNames(ctx context.Context, s *session, names []string) (accepted []string, fresh []*topic, err error) {
 	reserved, invalid, refusal := s.hub.reserve(s, names)
-	return s.await(ctx, names, reserved, invalid, refusal)
+	accepted, fresh, err, _ = s.await(ctx, names, reserved, invalid, refusal)
+	return accepted, fresh, err
 }
 
 // reserve and await accept what they can, in request order and once each, and
