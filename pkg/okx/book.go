@@ -35,6 +35,14 @@ import (
 // 0 ("Checksum (Deprecated) … its value is fixed to 0 and must no longer
 // be used for integrity verification. Please use seqId/prevSeqId"), and
 // a client that verifies it breaks on every update.
+//
+// OKX's changelog of February 2026 also announced that the initial
+// snapshot would no longer be pushed (production "early August 2026"),
+// a book then starting from the REST order book; its announcement of
+// 21 May 2026 and its documentation as published in July 2026 keep the
+// snapshot and fix only the checksum to 0, and this package follows
+// them. Were the snapshot dropped, a book would never turn valid (its
+// changes are ignored until a snapshot): it would say so, not lie.
 type bookRules struct {
 	channel, instID string
 	chained         bool
