@@ -81,7 +81,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	defer s.clients.remove(ss)
 
 	reserved, invalid, refusal := s.hub.reserve(ss, topics)
-	accepted, fresh, err, _ := ss.await(r.Context(), topics, reserved, invalid, refusal)
+	accepted, fresh, _, err := ss.await(r.Context(), topics, reserved, invalid, refusal)
 	if err != nil {
 		for _, t := range fresh {
 			s.hub.release(t)

@@ -19,13 +19,13 @@ var errTooManyTopics = errors.New("too many topics")
 // Config.RequestTimeout, for the upstream subscribes of reserved (what
 // reserve returned for names, with invalid and refusal). It returns the
 // names accepted, in request order (those s held already included), the
-// topics to hand to attach, the first failure, and each failed topic's
-// own (why: nil when none failed upstream), and records what was
+// topics to hand to attach, each failed topic's own failure (why: nil
+// when none failed upstream) and the first, and records what was
 // refused. Called by the session's subscription goroutine; both
 // transports subscribe through reserve and await.
-func (s *session) await(ctx context.Context, names []string, reserved []*topic, invalid, refusal error) (accepted []string, fresh []*topic, err error, why map[string]error) {
+func (s *session) await(ctx context.Context, names []string, reserved []*topic, invalid, refusal error) (accepted []string, fresh []*topic, why map[string]error, err error) {
 	if refusal != nil {
-		return nil, nil, refusal, nil
+		return nil, nil, nil, refusal
 	}
 	err = invalid
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
@@ -60,7 +60,7 @@ func (s *session) await(ctx context.Context, names []string, reserved []*topic, 
 	if err != nil {
 		s.hub.refused(s, refused, err)
 	}
-	return accepted, fresh, err, why
+	return accepted, fresh, why, err
 }
 
 // subscribe answers a subscribe request with the routing keys of what it
@@ -84,7 +84,7 @@ func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic) {
 	var why map[string]error
 	if len(topics) > 0 {
 		reserved, invalid, refusal := c.cfg.hub.reserve(c.s, topics)
-		accepted, attach, err, why = c.s.await(c.opsCtx, topics, reserved, invalid, refusal)
+		accepted, attach, why, err = c.s.await(c.opsCtx, topics, reserved, invalid, refusal)
 	}
 	accepted = append(accepted, notices...)
 	if ta, ok := w.(protocol.TopicAnswering); ok {

@@ -15,7 +15,7 @@ import (
 // subscribeNames subscribes s to names as both transports do.
 func subscribeNames(ctx context.Context, s *session, names []string) (accepted []string, fresh []*topic, err error) {
 	reserved, invalid, refusal := s.hub.reserve(s, names)
-	accepted, fresh, err, _ = s.await(ctx, names, reserved, invalid, refusal)
+	accepted, fresh, _, err = s.await(ctx, names, reserved, invalid, refusal)
 	return accepted, fresh, err
 }
 
