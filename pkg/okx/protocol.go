@@ -110,18 +110,7 @@ func encode(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, c
 }
 
 func encodeScope(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, chunk int, op string) {
-	for len(topics) > 0 {
-		n, size := 0, opOverhead
-		for n < len(topics) && (chunk <= 0 || n < chunk) {
-			add := len(topics[n].Sub) + 1
-			if n > 0 && size+add > maxFrameBytes {
-				break
-			}
-			size += add
-			n++
-		}
-		part := topics[:n:n]
-		topics = topics[n:]
+	for part, size := range protocol.Runs(topics, chunk, maxFrameBytes, opOverhead) {
 		id := nextID()
 		m := appendOpStart(b.NewMessage(size), id, op)
 		m = append(m, '[')

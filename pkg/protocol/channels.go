@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"iter"
 	"strconv"
 	"strings"
 
@@ -109,18 +110,7 @@ func (d *ChannelDialect) encodeScope(b *Batch, topics []*Topic, nextID func() ui
 	if chunk <= 0 {
 		chunk = d.MaxChannels
 	}
-	for len(topics) > 0 {
-		n, size := 0, requestOverhead+len(method)
-		for n < len(topics) && (chunk <= 0 || n < chunk) {
-			add := len(topics[n].Sub) + 1
-			if d.MaxFrameBytes > 0 && n > 0 && size+add > d.MaxFrameBytes {
-				break
-			}
-			size += add
-			n++
-		}
-		part := topics[:n:n]
-		topics = topics[n:]
+	for part, size := range Runs(topics, chunk, d.MaxFrameBytes, requestOverhead+len(method)) {
 		id := nextID()
 		m := b.NewMessage(size)
 		m = append(m, `{"jsonrpc":"2.0","id":`...)
@@ -169,6 +159,32 @@ func (d *ChannelDialect) Handshake() []Call { return nil }
 
 // Sequence implements Protocol.
 func (d *ChannelDialect) Sequence([]byte) (uint64, uint64, bool) { return 0, 0, false }
+
+// Runs splits topics into the runs one request each carries, in order:
+// at most chunk topics a run (no cap when chunk <= 0), and at most
+// maxBytes long (no cap when 0) once overhead and each topic's Sub and
+// separator are counted. A topic too long for a run of its own still
+// goes alone, and the server's refusal names it. size is the run's
+// request's length, to allocate it at once.
+func Runs(topics []*Topic, chunk, maxBytes, overhead int) iter.Seq2[[]*Topic, int] {
+	return func(yield func([]*Topic, int) bool) {
+		for len(topics) > 0 {
+			n, size := 0, overhead
+			for n < len(topics) && (chunk <= 0 || n < chunk) {
+				add := len(topics[n].Sub) + 1
+				if maxBytes > 0 && n > 0 && size+add > maxBytes {
+					break
+				}
+				size += add
+				n++
+			}
+			if !yield(topics[:n:n], size) {
+				return
+			}
+			topics = topics[n:]
+		}
+	}
+}
 
 // ClassifyResponseMember handles the members every JSON-RPC response
 // shares; it reports whether key was one of them. A repeated member
