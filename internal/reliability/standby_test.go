@@ -249,6 +249,13 @@ func readNumbers(t *testing.T, ctx context.Context, addr, subscribe string, tota
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(subscribe)))
+	// The answer comes with the topic attached (one step in the sidecar):
+	// once it is read, no message of the feed can pass this program by.
+	require.NoError(t, ws.SetReadDeadline(time.Now().Add(10*time.Second)))
+	_, ack, err := ws.ReadMessage()
+	require.NoError(t, err)
+	require.Nil(t, numberIn.FindSubmatch(ack), "the subscribe's answer comes first: %s", ack)
+	require.NoError(t, ws.SetReadDeadline(time.Time{}))
 	out := make(chan []int, 1)
 	stop := context.AfterFunc(ctx, func() { _ = ws.Close() })
 	go func() {
