@@ -352,3 +352,111 @@ func TestStandbyLegTakesItsEndpointBack(t *testing.T) {
 	assert.True(t, movedAway, "leg 0 had failed over to the other endpoint")
 	assert.True(t, back, "leg 0 took its own endpoint back while the feed ran")
 }
+
+// A single connection that failed over takes its preferred endpoint back,
+// make before break: once the endpoint has answered probes for a while,
+// the client subscribes there while the old connection still delivers,
+// and leaves the old one once the two streams met. A steady feed across
+// the switch arrives whole: nothing lost, nothing twice, nothing flagged.
+// Thalex (no identity: payloads compared) and Deribit books (change_id).
+func TestClientTakesItsEndpointBackLosingNothing(t *testing.T) {
+	thalexTicker := func(n int) string { return fmt.Sprintf(`{"mark_price":%d}`, 60000+n) }
+	deribitBook := func(n int) string {
+		return fmt.Sprintf(`{"type":"change","change_id":%d,"prev_change_id":%d,"bids":[],"asks":[]}`, 1000+n, 999+n)
+	}
+	for _, tc := range []struct {
+		name    string
+		dialect string
+		proto   protocol.Protocol
+		topic   string
+		message func(n int) string
+		slow    time.Duration // the preferred endpoint's latency once back: its stream is behind
+	}{
+		{"thalex", thalex.Name, thalex.Protocol(), "ticker.BTC-PERPETUAL.raw", thalexTicker, 0},
+		{"thalex/behind", thalex.Name, thalex.Protocol(), "ticker.BTC-PERPETUAL.raw", thalexTicker, 30 * time.Millisecond},
+		{"deribit", deribit.Name, deribit.Protocol(), "book.BTC-PERPETUAL.100ms", deribitBook, 0},
+		{"deribit/behind", deribit.Name, deribit.Protocol(), "book.BTC-PERPETUAL.100ms", deribitBook, 30 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testutil.Context(t)
+			exch := exchangetest.NewServer(exchangetest.Dialect(tc.dialect))
+			t.Cleanup(exch.Close)
+			proxy := faultproxy.Start(t, exch.Addr())
+			c, err := client.Dial(ctx, proxy.URL(exch.URL()), client.WithProtocol(tc.proto),
+				client.WithEndpoints(exch.URL()), client.WithSwitchBack(20*time.Millisecond, 200*time.Millisecond))
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = c.Close() })
+			sub, err := c.Subscribe(ctx, []string{tc.topic})
+			require.NoError(t, err)
+
+			// Away: the preferred endpoint goes down and the client
+			// fails over to the other (a hole here, which is not what
+			// this test is about); the feed starts once it is there.
+			proxy.Down()
+			require.Eventually(t, func() bool {
+				_, at := c.Endpoint()
+				return at == 1 && c.State() == client.StateConnected && exch.Subscribers(tc.topic) == 1
+			}, 10*time.Second, time.Millisecond)
+			// The failover's first message says it comes after a hole.
+			exch.Publish(tc.topic, []byte(tc.message(-1)))
+			for m := range sub.C() {
+				if string(m.Data) == tc.message(-1) {
+					require.True(t, m.Reconnected(), "the failover is flagged")
+					break
+				}
+			}
+
+			var got []string
+			flagged := 0
+			total := make(chan int, 1)
+			received := make(chan struct{})
+			go func() {
+				defer close(received)
+				want := -1
+				for want < 0 || len(got) < want {
+					select {
+					case m := <-sub.C():
+						got = append(got, string(m.Data))
+						if m.Reconnected() || m.Gap() {
+							flagged++
+						}
+					case want = <-total:
+					case <-ctx.Done():
+						return
+					}
+				}
+			}()
+			const healAt, atLeast = 100, 600
+			back := false
+			n := 0
+			for ; n < atLeast || (!back && ctx.Err() == nil); n++ {
+				if n == healAt {
+					proxy.Heal()
+					if tc.slow > 0 {
+						proxy.Latency(tc.slow)
+					}
+				}
+				if n > healAt && !back {
+					_, at := c.Endpoint()
+					back = at == 0
+				}
+				exch.Publish(tc.topic, []byte(tc.message(n)))
+				sleep(ctx, time.Millisecond)
+			}
+			for range 100 {
+				exch.Publish(tc.topic, []byte(tc.message(n)))
+				n++
+				sleep(ctx, time.Millisecond)
+			}
+			total <- n
+			<-received
+			require.Len(t, got, n)
+			for i := range n {
+				require.Equal(t, tc.message(i), got[i], "message %d: in order, once, none lost", i)
+			}
+			assert.Zero(t, flagged, "nothing flagged as after a hole")
+			assert.True(t, back, "the client took its preferred endpoint back while the feed ran")
+			assert.Equal(t, 1, exch.Subscribers(tc.topic), "the old connection is gone")
+		})
+	}
+}

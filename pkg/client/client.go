@@ -90,6 +90,15 @@ type Client struct {
 	// waiters when it hands one out.
 	conn    atomic.Pointer[conn]
 	connSet broadcast
+	// handover is set while the supervisor takes the preferred endpoint
+	// back and two connections deliver (handover.go); both readers read
+	// it. handoverMu is held by the supervisor for the handover (it only
+	// tries it) and read-held by every subscribe and unsubscribe, so none
+	// runs across the switch. oldKeys, under mu, are the routing keys the
+	// left connection's server assigned.
+	handover   atomic.Pointer[handover]
+	handoverMu sync.RWMutex
+	oldKeys    []string
 
 	// mu protects the topic table (its routes are also read by the
 	// reader without locking: topictable.go) and the subscription set, and orders

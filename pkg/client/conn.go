@@ -61,6 +61,11 @@ type outFrame struct {
 
 // dial opens a connection and starts its goroutines.
 func (c *Client) dial(ctx context.Context) (*conn, error) {
+	return c.dialEndpoint(ctx, int(c.current.Load()))
+}
+
+// dialEndpoint dials endpoint ep (an index of c.eps).
+func (c *Client) dialEndpoint(ctx context.Context, epIndex int) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.dialTimeout)
 	defer cancel()
 
@@ -85,7 +90,7 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 		fc = batchconn.New(nc)
 		return fc, nil
 	}
-	ep := c.eps[c.current.Load()]
+	ep := c.eps[epIndex]
 	ws, resp, err := d.DialContext(ctx, ep.url, ep.header)
 	if !stop() && err == nil {
 		// ctx ended just as the handshake completed: the socket is closed.
@@ -165,6 +170,16 @@ func (cn *conn) fail(cause error) {
 
 // wait blocks until the reader and writer have exited.
 func (cn *conn) wait() { cn.wg.Wait() }
+
+// failed reports whether cn has failed (or been closed).
+func (cn *conn) failed() bool {
+	select {
+	case <-cn.done:
+		return true
+	default:
+		return false
+	}
+}
 
 // send queues one frame for the writer; call is the request id of a
 // call's frame, else 0.

@@ -46,8 +46,9 @@ type config struct {
 	delivery         subConfig // every subscription's defaults: Buffer, Overflow, PendingBytes given to Dial
 	retryFirst       bool
 	headLag          int           // WithHeadLag: a Standby's
-	probeEvery       time.Duration // WithSwitchBack: a Standby's
+	probeEvery       time.Duration // WithSwitchBack
 	switchAfter      time.Duration
+	leg              bool // a Standby's leg: the Standby takes its endpoint back (switchback.go)
 	readLimit        int64
 	pingInterval     time.Duration
 	backfill         int      // WithBackfill

@@ -194,6 +194,17 @@ func (cn *conn) route(key, data []byte, snapshot bool, now time.Time) {
 		c.dropFrame(dropUnrouted, errNoTopic, key)
 		return
 	}
+	if h := c.handover.Load(); h != nil { // two connections carry the topics (handover.go)
+		h.offer(cn, ts, data, snapshot, now)
+		return
+	}
+	cn.deliver(ts, data, snapshot, now)
+}
+
+// deliver hands a notification of ts to its subscriptions, with the
+// flags of its place in the topic.
+func (cn *conn) deliver(ts *topicState, data []byte, snapshot bool, now time.Time) {
+	c := cn.c
 	if every := c.cadenceEvery; every >= 0 {
 		ts.cadence.observe(now.UnixNano(), every)
 	}

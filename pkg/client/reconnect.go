@@ -33,23 +33,15 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 	// made meanwhile cannot overtake the hook's login.
 	ctx, cancel := c.withTimeout(context.WithValue(ctx, connectingKey{}, cn))
 	defer cancel()
-	for _, call := range c.proto.Handshake() {
-		if _, err := cn.call(ctx, call.Method, call.Params); err != nil {
-			return abort(fmt.Errorf("handshake %s: %w", call.Method, err))
+	if err := c.prepare(ctx, cn); err != nil {
+		if !restoring || !errors.Is(err, ErrLoginRefused) {
+			return abort(err)
 		}
-	}
-	if c.cfg.onConnect != nil {
-		if err := c.cfg.onConnect(ctx, c); err != nil {
-			err = fmt.Errorf("on-connect hook: %w", err)
-			if !restoring || !errors.Is(err, ErrLoginRefused) {
-				return abort(err)
-			}
-			// Retrying would be refused again: serve what needs no login.
-			c.endPrivate(err)
+		// Retrying would be refused again: serve what needs no login.
+		c.endPrivate(err)
+		if err := c.replaySettings(ctx, cn); err != nil {
+			return abort(err)
 		}
-	}
-	if err := c.replaySettings(ctx, cn); err != nil {
-		return abort(err)
 	}
 	var backfilling []*topicState
 	if restoring {
@@ -91,6 +83,26 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 		c.emit(Event{Kind: Resubscribed, Topics: restored})
 	}
 	return cn, nil
+}
+
+// prepare makes cn ready for topics, before it is handed out: the
+// dialect's handshake calls, the on-connect hook (its login) and the
+// program's session settings, through a ctx that makes the hook's calls
+// use cn. A refused login comes back wrapping ErrLoginRefused, before
+// the settings are made.
+func (c *Client) prepare(ctx context.Context, cn *conn) error {
+	ctx = context.WithValue(ctx, connectingKey{}, cn)
+	for _, call := range c.proto.Handshake() {
+		if _, err := cn.call(ctx, call.Method, call.Params); err != nil {
+			return fmt.Errorf("handshake %s: %w", call.Method, err)
+		}
+	}
+	if c.cfg.onConnect != nil {
+		if err := c.cfg.onConnect(ctx, c); err != nil {
+			return fmt.Errorf("on-connect hook: %w", err)
+		}
+	}
+	return c.replaySettings(ctx, cn)
 }
 
 // endPrivate ends every subscription holding a private topic with
@@ -318,6 +330,13 @@ func (c *Client) awaitLoss(cn *conn) (cause error, stop bool) {
 	c.upSince.Store(time.Now().UnixNano())
 	check := time.NewTicker(staleCheckEvery)
 	defer check.Stop()
+	var probe <-chan time.Time // the preferred endpoint's, while another is in use (handover.go)
+	var answering time.Time    // since when it answered every probe
+	if len(c.eps) > 1 && !c.cfg.leg && c.cfg.probeEvery > 0 {
+		t := time.NewTicker(c.cfg.probeEvery)
+		defer t.Stop()
+		probe = t.C
+	}
 wait:
 	for {
 		select {
@@ -328,6 +347,18 @@ wait:
 			break wait
 		case now := <-check.C:
 			c.checkStale(now)
+		case now := <-probe:
+			if c.current.Load() == 0 || !c.probe(c.ctx) {
+				answering = time.Time{}
+				continue
+			}
+			if answering.IsZero() {
+				answering = now
+			}
+			if now.Sub(answering) >= c.cfg.switchAfter {
+				cn = c.takeBack(cn)
+				answering = time.Time{}
+			}
 		}
 	}
 	cn.wait()

@@ -170,6 +170,7 @@ func legOptions(opts []Option, urls []string, i int, budget *pacer) []Option {
 	return append(opts[:len(opts):len(opts)], clientOption(func(c *config) {
 		c.retryFirst = true
 		c.endpoints = rest
+		c.leg = true
 		if budget != nil {
 			c.pace, c.paceSet = budget, true
 		}

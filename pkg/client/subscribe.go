@@ -60,6 +60,8 @@ func (c *Client) SubscribeEach(ctx context.Context, topics []string, opts ...Sub
 // A subscription with a refused or failed topic ends, and its error is
 // in errs; err is for the whole call.
 func (c *Client) subscribeGroups(ctx context.Context, groups [][]string, parsed [][]*protocol.Topic, opts []SubscribeOption) ([]*Subscription, []error, error) {
+	c.handoverMu.RLock() // no switch of connection while it runs (handover.go)
+	defer c.handoverMu.RUnlock()
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	cfg := c.subscribeConfig(opts)

@@ -9,12 +9,11 @@ import (
 )
 
 // Taking the preferred endpoint back. A Client whose connection failed
-// over to another endpoint (WithEndpoints) stays there; a Standby's leg
-// that did so goes back to its own endpoint once that endpoint has
-// answered probes for a while, when another leg is up to carry the
-// stream meanwhile: the switch is made before the break, from the merged
-// stream's side, so it loses nothing. A single connection cannot: its
-// reconnect would leave a hole, so it keeps the endpoint that works.
+// over to another endpoint (WithEndpoints) goes back to its first one
+// once that has answered probes for a while, make before break
+// (handover.go). A Standby's leg that did so goes back to its own
+// endpoint by reconnecting, when another leg is up to carry the stream
+// meanwhile: the merged stream loses nothing either.
 
 // Defaults of WithSwitchBack.
 const (
@@ -22,12 +21,18 @@ const (
 	DefaultSwitchAfter = 30 * time.Second
 )
 
-// WithSwitchBack sets how a Standby's leg that failed over to another
-// endpoint takes its own back: its endpoint is probed (a WebSocket
-// handshake, then closed) every probeEvery, and once it has answered
-// every probe for after, the leg reconnects there, if another leg is up.
-// A probe that fails starts the period again. probeEvery 0 turns it off.
-// Default: DefaultProbeEvery (5 s), DefaultSwitchAfter (30 s).
+// WithSwitchBack sets how a connection that failed over to another
+// endpoint (WithEndpoints) takes its preferred one back: that endpoint
+// is probed (a WebSocket handshake, then closed) every probeEvery, and
+// once it has answered every probe for after, the client connects there,
+// logs in and subscribes every topic while the old connection still
+// delivers, and closes the old one once each topic's two streams have
+// met (handover.go): nothing lost, nothing twice. It does not while a
+// session setting (cancel-on-disconnect) holds, which closing the old
+// connection would trigger. A Standby's leg reconnects there instead, if
+// another leg is up. A probe that fails starts the period again.
+// probeEvery 0 turns it off. Default: DefaultProbeEvery (5 s),
+// DefaultSwitchAfter (30 s).
 func WithSwitchBack(probeEvery, after time.Duration) Option {
 	return clientOption(func(c *config) { c.probeEvery, c.switchAfter = max(probeEvery, 0), max(after, 0) })
 }

@@ -134,6 +134,10 @@ func (t *topicTable) unroute(ts *topicState) {
 	}
 }
 
+// dropRoute drops the route of key, a key a server assigned on a
+// connection left behind.
+func (t *topicTable) dropRoute(key string) { t.routes.Delete(key) }
+
 // forgetServerKey drops a key the server assigned on a connection that
 // has ended: the next connection assigns another. A topic routed by name
 // keeps its route.

@@ -34,6 +34,8 @@ func (c *Client) UnsubscribeEach(ctx context.Context, subs []*Subscription) erro
 // being restored, or the live one when cn is nil (then the request's
 // credits are waited for first, as a subscribe's).
 func (c *Client) unsubscribeOn(ctx context.Context, cn *conn, subs []*Subscription, reason error) error {
+	c.handoverMu.RLock() // no switch of connection while it runs (handover.go)
+	defer c.handoverMu.RUnlock()
 	prepaid := 0
 	if cn == nil && c.cfg.pace.unsubscribeCharged() {
 		if err := c.cfg.pace.waitUnsubscribe(ctx, c.ctx); err != nil {

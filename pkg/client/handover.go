@@ -1,0 +1,344 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// Taking the preferred endpoint back, make before break. A Client whose
+// connection failed over to another endpoint (WithEndpoints) probes its
+// first endpoint (WithSwitchBack); once that has answered every probe
+// for a while, the supervisor opens a connection to it, logs it in and
+// subscribes every topic there while the old connection still delivers,
+// hands the new one out, and closes the old one only once each topic's
+// two streams have met: nothing is lost and nothing is delivered twice.
+//
+// Where the streams meet. From the moment the new connection subscribes,
+// each topic's messages come on both: the old connection's are delivered
+// as before, and their identities noted (the venue's documented fields,
+// protocol.Identifying, else the whole payload); the new connection's are
+// held. The first message seen on both is the seam: from there on only
+// the new connection delivers the topic, its held messages past the seam
+// first. A topic quiet throughout has nothing to lose: at the end its held
+// messages, if any, are delivered. While the handover runs, both readers
+// deliver under one lock, so a topic's messages keep their order.
+
+// handoverHold bounds the overlap: how long the old connection stays
+// once the new one is handed out, waiting for every topic's streams to
+// meet; and how many messages a topic holds from the new one meanwhile.
+const (
+	handoverHold  = 2 * time.Second
+	handoverLimit = 4096
+)
+
+// handover is the state of one switch-back, shared by both connections'
+// readers (offer) and the supervisor (takeBack).
+type handover struct {
+	c        *Client
+	old, new *conn
+	ident    protocol.Identifying // nil: identities are payloads
+
+	mu       sync.Mutex // orders every delivery of both readers while the handover runs
+	seams    map[*topicState]*seam
+	finished bool // the old connection delivers nothing more
+	hash     maphash.Hash
+	scratch  []byte
+}
+
+// seam is one topic's overlap.
+type seam struct {
+	met  bool           // only the new connection delivers the topic
+	seen map[uint64]int // identities the old connection delivered since the handover began, counted
+	held []seamMessage  // the new connection's messages, not yet known to be past the old one's
+	// last is the identity of the old connection's last delivery, and
+	// past says the new connection has passed it: only then may the
+	// handover end, the new connection's messages then passing unchecked.
+	last uint64
+	past bool
+}
+
+// seamMessage is one message of the new connection, held.
+type seamMessage struct {
+	id       uint64
+	data     []byte // a copy: the reader's buffers are not kept
+	snapshot bool
+	at       time.Time
+}
+
+func newHandover(c *Client, old, nc *conn) *handover {
+	h := &handover{c: c, old: old, new: nc, seams: make(map[*topicState]*seam)}
+	h.ident, _ = c.proto.(protocol.Identifying)
+	return h
+}
+
+// identity hashes a message's identity. Called with h.mu held.
+func (h *handover) identity(data []byte) uint64 {
+	h.hash.Reset()
+	if h.ident != nil {
+		var ok bool
+		if h.scratch, ok = h.ident.AppendIdentity(h.scratch[:0], data); ok {
+			_, _ = h.hash.Write(h.scratch)
+			return h.hash.Sum64()
+		}
+	}
+	_ = h.hash.WriteByte(1)
+	_, _ = h.hash.Write(data)
+	return h.hash.Sum64()
+}
+
+// offer takes a notification of ts from cn, one of the two connections,
+// on cn's reader: it is delivered, held, or dropped as delivered already.
+//
+// The streams meet at the first message both carry. When the old
+// connection is behind, that is a message the new one holds: the old
+// one delivers it, the new one's held messages after it follow, and the
+// old one delivers nothing more. When the new connection is behind, it
+// is a message the old one delivered: the old one delivers nothing more,
+// and the new one skips what the old one delivered (each delivery of an
+// identity skips one arrival of it) and delivers the rest, which
+// continue the old one's stream.
+func (h *handover) offer(cn *conn, ts *topicState, data []byte, snapshot bool, now time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.seams[ts]
+	if s == nil {
+		s = &seam{seen: make(map[uint64]int)}
+		h.seams[ts] = s
+	}
+	switch {
+	case cn == h.old && (h.finished || s.met):
+		// The new connection carries the topic now.
+	case cn == h.old:
+		id := h.identity(data)
+		cn.deliver(ts, data, snapshot, now)
+		if i := s.heldIndex(id); i >= 0 { // the old connection was behind
+			h.meet(s, ts, i+1)
+			return
+		}
+		if len(s.seen) < handoverLimit {
+			s.seen[id]++
+		}
+		s.last = id
+	default: // the new connection
+		id := h.identity(data)
+		if n := s.seen[id]; n > 0 { // delivered by the old connection
+			s.seen[id] = n - 1
+			if !s.met {
+				s.met, s.held = true, nil // the new connection was behind: it carries on from here
+			}
+			s.past = s.past || id == s.last
+			return
+		}
+		if s.met {
+			cn.deliver(ts, data, snapshot, now)
+			return
+		}
+		if len(s.held) >= handoverLimit { // the old connection fell that far behind
+			h.meet(s, ts, 0)
+			ts.resumed.Store(true) // the next message says what may be missing
+			cn.deliver(ts, data, snapshot, now)
+			return
+		}
+		s.held = append(s.held, seamMessage{id: id, data: bytes.Clone(data), snapshot: snapshot, at: now})
+	}
+}
+
+// heldIndex is the index of the held message with identity id, or -1.
+func (s *seam) heldIndex(id uint64) int {
+	for i, m := range s.held {
+		if m.id == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// meet hands ts to the new connection, the old one being behind: its
+// held messages from index from on are delivered, the ones before were
+// delivered by the old connection. Called with h.mu held.
+func (h *handover) meet(s *seam, ts *topicState, from int) {
+	for _, m := range s.held[from:] {
+		h.new.deliver(ts, m.data, m.snapshot, m.at)
+	}
+	s.met, s.held, s.past = true, nil, true
+	clear(s.seen) // the old connection delivered nothing the new one will bring
+}
+
+// allMet reports whether every topic that had messages on either
+// connection is carried by the new one alone, past the old one's last
+// delivery.
+func (h *handover) allMet() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range h.seams {
+		if !s.met || !s.past {
+			return false
+		}
+	}
+	return true
+}
+
+// finish ends the overlap: the old connection delivers nothing more, and
+// each topic whose streams never met gets its held messages: all new,
+// when the old connection delivered nothing of the topic meanwhile;
+// after a possible hole otherwise (the old connection failed, or the
+// streams did not meet in time), which the first of them says
+// (FlagReconnected).
+func (h *handover) finish(oldFailed bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.finished = true
+	for ts, s := range h.seams {
+		if s.met {
+			continue
+		}
+		if len(s.held) > 0 && (oldFailed || len(s.seen) > 0) {
+			ts.resumed.Store(true)
+		}
+		h.meet(s, ts, 0)
+	}
+}
+
+// errTakenBack ends the connection a Client left for its preferred
+// endpoint, once the new one carries every topic.
+var errTakenBack = errors.New("wsfan: left for the preferred endpoint")
+
+// takeBack moves the client from old, a connection to another endpoint,
+// to its first endpoint, make before break. It reports the connection
+// handed out: the new one, or old when the handover did not happen (a
+// subscribe or unsubscribe was running, the endpoint refused, a topic was
+// refused there), in which case old carries on untouched. Runs on the
+// supervisor goroutine.
+func (c *Client) takeBack(old *conn) *conn {
+	if !c.handoverMu.TryLock() {
+		return old // a subscribe or unsubscribe is running: the next probe
+	}
+	defer c.handoverMu.Unlock()
+	if len(c.settings.snapshot()) > 0 {
+		// Closing the old connection would act on a setting made on it
+		// (cancel-on-disconnect cancels the orders it placed).
+		c.log.Info("not taking the preferred endpoint back: a session setting holds on this connection")
+		return old
+	}
+	ctx, cancel := c.withTimeout(c.ctx)
+	defer cancel()
+	nc, err := c.dialEndpoint(ctx, 0)
+	if err == nil {
+		err = c.prepare(ctx, nc)
+	}
+	if err != nil {
+		c.log.Info("the preferred endpoint answers probes but did not take a connection", zap.Error(err))
+		return old
+	}
+	h := newHandover(c, old, nc)
+	c.handover.Store(h)
+	if err := c.subscribeAll(ctx, nc); err != nil {
+		c.handover.Store(nil) // old delivered every message itself
+		nc.fail(err)
+		nc.wait()
+		c.log.Info("not taking the preferred endpoint back", zap.Error(err))
+		return old
+	}
+	c.mu.Lock()
+	c.current.Store(0)
+	c.conn.Store(nc)
+	c.connSet.notify()
+	c.mu.Unlock()
+	c.log.Info("took the preferred endpoint back", zap.String("endpoint", c.eps[0].shown))
+	c.emit(Event{Kind: Connected, Endpoint: 0})
+
+	// The old connection stays until every topic's streams have met, and
+	// until the calls it carries are answered (an order must not be cut
+	// off), each within its bound.
+	deadline := time.Now().Add(handoverHold)
+	for time.Now().Before(deadline) && !h.allMet() && !old.failed() && !nc.failed() {
+		c.sleep(5 * time.Millisecond)
+	}
+	callsDue := time.Now().Add(c.cfg.requestTimeout)
+	for old.pending.len() > 0 && time.Now().Before(callsDue) && !old.failed() {
+		c.sleep(5 * time.Millisecond)
+	}
+	h.finish(old.failed())
+	old.fail(errTakenBack)
+	old.wait()
+	// A new connection behind the old one still brings what the old one
+	// delivered: it is skipped until the new one is past it.
+	deadline = time.Now().Add(handoverHold)
+	for time.Now().Before(deadline) && !h.allMet() && !nc.failed() {
+		c.sleep(5 * time.Millisecond)
+	}
+	c.handover.Store(nil)
+	c.forgetKeysOf(old)
+	return nc
+}
+
+// subscribeAll subscribes every confirmed topic on cn, in rounds the
+// request budget allows, and gives each the routing key cn's server
+// assigned. A topic refused, or any failure, fails the whole: nothing is
+// changed then, the old connection carrying every topic still.
+func (c *Client) subscribeAll(ctx context.Context, cn *conn) error {
+	c.mu.Lock()
+	var states []*topicState
+	for _, ts := range c.topics.all() {
+		if ts.confirmed {
+			states = append(states, ts)
+		}
+	}
+	c.mu.Unlock()
+	if len(states) == 0 {
+		return nil
+	}
+	if err := c.cfg.pace.waitSubscribe(ctx, c.ctx); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	ops, err := c.sendSubscribeLocked(cn, states, &opRound{prepaid: 1})
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	c.awaitOps(ctx, cn, ops)
+	for _, op := range ops {
+		if op.err != nil {
+			return op.err
+		}
+		for j, k := range op.keys {
+			if k == "" {
+				return fmt.Errorf("%w: %s", ErrRefused, op.req.Topics[j].Name)
+			}
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, op := range ops {
+		for j, k := range op.keys {
+			if op.req.Topics[j].Key == "" { // assigned by cn's server, routed already (ops.go)
+				ts := op.states[j]
+				c.oldKeys = append(c.oldKeys, ts.key)
+				ts.key = k
+			}
+		}
+	}
+	return nil
+}
+
+// forgetKeysOf drops the routes of the keys the server of cn, a
+// connection left behind, assigned (an Ethereum node's subscription
+// ids): the topics route by their new keys.
+func (c *Client) forgetKeysOf(*conn) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range c.oldKeys {
+		c.topics.dropRoute(k)
+	}
+	c.oldKeys = nil
+}
