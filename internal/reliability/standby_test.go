@@ -358,7 +358,10 @@ func TestStandbyLegTakesItsEndpointBack(t *testing.T) {
 // the client subscribes there while the old connection still delivers,
 // and leaves the old one once the two streams met. A steady feed across
 // the switch arrives whole: nothing lost, nothing twice, nothing flagged.
-// Thalex (no identity: payloads compared) and Deribit books (change_id).
+// Thalex (no identity: payloads compared), Deribit books (change_id) and
+// Ethereum heads (hash; the node assigns each connection its own
+// subscription ids), the preferred endpoint's stream level with the old
+// one's or 30 ms behind it.
 func TestClientTakesItsEndpointBackLosingNothing(t *testing.T) {
 	thalexTicker := func(n int) string { return fmt.Sprintf(`{"mark_price":%d}`, 60000+n) }
 	deribitBook := func(n int) string {
@@ -376,6 +379,9 @@ func TestClientTakesItsEndpointBackLosingNothing(t *testing.T) {
 		{"thalex/behind", thalex.Name, thalex.Protocol(), "ticker.BTC-PERPETUAL.raw", thalexTicker, 30 * time.Millisecond},
 		{"deribit", deribit.Name, deribit.Protocol(), "book.BTC-PERPETUAL.100ms", deribitBook, 0},
 		{"deribit/behind", deribit.Name, deribit.Protocol(), "book.BTC-PERPETUAL.100ms", deribitBook, 30 * time.Millisecond},
+		{"ethereum/behind", ethereum.Name, ethereum.Protocol(), "newHeads", func(n int) string {
+			return fmt.Sprintf(`{"number":"0x%x","hash":"0x%064x","parentHash":"0x%064x"}`, 1000+n, 1001+n, 1000+n)
+		}, 30 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testutil.Context(t)
@@ -458,5 +464,50 @@ func TestClientTakesItsEndpointBackLosingNothing(t *testing.T) {
 			assert.True(t, back, "the client took its preferred endpoint back while the feed ran")
 			assert.Equal(t, 1, exch.Subscribers(tc.topic), "the old connection is gone")
 		})
+	}
+}
+
+// Behind a sidecar whose upstream failed over, 20 programs read a steady
+// feed while the upstream takes its preferred endpoint back: each gets
+// every message once, in order, and no gap notice.
+func TestSidecarTakesItsEndpointBackLosingNothing(t *testing.T) {
+	const programs, healAt, atLeast = 20, 100, 600
+	tc := sidecarCases[0] // a Deribit ticker
+	ctx := testutil.Context(t)
+	exch := exchangetest.NewServer(exchangetest.Dialect(tc.dialect))
+	t.Cleanup(exch.Close)
+	proxy := faultproxy.Start(t, exch.Addr())
+	sc := sidecartest.Serve(t, sidecar.Config{Upstream: proxy.URL(exch.URL()), Fallbacks: []string{exch.URL()},
+		Protocol: tc.dialect, UpstreamOptions: []client.Option{client.WithSwitchBack(20*time.Millisecond, 200*time.Millisecond)}})
+	direct := sc.Status().Upstream.Endpoints[1]
+	proxy.Down()
+	require.Eventually(t, func() bool {
+		up := sc.Status().Upstream
+		return up.Endpoint == direct && up.State == client.StateConnected.String()
+	}, 10*time.Second, time.Millisecond, "failed over")
+
+	seqs := make([]chan []int, programs)
+	back := false
+	n := 0
+	for p := range programs {
+		seqs[p] = readNumbers(t, ctx, sc.Addr, tc.subscribe, atLeast)
+	}
+	for ; n < atLeast; n++ {
+		if n == healAt {
+			proxy.Heal()
+		}
+		if n > healAt && !back {
+			back = sc.Status().Upstream.Endpoint != direct
+		}
+		exch.Publish(tc.topic, []byte(tc.message(n)))
+		sleep(ctx, time.Millisecond)
+	}
+	require.True(t, back, "the upstream took its preferred endpoint back while the feed ran")
+	for p, ch := range seqs {
+		got := <-ch
+		require.Len(t, got, atLeast, "program %d got every message", p)
+		for i, v := range got {
+			require.Equal(t, i, v, "program %d: message %d in order, once (-1: a gap notice)", p, i)
+		}
 	}
 }

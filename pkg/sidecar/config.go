@@ -27,9 +27,11 @@ type Config struct {
 	Upstream string `yaml:"upstream"`
 	// Fallbacks are more endpoints of the same service, in order of
 	// preference after Upstream: when the connection in use fails, the
-	// next is dialled at once (client.WithEndpoints). The command line
-	// and the file give them with Upstream: -upstream a,b (or -upstream
-	// again), upstream: [a, b].
+	// next is dialled at once (client.WithEndpoints), and Upstream is
+	// taken back, make before break, once it has answered probes for 30 s
+	// (client.WithSwitchBack: the local clients lose nothing). The
+	// command line and the file give them with Upstream: -upstream a,b
+	// (or -upstream again), upstream: [a, b].
 	Fallbacks []string `yaml:"-"`
 	// HotStandby is how many more upstream connections are kept live
 	// beside the one in use, each carrying every topic, merged so each
