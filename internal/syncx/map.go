@@ -23,6 +23,13 @@ func (m *Map[K, V]) Load(key K) (V, bool) {
 // Store sets the value for key.
 func (m *Map[K, V]) Store(key K, value V) { m.m.Store(key, value) }
 
+// LoadOrStore returns the value of key, when there is one, else stores
+// value; loaded says which.
+func (m *Map[K, V]) LoadOrStore(key K, value V) (actual V, loaded bool) {
+	v, loaded := m.m.LoadOrStore(key, value)
+	return v.(V), loaded
+}
+
 // CompareAndDelete deletes key only while it still maps to old.
 func (m *Map[K, V]) CompareAndDelete(key K, old V) bool { return m.m.CompareAndDelete(key, old) }
 

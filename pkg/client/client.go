@@ -92,13 +92,16 @@ type Client struct {
 	connSet broadcast
 	// handover is set while the supervisor takes the preferred endpoint
 	// back and two connections deliver (handover.go); both readers read
-	// it. handoverMu is held by the supervisor for the handover (it only
-	// tries it) and read-held by every subscribe and unsubscribe, so none
-	// runs across the switch. oldKeys, under mu, are the routing keys the
-	// left connection's server assigned.
+	// it. handoverMu is held by the supervisor from the new connection's
+	// subscribes to the switch (it only tries it) and read-held by every
+	// subscribe and unsubscribe, so none runs across the switch. The
+	// supervisor's, under mu: newKeys, the routing keys the new
+	// connection's server assigned; oldKeys, those the left connection's
+	// did.
 	handover   atomic.Pointer[handover]
 	handoverMu sync.RWMutex
-	oldKeys    []string
+	newKeys    []routedKey
+	oldKeys    []routedKey
 
 	// mu protects the topic table (its routes are also read by the
 	// reader without locking: topictable.go) and the subscription set, and orders

@@ -73,6 +73,9 @@ const (
 	// longer canonical, oldest first, Depth how many; the head is
 	// flagged FlagReorg.
 	Reorg
+	// SwitchedBack: the connection moved to the preferred endpoint,
+	// Endpoint, make before break (WithSwitchBack): nothing was lost.
+	SwitchedBack
 )
 
 func (k EventKind) String() string {
@@ -97,6 +100,8 @@ func (k EventKind) String() string {
 		return "stale"
 	case Reorg:
 		return "reorg"
+	case SwitchedBack:
+		return "switched-back"
 	}
 	return fmt.Sprintf("EventKind(%d)", k)
 }

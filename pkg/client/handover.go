@@ -198,13 +198,18 @@ func (h *handover) finish(oldFailed bool) {
 	defer h.mu.Unlock()
 	h.finished = true
 	for ts, s := range h.seams {
-		if s.met {
-			continue
+		switch {
+		case s.met:
+		case len(s.held) == 0:
+			// Only the old connection had messages: the new one, behind,
+			// skips them when they come (offer).
+			s.met = true
+		default:
+			if oldFailed || len(s.seen) > 0 {
+				ts.resumed.Store(true)
+			}
+			h.meet(s, ts, 0)
 		}
-		if len(s.held) > 0 && (oldFailed || len(s.seen) > 0) {
-			ts.resumed.Store(true)
-		}
-		h.meet(s, ts, 0)
 	}
 }
 
@@ -212,39 +217,59 @@ func (h *handover) finish(oldFailed bool) {
 // endpoint, once the new one carries every topic.
 var errTakenBack = errors.New("wsfan: left for the preferred endpoint")
 
+// errKeyTaken refuses a routing key the new connection's server
+// assigned that the old connection's routes already (two servers that
+// number subscriptions alike): the handover is called off.
+var errKeyTaken = errors.New("wsfan: subscription id in use on the other connection")
+
+// handoverDrain bounds how long, once the old connection is closed, a new
+// connection that was behind it is still checked against what the old
+// one delivered.
+const handoverDrain = 10 * time.Second
+
 // takeBack moves the client from old, a connection to another endpoint,
-// to its first endpoint, make before break. It reports the connection
+// to its first endpoint, make before break. It returns the connection
 // handed out: the new one, or old when the handover did not happen (a
-// subscribe or unsubscribe was running, the endpoint refused, a topic was
-// refused there), in which case old carries on untouched. Runs on the
+// subscribe or unsubscribe was running, the endpoint did not take a
+// connection, a topic or a subscription id was refused there, a session
+// setting holds), in which case old carries on untouched. Runs on the
 // supervisor goroutine.
 func (c *Client) takeBack(old *conn) *conn {
-	if !c.handoverMu.TryLock() {
-		return old // a subscribe or unsubscribe is running: the next probe
-	}
-	defer c.handoverMu.Unlock()
-	if len(c.settings.snapshot()) > 0 {
-		// Closing the old connection would act on a setting made on it
-		// (cancel-on-disconnect cancels the orders it placed).
-		c.log.Info("not taking the preferred endpoint back: a session setting holds on this connection")
+	if c.settingHolds() {
 		return old
 	}
 	ctx, cancel := c.withTimeout(c.ctx)
 	defer cancel()
 	nc, err := c.dialEndpoint(ctx, 0)
 	if err == nil {
-		err = c.prepare(ctx, nc)
+		// The on-connect hook may subscribe: it runs before handoverMu
+		// is taken.
+		if err = c.prepare(ctx, nc); err != nil {
+			nc.fail(err)
+			nc.wait()
+		}
 	}
 	if err != nil {
 		c.log.Info("the preferred endpoint answers probes but did not take a connection", zap.Error(err))
 		return old
 	}
+	if !c.handoverMu.TryLock() {
+		nc.fail(errTakenBack)
+		nc.wait()
+		return old // a subscribe or unsubscribe is running: the next probe
+	}
 	h := newHandover(c, old, nc)
 	c.handover.Store(h)
-	if err := c.subscribeAll(ctx, nc); err != nil {
-		c.handover.Store(nil) // old delivered every message itself
-		nc.fail(err)
+	err = c.subscribeAll(ctx, nc)
+	if err == nil && c.settingHolds() { // made meanwhile, on old
+		err = errors.New("a session setting was made meanwhile")
+	}
+	if err != nil {
+		nc.fail(err) // first: nc delivers nothing more
 		nc.wait()
+		c.forgetKeys(&c.newKeys)
+		c.handover.Store(nil) // old delivered every message itself
+		c.handoverMu.Unlock()
 		c.log.Info("not taking the preferred endpoint back", zap.Error(err))
 		return old
 	}
@@ -253,8 +278,12 @@ func (c *Client) takeBack(old *conn) *conn {
 	c.conn.Store(nc)
 	c.connSet.notify()
 	c.mu.Unlock()
+	// Subscribes and unsubscribes go to nc from here on. (Not held
+	// longer: a consumer under Block may need to subscribe before it reads
+	// what a reader waits to deliver.)
+	c.handoverMu.Unlock()
 	c.log.Info("took the preferred endpoint back", zap.String("endpoint", c.eps[0].shown))
-	c.emit(Event{Kind: Connected, Endpoint: 0})
+	c.emit(Event{Kind: SwitchedBack, Endpoint: 0})
 
 	// The old connection stays until every topic's streams have met, and
 	// until the calls it carries are answered (an order must not be cut
@@ -272,19 +301,30 @@ func (c *Client) takeBack(old *conn) *conn {
 	old.wait()
 	// A new connection behind the old one still brings what the old one
 	// delivered: it is skipped until the new one is past it.
-	deadline = time.Now().Add(handoverHold)
+	deadline = time.Now().Add(handoverDrain)
 	for time.Now().Before(deadline) && !h.allMet() && !nc.failed() {
 		c.sleep(5 * time.Millisecond)
 	}
 	c.handover.Store(nil)
-	c.forgetKeysOf(old)
+	c.forgetKeys(&c.oldKeys)
 	return nc
 }
 
-// subscribeAll subscribes every confirmed topic on cn, in rounds the
-// request budget allows, and gives each the routing key cn's server
-// assigned. A topic refused, or any failure, fails the whole: nothing is
-// changed then, the old connection carrying every topic still.
+// settingHolds reports whether a session setting holds on the live
+// connection, which closing it would set off (cancel-on-disconnect
+// cancels the orders it placed).
+func (c *Client) settingHolds() bool {
+	if len(c.settings.snapshot()) == 0 {
+		return false
+	}
+	c.log.Info("not taking the preferred endpoint back: a session setting holds on this connection")
+	return true
+}
+
+// subscribeAll subscribes every confirmed topic on cn and gives each the
+// routing key cn's server assigned. A topic refused, a key in use, or any
+// failure fails the whole: nothing is changed then, the old connection
+// carrying every topic still.
 func (c *Client) subscribeAll(ctx context.Context, cn *conn) error {
 	c.mu.Lock()
 	var states []*topicState
@@ -307,38 +347,49 @@ func (c *Client) subscribeAll(ctx context.Context, cn *conn) error {
 		return err
 	}
 	c.awaitOps(ctx, cn, ops)
+	var failed error
 	for _, op := range ops {
-		if op.err != nil {
-			return op.err
-		}
 		for j, k := range op.keys {
-			if k == "" {
-				return fmt.Errorf("%w: %s", ErrRefused, op.req.Topics[j].Name)
+			if op.req.Topics[j].Key == "" && k != "" && op.err == nil {
+				c.newKeys = append(c.newKeys, routedKey{k, op.states[j]})
+			}
+			if k == "" && op.err == nil && failed == nil {
+				failed = fmt.Errorf("%w: %s", ErrRefused, op.req.Topics[j].Name)
 			}
 		}
+		if op.err != nil && failed == nil {
+			failed = op.err
+		}
+	}
+	if failed != nil {
+		return failed
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, op := range ops {
-		for j, k := range op.keys {
-			if op.req.Topics[j].Key == "" { // assigned by cn's server, routed already (ops.go)
-				ts := op.states[j]
-				c.oldKeys = append(c.oldKeys, ts.key)
-				ts.key = k
-			}
-		}
+	for _, nk := range c.newKeys { // assigned by cn's server, routed already (ops.go)
+		c.oldKeys = append(c.oldKeys, routedKey{nk.ts.key, nk.ts})
+		nk.ts.key = nk.key
 	}
+	c.newKeys = nil
 	return nil
 }
 
-// forgetKeysOf drops the routes of the keys the server of cn, a
-// connection left behind, assigned (an Ethereum node's subscription
-// ids): the topics route by their new keys.
-func (c *Client) forgetKeysOf(*conn) {
+// routedKey is a routing key a server assigned, and its topic.
+type routedKey struct {
+	key string
+	ts  *topicState
+}
+
+// forgetKeys drops the routes of keys, routing keys a server assigned
+// on a connection left behind (an Ethereum node's subscription ids): the
+// old connection's once the new one carries the topics, or the new
+// one's when it was given up on; a key that routes to another topic
+// stays. Runs on the supervisor goroutine.
+func (c *Client) forgetKeys(keys *[]routedKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, k := range c.oldKeys {
-		c.topics.dropRoute(k)
+	for _, rk := range *keys {
+		c.topics.dropRouteOf(rk.key, rk.ts)
 	}
-	c.oldKeys = nil
+	*keys = nil
 }

@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ func awayFromPreferred(t *testing.T, preferred, fallback *exchangetest.Server, t
 	require.NoError(t, err)
 	preferred.Stop()
 	require.NoError(t, fallback.WaitSubscribers(ctx, topic, 1))
+	require.Eventually(t, func() bool { return c.State() == client.StateConnected }, 5*time.Second, time.Millisecond)
 	_, at := c.Endpoint()
 	require.Equal(t, 1, at)
 	return c
@@ -73,4 +75,33 @@ func TestNoSwitchBackWhileASessionSettingHolds(t *testing.T) {
 	assert.Equal(t, 1, at, "still on the fallback")
 	assert.Zero(t, preferred.Subscribers(topic))
 	assert.Equal(t, 1, fallback.Subscribers(topic))
+}
+
+// An on-connect hook that subscribes (a login, then its private
+// channels) runs on the new connection too, and the switch still
+// happens.
+func TestSwitchBackWithAHookThatSubscribes(t *testing.T) {
+	const topic, hooked = "ticker.BTC-PERPETUAL.100ms", "ticker.ETH-PERPETUAL.100ms"
+	preferred, fallback := exchangetest.NewServer(deribit.Name), exchangetest.NewServer(deribit.Name)
+	t.Cleanup(preferred.Close)
+	t.Cleanup(fallback.Close)
+	ctx := testutil.Context(t)
+	hook := func(ctx context.Context, c *client.Client) error {
+		_, err := c.Subscribe(ctx, []string{hooked})
+		return err
+	}
+	c, err := client.Dial(ctx, preferred.URL(), client.WithProtocol(deribit.Protocol()), client.WithOnConnect(hook),
+		client.WithEndpoints(fallback.URL()), client.WithSwitchBack(10*time.Millisecond, 50*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	_, err = c.Subscribe(ctx, []string{topic})
+	require.NoError(t, err)
+	preferred.Stop()
+	require.NoError(t, fallback.WaitSubscribers(ctx, topic, 1))
+	require.NoError(t, preferred.Start())
+	require.NoError(t, preferred.WaitSubscribers(ctx, topic, 1))
+	require.NoError(t, preferred.WaitSubscribers(ctx, hooked, 1))
+	require.Eventually(t, func() bool { return fallback.Connections() == 0 }, 5*time.Second, time.Millisecond)
+	_, at := c.Endpoint()
+	assert.Equal(t, 0, at)
 }

@@ -243,8 +243,12 @@ func (op *subscribeOp) answer(f *protocol.Frame, err error) {
 			break
 		}
 		for j, k := range op.keys {
-			if k != "" && op.req.Topics[j].Key == "" {
+			switch {
+			case k == "" || op.req.Topics[j].Key != "":
+			case c.handover.Load() == nil:
 				c.topics.routeServerKey(k, op.states[j])
+			case !c.topics.routeServerKeyBeside(k, op.states[j]):
+				op.err = fmt.Errorf("%w: %s", errKeyTaken, k)
 			}
 		}
 	}

@@ -127,6 +127,15 @@ func (t *topicTable) eachRoute(fn func(key string, ts *topicState) bool) { t.rou
 // reader goroutine; ts.key follows under Client.mu (settleLocked).
 func (t *topicTable) routeServerKey(key string, ts *topicState) { t.routes.Store(key, ts) }
 
+// routeServerKeyBeside is routeServerKey while another connection's keys
+// route too (handover.go): false, and nothing changed, when key routes
+// to another topic already (two servers that number subscriptions from
+// 0x1).
+func (t *topicTable) routeServerKeyBeside(key string, ts *topicState) bool {
+	actual, loaded := t.routes.LoadOrStore(key, ts)
+	return !loaded || actual == ts
+}
+
 // unroute removes ts's route, if it is still ts's.
 func (t *topicTable) unroute(ts *topicState) {
 	if ts.key != "" {
@@ -134,9 +143,9 @@ func (t *topicTable) unroute(ts *topicState) {
 	}
 }
 
-// dropRoute drops the route of key, a key a server assigned on a
-// connection left behind.
-func (t *topicTable) dropRoute(key string) { t.routes.Delete(key) }
+// dropRouteOf drops the route of key to ts, a key a server assigned on
+// a connection left behind; a route of key to another topic stays.
+func (t *topicTable) dropRouteOf(key string, ts *topicState) { t.routes.CompareAndDelete(key, ts) }
 
 // forgetServerKey drops a key the server assigned on a connection that
 // has ended: the next connection assigns another. A topic routed by name
