@@ -170,10 +170,13 @@ func (cn *conn) handleFrame(data []byte, now time.Time) {
 		if _, ok := c.topics.route(unsafe.String(unsafe.SliceData(f.Key), len(f.Key))); ok && len(f.Key) > 0 {
 			cn.route(f.Key, f.Data, false, now)
 		}
-		if f.Event == protocol.EventReconnect {
+		switch f.Event {
+		case protocol.EventReconnect:
 			c.log.Info("server announced a reconnect; reconnecting now")
 			c.emit(Event{Kind: ServerNotice})
 			cn.fail(ErrServerReconnect)
+		case protocol.EventEnded:
+			c.endedByServer(bytes.Clone(f.Data))
 		}
 	default:
 		if !cn.takeGapNotice(data) {

@@ -113,8 +113,10 @@ func oracle(frame []byte) protocoltest.Route {
 				r.Event = protocol.EventReconnect
 			}
 			return r
-		case "channel-conn-count", "channel-conn-count-error":
+		case "channel-conn-count":
 			return protocoltest.Route{Kind: protocol.KindEvent, Data: string(frame)}
+		case "channel-conn-count-error":
+			return protocoltest.Route{Kind: protocol.KindEvent, Data: string(frame), Event: protocol.EventEnded}
 		}
 		return protocoltest.Unrecognized
 	}

@@ -343,14 +343,36 @@ func classifyEvent(frame, event, id, a, code []byte, f *protocol.Frame) error {
 			f.Event = protocol.EventReconnect
 		}
 		return nil
-	case "channel-conn-count", "channel-conn-count-error":
+	case "channel-conn-count":
 		f.Kind, f.Data = protocol.KindEvent, frame
+		return nil
+	case "channel-conn-count-error": // the channel's subscriptions were ended (Ends)
+		f.Kind, f.Data, f.Event = protocol.KindEvent, frame, protocol.EventEnded
 		return nil
 	default:
 		return protocol.ErrUnrecognized
 	}
 	f.ID, f.HasID = requestID(id)
 	return nil
+}
+
+// Ends implements protocol.Ending: a channel-conn-count-error ends the
+// connection's subscriptions of its channel, past the channel's 30
+// connections a sub-account ("Client will receive the usual subscription
+// acknowledgement followed by the channel-conn-count-error from the
+// connection that the subscription has been terminated",
+// https://www.okx.com/docs-v5/en/#overview-websocket-connection-count-limit).
+func (dialect) Ends(frame []byte, topic *protocol.Topic) bool {
+	var channel []byte
+	m := jsonscan.Object(frame, 0)
+	for k, start, more := m.Next(); more; k, start, more = m.Next() {
+		end := m.Skip()
+		if string(k) == "channel" {
+			channel = frame[start:end]
+		}
+	}
+	name, ok := jsonscan.String(channel, nil)
+	return ok && m.Err() == nil && string(name) == channelOf(topic.Name)
 }
 
 // requestID reads a request id as OKX echoes it: the string the client
@@ -451,4 +473,5 @@ var (
 	_ protocol.TopicAcking = dialect{}
 	_ protocol.Keepalive   = dialect{}
 	_ protocol.Throttling  = dialect{}
+	_ protocol.Ending      = dialect{}
 )

@@ -235,3 +235,31 @@ func TestRefusedTopic(t *testing.T) {
 	_, err := p.NewTopic("tickers:instId=BTC-USDT")
 	assert.ErrorIs(t, err, protocol.ErrInvalidTopic, "one spelling a topic")
 }
+
+// A channel-conn-count-error ends the connection's subscriptions of its
+// channel (OKX terminated them past 30 connections a channel): the
+// program's subscription ends with an error naming the topic, instead of
+// waiting for messages that will not come; the others go on.
+func TestServerEndedChannelEndsItsSubscription(t *testing.T) {
+	srv := exchangetest.NewServer(okx.Name, exchangetest.WithLogin(okx.NewServerLogin("", "s3cret", "")))
+	t.Cleanup(srv.Close)
+	c := dial(t, srv, client.WithOnConnect(okx.Login(okx.NewKey("key-1", "s3cret", "pass"))))
+	ctx := testutil.Context(t)
+	orders, err := c.Subscribe(ctx, []string{"orders:instType=ANY"})
+	require.NoError(t, err)
+	tickers, err := c.Subscribe(ctx, []string{"tickers:BTC-USDT"})
+	require.NoError(t, err)
+	srv.PublishRaw([]byte(`{"event":"channel-conn-count-error","channel":"orders","connCount":"30","connId":"a4d3ae55"}`))
+	var ended error
+	select {
+	case ended = <-orders.Err():
+	case <-ctx.Done():
+		t.Fatal("the ended subscription is still open")
+	}
+	var refused *client.RefusedError
+	require.ErrorAs(t, ended, &refused)
+	assert.Equal(t, []string{"orders:instType=ANY"}, refused.Topics)
+	assert.Contains(t, refused.Error(), "channel-conn-count-error")
+	srv.Publish("tickers:BTC-USDT", []byte(`[{"instId":"BTC-USDT","last":"1"}]`))
+	assert.Equal(t, "tickers:BTC-USDT", receive(t, ctx, tickers).Topic)
+}

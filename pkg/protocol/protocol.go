@@ -61,6 +61,10 @@ const (
 	// EventReconnect: the server will close this connection soon and the
 	// client should reconnect now (Thalex's system channel).
 	EventReconnect
+	// EventEnded: the server ended subscriptions of this connection on
+	// its own; Frame.Data names them, as the dialect's Ending reads it
+	// (OKX's channel-conn-count-error).
+	EventEnded
 )
 
 // Frame is the classification of one incoming frame. Its byte slices point
@@ -358,6 +362,18 @@ type Chaining interface {
 // subscription: it should allocate nothing.
 type Identifying interface {
 	AppendIdentity(dst, data []byte) ([]byte, bool)
+}
+
+// Ending is a Protocol whose server may end subscriptions on its own,
+// in a frame (an EventEnded) that names them by a part of their topic:
+// OKX's channel-conn-count-error ends the connection's subscriptions of
+// a channel past its count of connections
+// (https://www.okx.com/docs-v5/en/#overview-websocket-connection-count-limit).
+// Ends reports whether the frame ended topic; the client ends the
+// subscriptions holding it, with an error naming it, rather than wait
+// for messages that will not come.
+type Ending interface {
+	Ends(frame []byte, topic *Topic) bool
 }
 
 // Retracting is a Protocol whose Retracts topics send messages that take
