@@ -22,6 +22,7 @@ import (
 	"github.com/wsfan/wsfan/internal/sidecartest"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/sidecar"
+	"github.com/wsfan/wsfan/pkg/okx"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
@@ -129,6 +130,35 @@ func TestStatusPage(t *testing.T) {
 	))
 	assert.LessOrEqual(t, pageWidth, viewWidth, "no sideways scrolling of the page on a phone")
 	screenshot(t, ctx, "status-page-phone.png")
+}
+
+// The status page knows the fifth venue: a sidecar in front of OKX shows
+// its topics and the book it keeps, as for any other.
+func TestStatusPageOKX(t *testing.T) {
+	ex := exchangetest.NewServer(okx.Name)
+	t.Cleanup(ex.Close)
+	ex.StartFeed(exchangetest.FeedOptions{Instruments: []string{"BTC-USDT"}, Interval: 50 * time.Millisecond})
+	served := sidecartest.Serve(t, sidecar.Config{Upstream: ex.URL(), Protocol: okx.Name, Grace: time.Minute})
+	require.Eventually(t, served.Ready, 10*time.Second, 10*time.Millisecond)
+	sse, err := http.Get("http://" + served.Addr + "/v1/stream?topic=tickers:BTC-USDT&topic=books:BTC-USDT")
+	require.NoError(t, err)
+	defer sse.Body.Close()
+
+	ctx := browser(t)
+	var state, protocol, topics string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate("http://"+served.Addr+"/"),
+		chromedp.WaitVisible(`//td[text()="books:BTC-USDT"]`),
+		chromedp.Sleep(1500*time.Millisecond), // a status event with the book
+		chromedp.Text("#state", &state),
+		chromedp.Text("body", &protocol),
+		chromedp.Text("#topics", &topics),
+	))
+	assert.Equal(t, "connected", state)
+	assert.Contains(t, protocol, "okx")
+	assert.Contains(t, topics, "tickers:BTC-USDT")
+	assert.Regexp(t, `mid \d+(\.\d+)? · spread \d+(\.\d+)? · \d+×\d+ levels`, topics, "the book's mid, spread and depth")
+	screenshot(t, ctx, "status-page-okx.png")
 }
 
 // A person opening the status page of a sidecar whose upstream cannot be
