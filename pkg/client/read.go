@@ -323,13 +323,18 @@ func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
 	}
 	var p *pendingCall
 	switch {
-	case f.HasID:
+	case f.HasID && c.topicAcking == nil:
+		if p = cn.pending.take(f.ID); p == nil {
+			c.dropFrame(dropUnknownID, errNoCall, raw)
+			return
+		}
+	case f.HasID: // a request may be answered topic by topic (OKX)
 		var found bool
 		if p, found = cn.pending.takeAnswered(f.ID, f); p == nil {
 			if !found {
 				c.dropFrame(dropUnknownID, errNoCall, raw)
 			}
-			return // or one topic of a request answered topic by topic
+			return // one topic of it answered, others still due
 		}
 	case f.Error != nil && c.answers.Load() == answersRefusalsOnly && cn.refuseAmbiguous(f):
 		return
