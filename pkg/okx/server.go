@@ -24,6 +24,11 @@ func (server) RPC() bool              { return true }
 func (server) Batches() bool          { return false }
 func (server) SubscriptionID() string { return "" }
 
+// AnswersAll implements protocol.AnsweringAll: OKX answers an operation
+// without an id too (the overview's unsubscribe and login examples carry
+// none), its answer then without one.
+func (server) AnswersAll() bool { return true }
+
 // Private reports whether topic is one of OKX's private channels.
 func (server) Private(topic string) bool { return privateChannels[channelOf(topic)] }
 
@@ -342,5 +347,6 @@ func (server) IdleLimit() time.Duration { return 30 * time.Second }
 
 var (
 	_ protocol.TopicAnswering  = server{}
+	_ protocol.AnsweringAll    = server{}
 	_ protocol.KeepaliveServer = server{}
 )

@@ -65,3 +65,17 @@ func EachMessage(answer []byte, fn func(msg []byte)) {
 		answer = answer[end:]
 	}
 }
+
+// AnsweringAll is a Server whose venue answers every request, with an id
+// or without (OKX: the id is optional, and echoed only where it was
+// sent): a request without one is answered all the same, not taken for a
+// JSON-RPC notification.
+type AnsweringAll interface {
+	AnswersAll() bool
+}
+
+// AnswersAll reports whether w answers requests that carry no id.
+func AnswersAll(w Server) bool {
+	a, ok := w.(AnsweringAll)
+	return ok && a.AnswersAll()
+}

@@ -24,11 +24,13 @@ func TestOKXProgramSeesWhatItWouldDirectly(t *testing.T) {
 	const subscribe = `{"id":"5","op":"subscribe","args":[{"channel":"tickers","instId":"BTC-USDT"},` +
 		`{"channel":"tickers","instId":"NOPE-USDT"},{"channel":"tickers","instId":"ETH-USDT"},{"channel":"tickers","instId":"GONE-USDT"}]}`
 	const unsubscribe = `{"id":"6","op":"unsubscribe","args":[{"channel":"tickers","instId":"BTC-USDT"},{"channel":"tickers","instId":"NOPE-USDT"}]}`
+	const withoutID = `{"op":"subscribe","args":[{"channel":"tickers","instId":"BTC-USDT"}]}` // the id is optional
 	answers := func(ws *websocket.Conn) []map[string]any {
 		require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(subscribe)))
 		require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(unsubscribe)))
+		require.NoError(t, ws.WriteMessage(websocket.TextMessage, []byte(withoutID)))
 		var got []map[string]any
-		for len(got) < 6 {
+		for len(got) < 7 {
 			require.NoError(t, ws.SetReadDeadline(time.Now().Add(5*time.Second)))
 			_, frame, err := ws.ReadMessage()
 			require.NoError(t, err)
@@ -60,7 +62,7 @@ func TestOKXProgramSeesWhatItWouldDirectly(t *testing.T) {
 	through := answers(r.dial(t))
 	assert.ElementsMatch(t, direct, through)
 	var refused []string
-	unsubscribed := 0
+	unsubscribed, withoutIDs := 0, 0
 	for _, m := range through {
 		switch m["event"] {
 		case "error":
@@ -70,8 +72,13 @@ func TestOKXProgramSeesWhatItWouldDirectly(t *testing.T) {
 		case "unsubscribe":
 			assert.Equal(t, "6", m["id"])
 			unsubscribed++
+		case "subscribe":
+			if _, ok := m["id"]; !ok {
+				withoutIDs++
+			}
 		}
 	}
+	assert.Equal(t, 1, withoutIDs, "a subscribe without an id is answered without one")
 	require.Len(t, refused, 2)
 	assert.Contains(t, refused[0]+refused[1], "channel:tickers,instId:NOPE-USDT ", "each refusal names its own argument")
 	assert.Contains(t, refused[0]+refused[1], "channel:tickers,instId:GONE-USDT ")

@@ -207,11 +207,12 @@ func (c *wsConn) changeTopics(req *protocol.Incoming) (resp []byte, attach []*to
 	return w.AppendResult(nil, req.ID, []byte(`"ok"`)), nil
 }
 
-// answer queues resp (none for a JSON-RPC notification; Ethereal's
-// events have no id and are answered with a status frame) and attaches
+// answer queues resp (none for a JSON-RPC notification, unless the venue
+// answers requests without an id too, protocol.AnsweringAll: OKX;
+// Ethereal's events have no id and are answered with a status frame) and attaches
 // the topics with it, as one step for the topics' pumps.
 func (c *wsConn) answer(req *protocol.Incoming, resp []byte, attach []*topic) {
-	if len(resp) == 0 || (len(req.ID) == 0 && c.cfg.wire.RPC()) {
+	if len(resp) == 0 || (len(req.ID) == 0 && c.cfg.wire.RPC() && !protocol.AnswersAll(c.cfg.wire)) {
 		c.s.attach(nil, attach)
 		return
 	}
