@@ -1,5 +1,6 @@
-// Package protocol holds the wire dialects wsfan speaks: Thalex, Deribit,
-// Ethereum (eth_subscribe) and Ethereal.
+// Package protocol holds what the wire dialects wsfan speaks share (Thalex,
+// Deribit, Ethereum's eth_subscribe, Ethereal, OKX: each in a package of
+// its own that registers it here).
 //
 // A Protocol encodes requests and subscribe frames into caller-owned
 // buffers and classifies incoming frames by scanning for their keys, never
