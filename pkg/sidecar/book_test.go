@@ -215,3 +215,23 @@ func TestBookOverHTTP(t *testing.T) {
 	assert.True(t, bs.Valid)
 	assert.Equal(t, len(want.Asks), bs.AskLevels)
 }
+
+// Programs that join a book while its changes come fast each get a
+// snapshot and then exactly the changes after it: none sees a broken
+// chain. (A change applied to the sidecar's book before a joiner's
+// snapshot was taken, and then sent it as well, broke its chain.)
+func TestLateJoinersDuringAFastFeedSeeNoBreak(t *testing.T) {
+	const topic = "book.BTC-PERPETUAL.100ms"
+	r := newRig(t, deribit.Name, nil)
+	r.up.StartFeed(exchangetest.FeedOptions{Instruments: []string{"BTC-PERPETUAL"}, Interval: time.Millisecond})
+	t.Cleanup(r.up.StopFeed)
+	var joiners []*book.Follower
+	for range 30 {
+		joiners = append(joiners, follow(t, deribit.Name, r.wsURL(), topic))
+		time.Sleep(3 * time.Millisecond)
+	}
+	for i, f := range joiners {
+		moving(t, f, 20)
+		assert.Zero(t, f.Stats().Breaks, "joiner %d saw a broken chain", i)
+	}
+}

@@ -155,12 +155,16 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 		t.cfg.stats.lastResume.Store(time.Now().UnixNano())
 	}
 	snapshot := m.Snapshot()
-	if t.book != nil {
-		t.apply(m)
-	}
 	seq := t.cfg.seq.Add(1)
 
 	t.mu.Lock()
+	// The book takes m under mu, with the subscribers that get m: a late
+	// joiner attached (under mu) either before, its snapshot without m and
+	// m to follow, or after, its snapshot with m and m not sent it again.
+	var broken error
+	if t.book != nil {
+		broken = t.book.Apply(m.Data, snapshot)
+	}
 	if snapshot {
 		t.stateful = true
 		if len(t.pending) > 0 { // they waited for this snapshot: it is their first message
@@ -196,6 +200,9 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 		t.last, t.lastSeq, t.hasLast = m.Data, seq, true
 	}
 	t.mu.Unlock()
+	if broken != nil {
+		t.broken(broken)
+	}
 
 	if (len(subs) >= parallelOffers || (caughtUp && len(subs) >= parallelDirectOffers)) && runtime.GOMAXPROCS(0) > 1 {
 		t.offerParallel(subs, &frames, caughtUp)
@@ -272,14 +279,12 @@ func (t *topic) mend(data []byte) []byte {
 	return bytes.ToValidUTF8(data, []byte("\uFFFD"))
 }
 
-// apply applies m to the topic's book and, when m breaks its chain,
-// resyncs the topic upstream: once a break, since the book ignores the
-// changes that follow until the resync's snapshot. Runs on the pump.
-func (t *topic) apply(m client.Message) {
-	err := t.book.Apply(m.Data, m.Snapshot())
-	if err == nil {
-		return
-	}
+// broken handles err, a message the topic's book could not apply: when
+// it breaks the book's chain, the topic is resynced upstream (once a
+// break, since the book ignores the changes that follow until the
+// resync's snapshot); when it cannot be read, the topic is served
+// without a book. Runs on the pump.
+func (t *topic) broken(err error) {
 	if errors.Is(err, book.ErrMalformed) {
 		t.dropBook(err)
 		return
