@@ -163,7 +163,9 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 	// m to follow, or after, its snapshot with m and m not sent it again.
 	var broken error
 	if t.book != nil {
-		broken = t.book.Apply(m.Data, snapshot)
+		if broken = t.book.Apply(m.Data, snapshot); errors.Is(broken, book.ErrMalformed) {
+			t.dropBookLocked() // m goes to the subscribers that waited too
+		}
 	}
 	if snapshot {
 		t.stateful = true
@@ -283,10 +285,12 @@ func (t *topic) mend(data []byte) []byte {
 // it breaks the book's chain, the topic is resynced upstream (once a
 // break, since the book ignores the changes that follow until the
 // resync's snapshot); when it cannot be read, the topic is served
-// without a book. Runs on the pump.
+// without a book from then on (dropBookLocked), which is logged. Runs on
+// the pump.
 func (t *topic) broken(err error) {
 	if errors.Is(err, book.ErrMalformed) {
-		t.dropBook(err)
+		t.cfg.log.Error("book messages cannot be read; serving the topic as it comes, without snapshots for late joiners",
+			zap.String("topic", t.name), zap.Error(err))
 		return
 	}
 	resynced := t.cfg.resync != nil && t.cfg.resync(t.upstream)
@@ -300,14 +304,10 @@ func (t *topic) heldBook() *book.Book {
 	return t.book
 }
 
-// dropBook serves the topic as a plain one from now on: its messages are
-// not the exchange's book messages (err says why), so nobody waits for a
-// snapshot that cannot be read. Runs on the pump.
-func (t *topic) dropBook(err error) {
-	t.cfg.log.Error("book messages cannot be read; serving the topic as it comes, without snapshots for late joiners",
-		zap.String("topic", t.name), zap.Error(err))
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// dropBookLocked serves the topic as a plain one from now on: its
+// messages are not the exchange's book messages, so nobody waits for a
+// snapshot that cannot be read. Called on the pump with t.mu held.
+func (t *topic) dropBookLocked() {
 	t.book, t.snap, t.stateful = nil, nil, false
 	t.subs = append(slices.Clip(t.subs), t.pending...)
 	t.pending = nil
