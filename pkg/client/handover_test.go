@@ -16,14 +16,15 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// awayFromPreferred dials preferred with fallback as its other
-// endpoint, subscribes topic, and stops preferred so the client fails
+// awayFromPreferred dials preferred with fallback as its other endpoint
+// (and opts), subscribes topic, and stops preferred so the client fails
 // over; it returns once the client is connected to fallback.
-func awayFromPreferred(t *testing.T, preferred, fallback *exchangetest.Server, topic string) *client.Client {
+func awayFromPreferred(t *testing.T, preferred, fallback *exchangetest.Server, topic string, opts ...client.Option) *client.Client {
 	t.Helper()
 	ctx := testutil.Context(t)
-	c, err := client.Dial(ctx, preferred.URL(), client.WithProtocol(deribit.Protocol()),
-		client.WithEndpoints(fallback.URL()), client.WithSwitchBack(10*time.Millisecond, 50*time.Millisecond))
+	opts = append([]client.Option{client.WithProtocol(deribit.Protocol()),
+		client.WithEndpoints(fallback.URL()), client.WithSwitchBack(10*time.Millisecond, 50*time.Millisecond)}, opts...)
+	c, err := client.Dial(ctx, preferred.URL(), opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	_, err = c.Subscribe(ctx, []string{topic})
@@ -85,19 +86,12 @@ func TestSwitchBackWithAHookThatSubscribes(t *testing.T) {
 	preferred, fallback := exchangetest.NewServer(deribit.Name), exchangetest.NewServer(deribit.Name)
 	t.Cleanup(preferred.Close)
 	t.Cleanup(fallback.Close)
-	ctx := testutil.Context(t)
 	hook := func(ctx context.Context, c *client.Client) error {
 		_, err := c.Subscribe(ctx, []string{hooked})
 		return err
 	}
-	c, err := client.Dial(ctx, preferred.URL(), client.WithProtocol(deribit.Protocol()), client.WithOnConnect(hook),
-		client.WithEndpoints(fallback.URL()), client.WithSwitchBack(10*time.Millisecond, 50*time.Millisecond))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	_, err = c.Subscribe(ctx, []string{topic})
-	require.NoError(t, err)
-	preferred.Stop()
-	require.NoError(t, fallback.WaitSubscribers(ctx, topic, 1))
+	c := awayFromPreferred(t, preferred, fallback, topic, client.WithOnConnect(hook))
+	ctx := testutil.Context(t)
 	require.NoError(t, preferred.Start())
 	require.NoError(t, preferred.WaitSubscribers(ctx, topic, 1))
 	require.NoError(t, preferred.WaitSubscribers(ctx, hooked, 1))
