@@ -10,10 +10,12 @@ import (
 
 // part records the answer a frame of a TopicAcking dialect (OKX) gives
 // one topic of op's request, and reports whether every topic is answered
-// now: an acknowledgement names its topic; a refusal names its topic, or
-// refuses the request as a whole, and then every topic not answered yet.
-// A frame naming a topic answered already, or none of the request's,
-// changes nothing (it is logged).
+// now: an acknowledgement names its topic; a refusal names its topic,
+// refuses the request as a whole (then every topic not answered yet), or
+// names none of them: it refuses one, which is known once only as many
+// topics are left unanswered as such refusals came. An acknowledgement
+// naming a topic answered already, or none of the request's, changes
+// nothing (it is logged).
 // Runs on the reader goroutine with the pending table's lock held
 // (pendingTable.takeAnswered); an op of any other dialect is answered
 // whole by its one response.
@@ -25,21 +27,31 @@ func (op *subscribeOp) part(f *protocol.Frame) bool {
 	if f.Error == nil {
 		i := ta.AckedTopic(&op.req, f.Result)
 		op.markOnce(i, nil, f.Result)
-		return op.left == 0
+	} else {
+		op.c.stats.rpcErrors.Add(1)
+		refusal := parseRPCError(f.Error)
+		switch i, whole := ta.RefusedTopic(&op.req, f.Error); {
+		case whole:
+			op.markRest(refusal)
+		case i >= 0:
+			op.markOnce(i, refusal, f.Error)
+		default:
+			op.unnamed = append(op.unnamed, refusal)
+		}
 	}
-	op.c.stats.rpcErrors.Add(1)
-	refusal := parseRPCError(f.Error)
-	i, whole := ta.RefusedTopic(&op.req, f.Error)
-	if !whole {
-		op.markOnce(i, refusal, f.Error)
-		return op.left == 0
+	if op.left > 0 && op.left <= len(op.unnamed) {
+		op.markRest(op.unnamed[0]) // the topics no answer named are the ones refused
 	}
+	return op.left == 0
+}
+
+// markRest marks every topic not answered yet refused with refusal.
+func (op *subscribeOp) markRest(refusal *RPCError) {
 	for i, done := range op.answered {
 		if !done {
 			op.mark(i, refusal)
 		}
 	}
-	return true
 }
 
 // markOnce marks topic i answered, or another topic of the request with

@@ -41,6 +41,7 @@ type subscribeOp struct {
 	answered []bool
 	left     int
 	refusals []*RPCError
+	unnamed  []*RPCError // refusals that named no topic: one topic each, not known which
 }
 
 // opGroup counts the unanswered ops of one round; done closes when the

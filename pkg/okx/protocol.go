@@ -156,8 +156,10 @@ func (dialect) AckedTopic(req *protocol.Request, result []byte) int {
 // has one, or in its message as OKX's 60018 does ("Wrong URL or
 // channel:tickers,instId:BTC-USDT-X doesn't exist. …",
 // https://www.okx.com/docs-v5/en/#error-code-websocket-public). A
-// refusal of the request itself (requestCodes), or one that names no
-// argument, refuses every topic not answered yet.
+// refusal of the request itself (requestCodes) refuses every topic not
+// answered yet; one that names no argument (64003, a fee tier too low
+// for a channel) refuses one of them, which the client finds by the
+// acknowledgements of the others.
 func (dialect) RefusedTopic(req *protocol.Request, frame []byte) (int, bool) {
 	var a, msg, code []byte
 	m := jsonscan.Object(frame, 0)
@@ -184,7 +186,7 @@ func (dialect) RefusedTopic(req *protocol.Request, frame []byte) (int, bool) {
 	text, _ := jsonscan.String(msg, nil)
 	key, named := argKeyInText(buf[:0], text)
 	if !named {
-		return -1, true
+		return -1, false
 	}
 	return topicIndex(req, key), false
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -203,8 +206,8 @@ func TestExchangeRefusesPastTheHourlyBudget(t *testing.T) {
 
 // A refusal is attributed to the topic its message spells, the whole
 // spelling: "account" is not "account:ccy=BTC"; a request's own refusal
-// (60014) and one that spells no argument refuse the whole request; one
-// that spells an argument the request does not hold refuses nothing.
+// (60014) refuses the whole request; one that spells no argument (64003),
+// or one the request does not hold, names none of its topics.
 func TestRefusedTopic(t *testing.T) {
 	p := okx.Protocol()
 	var topics []*protocol.Topic
@@ -225,7 +228,7 @@ func TestRefusedTopic(t *testing.T) {
 		`{"id":"1","event":"error","code":"60018","msg":"Wrong URL or channel:tickers,instId:BTC-USDT-SWAP doesn't"}`:   {3, false},
 		`{"id":"1","event":"error","code":"60018","msg":"Wrong URL or channel:tickers,instId:ETH-USDT doesn't exist."}`: {-1, false},
 		`{"id":"1","event":"error","code":"60014","msg":"Requests too frequent."}`:                                      {-1, true},
-		`{"id":"1","event":"error","code":"60018","msg":"Something else."}`:                                             {-1, true},
+		`{"id":"1","event":"error","code":"64003","msg":"Your trading fee tier doesn't meet the requirement."}`:         {-1, false},
 		`{"id":"1","event":"error","code":"60018","arg":{"channel":"tickers","instId":"BTC-USDT"},"msg":"x"}`:           {2, false},
 	} {
 		i, whole := acking.RefusedTopic(req, []byte(frame))
@@ -262,4 +265,43 @@ func TestServerEndedChannelEndsItsSubscription(t *testing.T) {
 	assert.Contains(t, refused.Error(), "channel-conn-count-error")
 	srv.Publish("tickers:BTC-USDT", []byte(`[{"instId":"BTC-USDT","last":"1"}]`))
 	assert.Equal(t, "tickers:BTC-USDT", receive(t, ctx, tickers).Topic)
+}
+
+// A refusal that names no argument (64003: the fee tier is too low for
+// books-l2-tbt) coming before the acknowledgement of the request's other
+// argument refuses the one no acknowledgement names, not both.
+func TestUnnamedRefusalFindsItsTopic(t *testing.T) {
+	upgrader := websocket.Upgrader{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := upgrader.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		for {
+			_, frame, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			var req struct {
+				ID string `json:"id"`
+			}
+			if json.Unmarshal(frame, &req) != nil || req.ID == "" {
+				continue // "ping", and anything else
+			}
+			_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"id":"`+req.ID+`","event":"error","code":"64003","msg":"Your trading fee tier doesn't meet the requirement to access this channel","connId":"a4d3ae55"}`))
+			_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"id":"`+req.ID+`","event":"subscribe","arg":{"channel":"tickers","instId":"ETH-USDT"},"connId":"a4d3ae55"}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	ctx := testutil.Context(t)
+	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), client.WithProtocol(okx.Protocol()))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	_, errs, err := c.SubscribeEach(ctx, []string{"books-l2-tbt:BTC-USDT", "tickers:ETH-USDT"})
+	require.NoError(t, err)
+	var rpcErr *client.RPCError
+	require.ErrorAs(t, errs[0], &rpcErr, "the tier's refusal is the book's")
+	assert.Equal(t, 64003, rpcErr.Code)
+	assert.NoError(t, errs[1], "the ticker was acknowledged")
 }

@@ -18,9 +18,11 @@ type TopicAcking interface {
 	// RefusedTopic reads a refusal's Error: the index in req.Topics of
 	// the topic it names; or whole, a refusal of the request itself
 	// (unreadable, throttled, not logged in), which holds for every
-	// topic of the request not answered yet. A refusal that names a
-	// topic the request does not hold is neither (i is -1): the client
-	// keeps waiting for the request's other answers.
+	// topic of the request not answered yet. A refusal that names none
+	// of the request's topics is neither (i is -1): it refuses one of
+	// them, the client cannot tell which yet, and takes it for one of
+	// those no other answer names once only as many are left as such
+	// refusals came.
 	RefusedTopic(req *Request, err []byte) (i int, whole bool)
 }
 
