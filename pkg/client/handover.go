@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"sync"
 	"time"
 
@@ -45,13 +44,11 @@ const (
 type handover struct {
 	c        *Client
 	old, new *conn
-	ident    protocol.Identifying // nil: identities are payloads
 
 	mu       sync.Mutex // orders every delivery of both readers while the handover runs
 	seams    map[*topicState]*seam
-	finished bool // the old connection delivers nothing more
-	hash     maphash.Hash
-	scratch  []byte
+	finished bool       // the old connection delivers nothing more
+	ids      identifier // under mu
 }
 
 // seam is one topic's overlap.
@@ -76,23 +73,8 @@ type seamMessage struct {
 
 func newHandover(c *Client, old, nc *conn) *handover {
 	h := &handover{c: c, old: old, new: nc, seams: make(map[*topicState]*seam)}
-	h.ident, _ = c.proto.(protocol.Identifying)
+	h.ids.ident, _ = c.proto.(protocol.Identifying)
 	return h
-}
-
-// identity hashes a message's identity. Called with h.mu held.
-func (h *handover) identity(data []byte) uint64 {
-	h.hash.Reset()
-	if h.ident != nil {
-		var ok bool
-		if h.scratch, ok = h.ident.AppendIdentity(h.scratch[:0], data); ok {
-			_, _ = h.hash.Write(h.scratch)
-			return h.hash.Sum64()
-		}
-	}
-	_ = h.hash.WriteByte(1)
-	_, _ = h.hash.Write(data)
-	return h.hash.Sum64()
 }
 
 // offer takes a notification of ts from cn, one of the two connections,
@@ -118,7 +100,7 @@ func (h *handover) offer(cn *conn, ts *topicState, data []byte, snapshot bool, n
 	case cn == h.old && (h.finished || s.met):
 		// The new connection carries the topic now.
 	case cn == h.old:
-		id := h.identity(data)
+		id := h.ids.of(ts.name, data)
 		cn.deliver(ts, data, snapshot, now)
 		if i := s.heldIndex(id); i >= 0 { // the old connection was behind
 			h.meet(s, ts, i+1)
@@ -129,7 +111,7 @@ func (h *handover) offer(cn *conn, ts *topicState, data []byte, snapshot bool, n
 		}
 		s.last = id
 	default: // the new connection
-		id := h.identity(data)
+		id := h.ids.of(ts.name, data)
 		if n := s.seen[id]; n > 0 { // delivered by the old connection
 			s.seen[id] = n - 1
 			if !s.met {

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"errors"
-	"hash/maphash"
 	"sync"
 	"time"
 )
@@ -30,8 +29,7 @@ type standbyMerge struct {
 	lastAt  []int64         // lastAt[i]: when leg i's last message here was read (UnixNano), or the merge made
 	seen    identityWindow
 	legs    []rejoining // legs[i] is leg i's, while it rejoins after a hole
-	hash    maphash.Hash
-	scratch []byte
+	ids     identifier
 	live    int   // legs whose part has not ended
 	lastErr error // why the last part to end ended
 	ended   bool  // ended: no hold's timer is set again
@@ -79,7 +77,8 @@ func (sb *Standby) newMerge(names []string, sc subConfig) (*standbyMerge, error)
 	for i := range n {
 		m.alive[i], m.lastAt[i] = true, now
 	}
-	m.hash.SetSeed(sb.seed)
+	m.ids.ident = sb.ident
+	m.ids.hash.SetSeed(sb.seed)
 	m.out = newSubscription(sb.legs[0], names, sc, channelSlots)
 	m.out.merge = m
 	sb.merges[m] = struct{}{}
@@ -181,7 +180,7 @@ func (m *standbyMerge) offer(leg int, msg Message) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	id := m.identity(msg)
+	id := m.ids.of(msg.Topic, msg.Data)
 	s := m.seen.add(id, leg)
 	n := s.legs[leg]
 	r := &m.legs[leg]
@@ -265,24 +264,6 @@ func (m *standbyMerge) release(leg int) {
 	clear(r.held)
 	r.held, r.on = r.held[:0], false
 	r.gen++
-}
-
-// identity hashes msg's topic and identity: the venue's documented
-// fields, or the whole payload where it has none. Called with m.mu held.
-func (m *standbyMerge) identity(msg Message) uint64 {
-	m.hash.Reset()
-	_, _ = m.hash.WriteString(msg.Topic)
-	_ = m.hash.WriteByte(0)
-	if m.sb.ident != nil {
-		var ok bool
-		if m.scratch, ok = m.sb.ident.AppendIdentity(m.scratch[:0], msg.Data); ok {
-			_, _ = m.hash.Write(m.scratch)
-			return m.hash.Sum64()
-		}
-	}
-	_ = m.hash.WriteByte(1)
-	_, _ = m.hash.Write(msg.Data)
-	return m.hash.Sum64()
 }
 
 // end ends out with err and unsubscribes the parts, each on its leg. It
