@@ -305,3 +305,28 @@ func TestUnnamedRefusalFindsItsTopic(t *testing.T) {
 	assert.Equal(t, 64003, rpcErr.Code)
 	assert.NoError(t, errs[1], "the ticker was acknowledged")
 }
+
+// A subscribe of more topics than 64 KB of arguments hold ("the total
+// length of multiple channels cannot exceed 64 KB") goes out in as few
+// requests as fit, each under the limit, every topic in one of them.
+func TestSubscribeKeepsToTheFrameLimit(t *testing.T) {
+	p := okx.Protocol()
+	var topics []*protocol.Topic
+	for i := range 3000 {
+		tp, err := p.NewTopic(fmt.Sprintf("books:INSTRUMENT-%04d-USDT-SWAP", i))
+		require.NoError(t, err)
+		topics = append(topics, tp)
+	}
+	var b protocol.Batch
+	var id uint64
+	p.Subscribe(&b, topics, func() uint64 { id++; return id }, 0)
+	require.Greater(t, len(b.Messages), 1)
+	covered := 0
+	for i, m := range b.Messages {
+		assert.LessOrEqual(t, len(m), 64*1024, "request %d", i)
+		assert.True(t, json.Valid(m))
+		covered += len(b.Requests[i].Topics)
+	}
+	assert.Equal(t, len(topics), covered)
+	assert.Equal(t, 3, len(b.Messages), "as few as fit: 3,000 arguments of about 59 bytes, 177 KB")
+}
