@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/client"
@@ -71,10 +72,17 @@ func Login(key *Key) client.OnConnect {
 		params := loginArgs{APIKey: key.apiKey, Passphrase: key.passphrase, Timestamp: ts, Sign: key.Sign(ts)}
 		if err := c.Call(ctx, "login", params, nil); err != nil {
 			var rpcErr *client.RPCError
-			if errors.As(err, &rpcErr) && credentialCodes[rpcErr.Code] {
-				return fmt.Errorf("%w: okx login as %s: %w", client.ErrLoginRefused, key.apiKey, rpcErr)
+			if !errors.As(err, &rpcErr) {
+				return fmt.Errorf("okx login: %w", err)
 			}
-			return fmt.Errorf("okx login: %w", err) // too frequent, an internal error: the next connection tries again
+			// OKX may quote the request in its refusal ("Invalid request:
+			// {…}"): the passphrase and the signature stay out of the error.
+			shown := &client.RPCError{Code: rpcErr.Code, Data: rpcErr.Data,
+				Message: strings.NewReplacer(params.Passphrase, "[redacted]", params.Sign, "[redacted]").Replace(rpcErr.Message)}
+			if credentialCodes[rpcErr.Code] {
+				return fmt.Errorf("%w: okx login as %s: %w", client.ErrLoginRefused, key.apiKey, shown)
+			}
+			return fmt.Errorf("okx login: %w", shown) // too frequent, an internal error: the next connection tries again
 		}
 		return nil
 	}

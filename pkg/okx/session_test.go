@@ -330,3 +330,35 @@ func TestSubscribeKeepsToTheFrameLimit(t *testing.T) {
 	assert.Equal(t, len(topics), covered)
 	assert.Equal(t, 3, len(b.Messages), "as few as fit: 3,000 arguments of about 59 bytes, 177 KB")
 }
+
+// A login refusal that quotes the request (60012 "Invalid request: …")
+// shows neither the passphrase nor the signature.
+func TestLoginRefusalHidesTheSecrets(t *testing.T) {
+	upgrader := websocket.Upgrader{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := upgrader.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		for {
+			_, frame, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			if !strings.Contains(string(frame), `"login"`) {
+				continue
+			}
+			refusal, _ := json.Marshal(map[string]string{"event": "error", "code": "60012", "msg": "Invalid request: " + string(frame)})
+			_ = ws.WriteMessage(websocket.TextMessage, refusal)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	key := okx.NewKey("key-1", "s3cret", "my-passphrase")
+	_, err := client.Dial(testutil.Context(t), "ws"+strings.TrimPrefix(srv.URL, "http"), client.WithProtocol(okx.Protocol()),
+		client.WithOnConnect(okx.Login(key)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Invalid request")
+	assert.NotContains(t, err.Error(), "my-passphrase")
+	assert.Equal(t, 2, strings.Count(err.Error(), "[redacted]"), "the passphrase and the signature")
+}
