@@ -21,5 +21,8 @@
 // or ResetPeer cut-off, while the other side keeps writing; and adding a
 // toxic, Down included, waits until a client that has stopped reading a
 // stream reads again. The cleanup then fails the test, listing the
-// goroutines, rather than leave them to goleak.
+// goroutines, rather than leave them to goleak. A toxic that holds data
+// back (latency, bandwidth, slicer) is removed when the test ends, before
+// the clients dialled before it was set close: changing toxics once such
+// a toxic holds data for a closed client deadlocks Toxiproxy.
 package faultproxy

@@ -28,7 +28,8 @@ type Proxy struct {
 	addr  string
 	owner *owner
 
-	mu sync.Mutex // serialises the fault methods
+	mu           sync.Mutex      // serialises the fault methods
+	removedAtEnd map[string]bool // toxics a cleanup removes, under mu; see holdsData
 }
 
 // Start starts a proxy on 127.0.0.1 at a random port that forwards to
@@ -46,9 +47,10 @@ func Start(t testing.TB, upstream string) *Proxy {
 	metrics := toxiproxy.NewMetricsContainer(prometheus.NewRegistry())
 	server := toxiproxy.NewServer(metrics, zerolog.Nop())
 	p := &Proxy{
-		t:     t,
-		tp:    toxiproxy.NewProxy(server, "faultproxy", "127.0.0.1:0", upstream),
-		owner: newOwner(),
+		t:            t,
+		tp:           toxiproxy.NewProxy(server, "faultproxy", "127.0.0.1:0", upstream),
+		owner:        newOwner(),
+		removedAtEnd: make(map[string]bool),
 	}
 	var err error
 	p.owner.do(func(context.Context) { err = p.tp.Start() })

@@ -113,3 +113,23 @@ func TestDownWhileStreaming(t *testing.T) {
 	require.NoError(t, <-read) // EOF, within the connection's deadline
 	<-streamed
 }
+
+// A toxic that holds data back is gone before the cleanups registered
+// before it was set run, so a client closing in its cleanup finds the
+// connection flowing again (see holdsData for the deadlock this avoids).
+func TestDelayingToxicsAreRemovedBeforeEarlierCleanups(t *testing.T) {
+	for name, fault := range map[string]func(*faultproxy.Proxy){
+		"Latency":   func(p *faultproxy.Proxy) { p.Latency(time.Hour) },
+		"Jitter":    func(p *faultproxy.Proxy) { p.Jitter(time.Hour, time.Minute) },
+		"Bandwidth": func(p *faultproxy.Proxy) { p.Bandwidth(1) },
+		"Slicer":    func(p *faultproxy.Proxy) { p.Slicer(1, 1_000_000) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := faultproxy.Start(t, startEcho(t))
+			c := dial(t, p.Addr())
+			t.Cleanup(func() { roundTrip(t, c, "at the end, undelayed") })
+			fault(p)
+			fault(p) // set twice, removed once
+		})
+	}
+}

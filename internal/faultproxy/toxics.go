@@ -140,6 +140,43 @@ func (p *Proxy) set(name, typ, stream string, attrs map[string]any) {
 	if err := p.setLocked(name, typ, stream, attrs, true); err != nil {
 		p.t.Fatalf("faultproxy: %v", err)
 	}
+	if holdsData[typ] && !p.removedAtEnd[name] {
+		p.removedAtEnd[name] = true
+		p.t.Cleanup(func() { p.removeAtEnd(name) })
+	}
+}
+
+// holdsData are the kinds of toxic that keep a connection's data back for a
+// while (latency and jitter, bandwidth, slicer).
+//
+// Toxiproxy v2.5.0 deadlocks when a toxic is added or removed after such a
+// toxic took data for a connection whose client has gone: the toxic hands
+// the data to a writer that has stopped reading (toxics/latency.go), the
+// change waits for the toxic under the collection's lock
+// (toxic_collection.go, chainAddToxic), and the writer waits for that lock
+// to remove its link (link.go, write). A test's clients usually close in
+// their cleanups, before the proxy's own cleanup drains it, so a toxic of
+// these kinds is removed by a cleanup registered when it is set: it runs
+// before the cleanups of the clients dialled earlier, while they still read.
+// (One run of TestStandbyLosesNothingWhenALegDies/thalex/ticker/latency
+// deadlocked so, a 200 ms jitter holding the server's answer to the
+// client's close when the proxy was drained.)
+var holdsData = map[string]bool{"latency": true, "bandwidth": true, "slicer": true}
+
+// removeAtEnd removes the toxic called name, if it is still there, when the
+// test ends; see holdsData.
+func (p *Proxy) removeAtEnd(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var err error
+	p.owner.do(func(ctx context.Context) {
+		if p.tp.Toxics.GetToxic(name) != nil {
+			err = p.tp.Toxics.RemoveToxic(ctx, name)
+		}
+	})
+	if err != nil {
+		p.t.Errorf("faultproxy: removing toxic %s at the end of the test: %v", name, err)
+	}
 }
 
 // setLocked adds the toxic called name, of kind typ on stream, with attrs,
