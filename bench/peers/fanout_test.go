@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -137,11 +136,16 @@ type readers struct {
 	got    atomic.Int64
 	frames atomic.Int64 // WebSocket frames read: centrifuge merges pushes into one
 	wg     sync.WaitGroup
+
+	// The publisher waits for got to reach want (0: nobody waits); the
+	// reader that takes it there clears want and signals reached.
+	want    atomic.Int64
+	reached chan struct{} // capacity 1
 }
 
 func dialReaders(b *testing.B, srv *server, n int) *readers {
 	b.Helper()
-	r := &readers{}
+	r := &readers{reached: make(chan struct{}, 1)}
 	d := websocket.Dialer{ReadBufferSize: 16 << 10}
 	for range n {
 		ws, resp, err := d.Dial(srv.url, nil)
@@ -172,7 +176,10 @@ func dialReaders(b *testing.B, srv *server, n int) *readers {
 					return
 				}
 				r.frames.Add(1)
-				r.got.Add(int64(srv.count(frame.Bytes())))
+				got := r.got.Add(int64(srv.count(frame.Bytes())))
+				if want := r.want.Load(); want != 0 && got >= want && r.want.CompareAndSwap(want, 0) {
+					r.reached <- struct{}{}
+				}
 			}
 		}()
 	}
@@ -194,21 +201,30 @@ func pump(b *testing.B, srv *server, r *readers, clients, msgs int) {
 	for i := range msgs {
 		srv.publish()
 		if i%window == window-1 {
-			// Yield rather than sleep: a sleep of 100 µs lasts far longer
-			// on this VM, and the pipeline drains meanwhile (measured:
-			// half the rounds at half the rate).
-			for r.got.Load() < base+int64((i+1-window)*clients) {
-				runtime.Gosched()
-			}
+			r.wait(b, base+int64((i+1-window)*clients))
 		}
 	}
-	target := base + int64(clients*msgs)
-	deadline := time.Now().Add(60 * time.Second)
-	for r.got.Load() < target {
-		if time.Now().After(deadline) {
-			b.Fatalf("%d of %d deliveries", r.got.Load()-base, target-base)
-		}
-		time.Sleep(100 * time.Microsecond)
+	r.wait(b, base+int64(clients*msgs))
+}
+
+// wait blocks until the clients have received target messages in all,
+// woken by the reader that gets there. (The publisher used to poll with
+// runtime.Gosched, whose scheduling rounds took a fifth of the process's
+// CPU, counted in cpu-ns/delivery for both servers; a sleep between polls
+// lasts far longer than asked on this VM, and the pipeline drains
+// meanwhile.)
+func (r *readers) wait(b *testing.B, target int64) {
+	if r.got.Load() >= target {
+		return
+	}
+	r.want.Store(target)
+	if r.got.Load() >= target && r.want.CompareAndSwap(target, 0) {
+		return // reached before the readers saw want
+	}
+	select {
+	case <-r.reached:
+	case <-time.After(60 * time.Second):
+		b.Fatalf("%d of %d deliveries", r.got.Load(), target)
 	}
 }
 
