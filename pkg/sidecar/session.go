@@ -89,6 +89,7 @@ type session struct {
 	// mu protects the queue and the writer's state.
 	mu      sync.Mutex
 	frames  [][]byte
+	box     *[][]byte   // holds frames in queueArrays; kept for the next Put
 	bytes   int         // bytes queued and being written
 	closing bool        // no frame is accepted any more
 	discard bool        // while closing: drop the queued frames instead of writing them
@@ -195,6 +196,11 @@ func (s *session) reply(frame []byte) {
 }
 
 func (s *session) pushLocked(frame []byte) {
+	if cap(s.frames) == 0 {
+		if box, _ := queueArrays.Get().(*[][]byte); box != nil {
+			s.frames, *box, s.box = *box, nil, box
+		}
+	}
 	s.frames = append(s.frames, frame)
 	s.bytes += len(frame)
 	s.wakeLocked()
@@ -236,8 +242,16 @@ func (s *session) closeLocked(r closeReason, discard bool) {
 const maxSpare = 4096
 
 // idleQueueCap is the largest queue array an idle session keeps for its
-// next frames; a burst's larger array goes back to the heap.
+// next frames; a burst's larger array goes to queueArrays.
 const idleQueueCap = 16
+
+// queueArrays holds the queue arrays of sessions whose writers went idle
+// after a burst, emptied and cleared, for the next session with nothing
+// queued: a queue grown from nothing to a burst's size is reallocated at
+// every doubling (BenchmarkFanOutPeers at 100 clients: 3 % of the
+// process's CPU in growslice), while idle sessions keep no more than
+// idleQueueCap.
+var queueArrays sync.Pool // of *[][]byte; a session keeps the box of the array it took
 
 // take hands the writer the queued frames and puts spare in their place.
 // An empty batch means there is nothing to write: if closing is true the
@@ -269,6 +283,14 @@ func (s *session) take(spare [][]byte, stop bool) (batch [][]byte, closing bool)
 	if stop {
 		s.idle = true
 		if cap(s.frames) > idleQueueCap {
+			if cap(s.frames) <= maxSpare {
+				if s.box == nil {
+					s.box = new([][]byte)
+				}
+				*s.box = s.frames[:0] // cleared: it came from wrote, or take cleared it
+				queueArrays.Put(s.box)
+				s.box = nil
+			}
 			s.frames = nil
 		}
 	}
