@@ -28,8 +28,7 @@ type Proxy struct {
 	addr  string
 	owner *owner
 
-	mu           sync.Mutex      // serialises the fault methods
-	removedAtEnd map[string]bool // toxics a cleanup removes, under mu; see holdsData
+	mu sync.Mutex // serialises the fault methods
 }
 
 // Start starts a proxy on 127.0.0.1 at a random port that forwards to
@@ -47,10 +46,9 @@ func Start(t testing.TB, upstream string) *Proxy {
 	metrics := toxiproxy.NewMetricsContainer(prometheus.NewRegistry())
 	server := toxiproxy.NewServer(metrics, zerolog.Nop())
 	p := &Proxy{
-		t:            t,
-		tp:           toxiproxy.NewProxy(server, "faultproxy", "127.0.0.1:0", upstream),
-		owner:        newOwner(),
-		removedAtEnd: make(map[string]bool),
+		t:     t,
+		tp:    toxiproxy.NewProxy(server, "faultproxy", "127.0.0.1:0", upstream),
+		owner: newOwner(),
 	}
 	var err error
 	p.owner.do(func(context.Context) { err = p.tp.Start() })

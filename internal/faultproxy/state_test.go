@@ -3,6 +3,7 @@ package faultproxy_test
 import (
 	"io"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,8 +117,12 @@ func TestDownWhileStreaming(t *testing.T) {
 
 // A toxic that holds data back is gone before the cleanups registered
 // before it was set run, so a client closing in its cleanup finds the
-// connection flowing again (see holdsData for the deadlock this avoids).
+// connection flowing again (see holdsData for the deadlock this avoids);
+// so too a client dialled between a Heal and the toxic set again. Each
+// delay is far longer than the connections' deadline (timeout): 16 KiB
+// at 1 KB/s, or in 1-byte slices a second apart.
 func TestDelayingToxicsAreRemovedBeforeEarlierCleanups(t *testing.T) {
+	msg := strings.Repeat("undelayed at the end ", 800)
 	for name, fault := range map[string]func(*faultproxy.Proxy){
 		"Latency":   func(p *faultproxy.Proxy) { p.Latency(time.Hour) },
 		"Jitter":    func(p *faultproxy.Proxy) { p.Jitter(time.Hour, time.Minute) },
@@ -126,10 +131,13 @@ func TestDelayingToxicsAreRemovedBeforeEarlierCleanups(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := faultproxy.Start(t, startEcho(t))
-			c := dial(t, p.Addr())
-			t.Cleanup(func() { roundTrip(t, c, "at the end, undelayed") })
+			first := dial(t, p.Addr())
+			t.Cleanup(func() { roundTrip(t, first, msg) })
 			fault(p)
-			fault(p) // set twice, removed once
+			p.Heal()
+			second := dial(t, p.Addr())
+			t.Cleanup(func() { roundTrip(t, second, msg) })
+			fault(p)
 		})
 	}
 }

@@ -140,8 +140,10 @@ func (p *Proxy) set(name, typ, stream string, attrs map[string]any) {
 	if err := p.setLocked(name, typ, stream, attrs, true); err != nil {
 		p.t.Fatalf("faultproxy: %v", err)
 	}
-	if holdsData[typ] && !p.removedAtEnd[name] {
-		p.removedAtEnd[name] = true
+	if holdsData[typ] {
+		// Registered at every set, so that it runs before the cleanups of
+		// every client dialled before this set; the later ones find the
+		// toxic gone and do nothing.
 		p.t.Cleanup(func() { p.removeAtEnd(name) })
 	}
 }
@@ -158,24 +160,37 @@ func (p *Proxy) set(name, typ, stream string, attrs map[string]any) {
 // their cleanups, before the proxy's own cleanup drains it, so a toxic of
 // these kinds is removed by a cleanup registered when it is set: it runs
 // before the cleanups of the clients dialled earlier, while they still read.
+// A client dialled after the toxic was set closes before that, and a test
+// that starts the proxy and sets the toxic in different (sub)tests gets
+// the removal at the end of the proxy's test: in both cases the removal
+// may meet the deadlock, so it gives up after drainTimeout and says so.
 // (One run of TestStandbyLosesNothingWhenALegDies/thalex/ticker/latency
 // deadlocked so, a 200 ms jitter holding the server's answer to the
 // client's close when the proxy was drained.)
 var holdsData = map[string]bool{"latency": true, "bandwidth": true, "slicer": true}
 
 // removeAtEnd removes the toxic called name, if it is still there, when the
-// test ends; see holdsData.
+// test ends; see holdsData. Like disable, it waits at most drainTimeout for
+// Toxiproxy, and reports a deadlock rather than hang the test.
 func (p *Proxy) removeAtEnd(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var err error
-	p.owner.do(func(ctx context.Context) {
+	done := make(chan error, 1)
+	go p.owner.do(func(ctx context.Context) {
+		var err error
 		if p.tp.Toxics.GetToxic(name) != nil {
 			err = p.tp.Toxics.RemoveToxic(ctx, name)
 		}
+		done <- err
 	})
-	if err != nil {
-		p.t.Errorf("faultproxy: removing toxic %s at the end of the test: %v", name, err)
+	select {
+	case err := <-done:
+		if err != nil {
+			p.t.Errorf("faultproxy: removing toxic %s at the end of the test: %v", name, err)
+		}
+	case <-time.After(drainTimeout):
+		p.t.Errorf("faultproxy: removing toxic %s at the end of the test still blocks after %v"+
+			" (a client dialled after it was set closed while it held data?)", name, drainTimeout)
 	}
 }
 
