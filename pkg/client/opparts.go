@@ -54,20 +54,11 @@ func (op *subscribeOp) markRest(refusal *RPCError) {
 	}
 }
 
-// markOnce marks topic i answered, or another topic of the request with
-// the same routing key still waiting (two names of one argument), unless
-// it names no topic of the request or one answered already: that answer
-// (raw) is logged and changes nothing.
+// markOnce marks topic i answered, unless it names no topic of the
+// request or one answered already: that answer (raw) is logged and
+// changes nothing. (No two topics of a request share a routing key:
+// routeClashLocked.)
 func (op *subscribeOp) markOnce(i int, refusal *RPCError, raw []byte) {
-	if i >= 0 && op.answered[i] {
-		key := op.req.Topics[i].Key
-		for j, t := range op.req.Topics {
-			if !op.answered[j] && t.Key == key {
-				i = j
-				break
-			}
-		}
-	}
 	if i < 0 || op.answered[i] {
 		op.c.log.Warn("an answer to a subscription request names no topic of it still waiting; ignored",
 			zap.Uint64("request", op.req.ID), zap.ByteString("answer", raw[:min(len(raw), 200)]))

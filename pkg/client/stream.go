@@ -48,18 +48,27 @@ var _ Feed = (*Client)(nil)
 
 // SubscribeStreams is SubscribeEach with the client's default delivery
 // options, a Stream each, for a Feed's reader. A topic the dialect
-// cannot express is refused (ErrRefused) rather than failing the rest.
+// cannot express, or one routed like another under another name (one
+// subscription on the server), is refused (ErrRefused) rather than
+// failing the rest.
 func (c *Client) SubscribeStreams(ctx context.Context, topics []string) ([]Stream, []error, error) {
 	streams, errs := make([]Stream, len(topics)), make([]error, len(topics))
 	valid := make([]string, 0, len(topics))
 	at := make([]int, 0, len(topics))
+	named := make(map[string]string)
+	c.mu.Lock()
 	for i, name := range topics {
-		if _, err := c.proto.NewTopic(name); err != nil {
+		t, err := c.proto.NewTopic(name)
+		if err == nil {
+			err = c.clashLocked(name, t, named) // one topic refused, not the call
+		}
+		if err != nil {
 			errs[i] = &RefusedError{Topics: []string{name}, Cause: err}
 			continue
 		}
 		valid, at = append(valid, name), append(at, i)
 	}
+	c.mu.Unlock()
 	if len(valid) == 0 {
 		return streams, errs, nil
 	}

@@ -72,8 +72,13 @@ func (c *Client) subscribeGroups(ctx context.Context, groups [][]string, parsed 
 	errs := make([]error, len(groups))
 	all := allTopics(groups)
 	cn, err := c.activeConn(ctx)
-	if err != nil && c.cfg.retryFirst && c.queue(subs, parsed) {
-		return subs, errs, nil
+	if err != nil && c.cfg.retryFirst {
+		switch queued, qerr := c.queue(subs, parsed); {
+		case qerr != nil:
+			return nil, nil, qerr
+		case queued:
+			return subs, errs, nil
+		}
 	}
 	if err != nil {
 		// Reconnecting (or the first connection was handed out
@@ -95,6 +100,11 @@ func (c *Client) subscribeGroups(ctx context.Context, groups [][]string, parsed 
 		c.mu.Unlock()
 		c.cfg.pace.refundSubscribe()
 		return nil, nil, ErrClosed
+	}
+	if err := c.routeClashLocked(groups, parsed); err != nil {
+		c.mu.Unlock()
+		c.cfg.pace.refundSubscribe()
+		return nil, nil, err
 	}
 	var fresh, joined []*topicState
 	// outcome holds every topic of the call: nil for one held and
@@ -213,12 +223,20 @@ func allTopics(groups [][]string) []string {
 // them on the server. A topic queued during a reconnect has its first
 // message flagged FlagReconnected: it was asked for while the server was
 // out of reach. It reports false while a connection is handed out, when
-// the caller must use it instead.
-func (c *Client) queue(subs []*Subscription, parsed [][]*protocol.Topic) bool {
+// the caller must use it instead, and an error for topics that clash
+// (routeClashLocked).
+func (c *Client) queue(subs []*Subscription, parsed [][]*protocol.Topic) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.conn.Load() != nil || c.closed() {
-		return false
+		return false, nil
+	}
+	groups := make([][]string, len(subs))
+	for g, s := range subs {
+		groups[g] = s.topics
+	}
+	if err := c.routeClashLocked(groups, parsed); err != nil {
+		return false, err
 	}
 	for g, s := range subs {
 		for i, name := range s.topics {
@@ -235,7 +253,44 @@ func (c *Client) queue(subs []*Subscription, parsed [][]*protocol.Topic) bool {
 		}
 		c.subs[s] = struct{}{}
 	}
-	return true
+	return true, nil
+}
+
+// routeClashLocked reports an error for the first topic of groups that
+// clashes (clashLocked) with a topic held or an earlier one of groups.
+// Called with c.mu held.
+func (c *Client) routeClashLocked(groups [][]string, parsed [][]*protocol.Topic) error {
+	named := make(map[string]string)
+	for g, names := range groups {
+		for i, name := range names {
+			if err := c.clashLocked(name, parsed[g][i], named); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// clashLocked reports an error when t, a topic not held yet, routes its
+// messages by the same key as another topic: one held under another name,
+// or another name in named (a call's names so far, by key; t's is added).
+// The reader gives a key's messages to one topic, so the other would hear
+// nothing, and say nothing (OKX's "orders:instType=SPOT,instId=X" and
+// "orders:X" are both routed by the instId). Called with c.mu held.
+func (c *Client) clashLocked(name string, t *protocol.Topic, named map[string]string) error {
+	if t.Key == "" || c.topics.get(name) != nil {
+		return nil
+	}
+	other := named[t.Key]
+	if ts, held := c.topics.route(t.Key); held {
+		other = ts.name
+	}
+	if other != "" && other != name {
+		return fmt.Errorf("failed to subscribe: %w: %q and %q are one subscription on the server"+
+			" (their messages are routed alike); subscribe one of them", protocol.ErrInvalidTopic, name, other)
+	}
+	named[t.Key] = name
+	return nil
 }
 
 // parseTopics drops duplicates and encodes each topic once.

@@ -362,3 +362,58 @@ func TestLoginRefusalHidesTheSecrets(t *testing.T) {
 	assert.NotContains(t, err.Error(), "my-passphrase")
 	assert.Equal(t, 2, strings.Count(err.Error(), "[redacted]"), "the passphrase and the signature")
 }
+
+// Two spellings of one argument ("tickers:BTC-USDT", and the same
+// instrument with its instType) are routed alike: OKX's pushes carry the
+// instId, which names both. Subscribing the second while the first is held,
+// or both in one call, is refused as an invalid topic before anything is
+// sent, rather than leave one of the two silent; the first keeps its feed.
+func TestTwoSpellingsOfOneArgumentAreRefused(t *testing.T) {
+	const plain, spelled = "tickers:BTC-USDT", "tickers:instType=SPOT,instId=BTC-USDT"
+	srv := exchangetest.NewServer(okx.Name)
+	t.Cleanup(srv.Close)
+	c := dial(t, srv)
+	ctx := testutil.Context(t)
+
+	_, err := c.Subscribe(ctx, []string{plain, spelled})
+	require.ErrorIs(t, err, protocol.ErrInvalidTopic)
+	_, _, err = c.SubscribeEach(ctx, []string{spelled, plain})
+	require.ErrorIs(t, err, protocol.ErrInvalidTopic)
+	assert.Zero(t, srv.CountReceived("subscribe"), "nothing sent for a call refused")
+
+	sub, err := c.Subscribe(ctx, []string{plain})
+	require.NoError(t, err)
+	_, err = c.Subscribe(ctx, []string{spelled})
+	require.ErrorIs(t, err, protocol.ErrInvalidTopic)
+	assert.ErrorContains(t, err, plain)
+	again, err := c.Subscribe(ctx, []string{plain}) // the same name joins, as ever
+	require.NoError(t, err)
+
+	// A fan-out server's streams: the clashing one alone is refused.
+	streams, errs, err := c.SubscribeStreams(ctx, []string{"trades:BTC-USDT", spelled})
+	require.NoError(t, err)
+	require.NoError(t, errs[0])
+	require.ErrorIs(t, errs[1], protocol.ErrInvalidTopic)
+	require.ErrorIs(t, errs[1], client.ErrRefused)
+	assert.Nil(t, streams[1])
+
+	srv.Publish(plain, []byte(`[{"instType":"SPOT","instId":"BTC-USDT","last":"1"}]`))
+	assert.Equal(t, plain, receive(t, ctx, sub).Topic)
+	assert.Equal(t, plain, receive(t, ctx, again).Topic)
+}
+
+// The same holds for a client still waiting for its first connection
+// (WithRetryOnFailedConnect), whose subscriptions are only queued.
+func TestTwoSpellingsAreRefusedBeforeTheFirstConnection(t *testing.T) {
+	srv := exchangetest.NewServer(okx.Name)
+	url := srv.URL()
+	srv.Close() // nothing listens: the client keeps retrying
+	c, err := client.Dial(testutil.Context(t), url, client.WithProtocol(okx.Protocol()), client.WithRetryOnFailedConnect())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	ctx := testutil.Context(t)
+	_, err = c.Subscribe(ctx, []string{"tickers:BTC-USDT"})
+	require.NoError(t, err, "queued")
+	_, err = c.Subscribe(ctx, []string{"tickers:instType=SPOT,instId=BTC-USDT"})
+	require.ErrorIs(t, err, protocol.ErrInvalidTopic)
+}
