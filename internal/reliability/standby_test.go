@@ -2,6 +2,7 @@ package reliability_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -509,5 +510,65 @@ func TestSidecarTakesItsEndpointBackLosingNothing(t *testing.T) {
 		for i, v := range got {
 			require.Equal(t, i, v, "program %d: message %d in order, once (-1: a gap notice)", p, i)
 		}
+	}
+}
+
+// Messages the old connection still has on its way when the new one is
+// subscribed (sent before the new subscription, so never on the new
+// connection) are delivered before the switch: the old connection stays
+// until the streams meet, even when no message had come on either yet.
+// Here the old connection lags 300 ms behind a feed of a message every
+// 20 ms, so about 15 are on their way when the new one subscribes. (A
+// first version ended the overlap at once when nothing had come yet, and
+// lost them.)
+func TestSwitchBackDeliversWhatTheOldConnectionHasOnItsWay(t *testing.T) {
+	const topic, total = "ticker.BTC-PERPETUAL.100ms", 120
+	preferred, fallback := exchangetest.NewServer(deribit.Name), exchangetest.NewServer(deribit.Name)
+	t.Cleanup(preferred.Close)
+	t.Cleanup(fallback.Close)
+	proxy := faultproxy.Start(t, fallback.Addr())
+	ctx := testutil.Context(t)
+	c, err := client.Dial(ctx, preferred.URL(), client.WithProtocol(deribit.Protocol()),
+		client.WithEndpoints(proxy.URL(fallback.URL())), client.WithSwitchBack(10*time.Millisecond, 50*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	sub, err := c.Subscribe(ctx, []string{topic})
+	require.NoError(t, err)
+	preferred.Stop()
+	require.NoError(t, fallback.WaitSubscribers(ctx, topic, 1))
+	require.Eventually(t, func() bool { return c.State() == client.StateConnected }, 5*time.Second, time.Millisecond)
+	proxy.Latency(300 * time.Millisecond)
+
+	var got []int
+	read := make(chan struct{})
+	go func() { // the program
+		defer close(read)
+		for len(got) < total {
+			select {
+			case m := <-sub.C():
+				var v struct{ N int }
+				if json.Unmarshal(m.Data, &v) == nil {
+					got = append(got, v.N)
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for n := range total { // the same feed on both endpoints
+		if n == 10 {
+			require.NoError(t, preferred.Start())
+		}
+		msg := []byte(fmt.Sprintf(`{"timestamp":%d,"n":%d}`, 1700000000000+n, n))
+		preferred.Publish(topic, msg)
+		fallback.Publish(topic, msg)
+		time.Sleep(20 * time.Millisecond)
+	}
+	<-read
+	_, at := c.Endpoint()
+	require.Equal(t, 0, at, "took the preferred endpoint back")
+	require.Len(t, got, total)
+	for i, n := range got {
+		require.Equal(t, i, n, "message %d: in order, once, none lost", i)
 	}
 }

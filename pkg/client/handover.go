@@ -27,8 +27,12 @@ import (
 // protocol.Identifying, else the whole payload); the new connection's are
 // held. The first message seen on both is the seam: from there on only
 // the new connection delivers the topic, its held messages past the seam
-// first. A topic quiet throughout has nothing to lose: at the end its held
-// messages, if any, are delivered. While the handover runs, both readers
+// first. The old connection stays until every topic's streams have met:
+// a topic with no message yet on either may have one on its way on the
+// old connection that the new one, subscribed too late, never gets. A
+// topic quiet throughout the hold has nothing to lose: at its end its
+// held messages, if any, are delivered, and the topic is the new
+// connection's from then on. While the handover runs, both readers
 // deliver under one lock, so a topic's messages keep their order.
 
 // handoverHold bounds the overlap: how long the old connection stays
@@ -44,6 +48,12 @@ const (
 type handover struct {
 	c        *Client
 	old, new *conn
+
+	// topics are the topics the new connection subscribed, fixed before
+	// it did: only theirs are checked, and each must meet (or the hold
+	// end) before the old connection closes. A topic subscribed after
+	// the new connection was handed out comes on it alone.
+	topics map[*topicState]bool
 
 	mu       sync.Mutex // orders every delivery of both readers while the handover runs
 	seams    map[*topicState]*seam
@@ -71,8 +81,11 @@ type seamMessage struct {
 	at       time.Time
 }
 
-func newHandover(c *Client, old, nc *conn) *handover {
-	h := &handover{c: c, old: old, new: nc, seams: make(map[*topicState]*seam)}
+func newHandover(c *Client, old, nc *conn, topics []*topicState) *handover {
+	h := &handover{c: c, old: old, new: nc, seams: make(map[*topicState]*seam), topics: make(map[*topicState]bool, len(topics))}
+	for _, ts := range topics {
+		h.topics[ts] = true
+	}
 	h.ids.ident, _ = c.proto.(protocol.Identifying)
 	return h
 }
@@ -91,6 +104,10 @@ func newHandover(c *Client, old, nc *conn) *handover {
 func (h *handover) offer(cn *conn, ts *topicState, data []byte, snapshot bool, now time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if !h.topics[ts] { // on one connection only
+		cn.deliver(ts, data, snapshot, now)
+		return
+	}
 	s := h.seams[ts]
 	if s == nil {
 		s = &seam{seen: make(map[uint64]int)}
@@ -155,14 +172,17 @@ func (h *handover) meet(s *seam, ts *topicState, from int) {
 	clear(s.seen) // the old connection delivered nothing the new one will bring
 }
 
-// allMet reports whether every topic that had messages on either
-// connection is carried by the new one alone, past the old one's last
-// delivery.
+// allMet reports whether every topic of the handover is carried by the
+// new connection alone, past the old one's last delivery. A topic that
+// had no message yet on either connection has not met: the old one may
+// still have some on the way, which the new one never gets (a first
+// version ended the overlap before any message came, and lost the one
+// the old connection was still reading).
 func (h *handover) allMet() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, s := range h.seams {
-		if !s.met || !s.past {
+	for ts := range h.topics {
+		if s := h.seams[ts]; s == nil || !s.met || !s.past {
 			return false
 		}
 	}
@@ -174,11 +194,17 @@ func (h *handover) allMet() bool {
 // when the old connection delivered nothing of the topic meanwhile;
 // after a possible hole otherwise (the old connection failed, or the
 // streams did not meet in time), which the first of them says
-// (FlagReconnected).
+// (FlagReconnected). A topic quiet throughout the hold is the new
+// connection's from its first message.
 func (h *handover) finish(oldFailed bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.finished = true
+	for ts := range h.topics {
+		if h.seams[ts] == nil {
+			h.seams[ts] = &seam{met: true, past: true}
+		}
+	}
 	for ts, s := range h.seams {
 		switch {
 		case s.met:
@@ -240,9 +266,10 @@ func (c *Client) takeBack(old *conn) *conn {
 		nc.wait()
 		return old // a subscribe or unsubscribe is running: the next probe
 	}
-	h := newHandover(c, old, nc)
+	topics := c.confirmedTopics()
+	h := newHandover(c, old, nc, topics)
 	c.handover.Store(h)
-	err = c.subscribeAll(ctx, nc)
+	err = c.subscribeAll(ctx, nc, topics)
 	if err == nil && c.settingHolds() { // made meanwhile, on old
 		err = errors.New("a session setting was made meanwhile")
 	}
@@ -303,19 +330,25 @@ func (c *Client) settingHolds() bool {
 	return true
 }
 
-// subscribeAll subscribes every confirmed topic on cn and gives each the
-// routing key cn's server assigned. A topic refused, a key in use, or any
-// failure fails the whole: nothing is changed then, the old connection
-// carrying every topic still.
-func (c *Client) subscribeAll(ctx context.Context, cn *conn) error {
+// confirmedTopics are the topics held and acknowledged: what a handover
+// subscribes on the new connection.
+func (c *Client) confirmedTopics() []*topicState {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	var states []*topicState
 	for _, ts := range c.topics.all() {
 		if ts.confirmed {
 			states = append(states, ts)
 		}
 	}
-	c.mu.Unlock()
+	return states
+}
+
+// subscribeAll subscribes states, every confirmed topic, on cn and gives
+// each the routing key cn's server assigned. A topic refused, a key in use, or any
+// failure fails the whole: nothing is changed then, the old connection
+// carrying every topic still.
+func (c *Client) subscribeAll(ctx context.Context, cn *conn, states []*topicState) error {
 	if len(states) == 0 {
 		return nil
 	}
