@@ -57,7 +57,7 @@ func (op *subscribeOp) markRest(refusal *RPCError) {
 // markOnce marks topic i answered, unless it names no topic of the
 // request or one answered already: that answer (raw) is logged and
 // changes nothing. (No two topics of a request share a routing key:
-// routeClashLocked.)
+// clashesLocked.)
 func (op *subscribeOp) markOnce(i int, refusal *RPCError, raw []byte) {
 	if i < 0 || op.answered[i] {
 		op.c.log.Warn("an answer to a subscription request names no topic of it still waiting; ignored",

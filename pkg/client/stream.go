@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Stream is anything that reads like a subscription: the messages of one
@@ -59,11 +61,12 @@ func (c *Client) SubscribeStreams(ctx context.Context, topics []string) ([]Strea
 	c.mu.Lock()
 	for i, name := range topics {
 		t, err := c.proto.NewTopic(name)
-		if err == nil {
-			err = c.clashLocked(name, t, named) // one topic refused, not the call
-		}
 		if err != nil {
 			errs[i] = &RefusedError{Topics: []string{name}, Cause: err}
+			continue
+		}
+		if err := c.clashesLocked([]string{name}, []*protocol.Topic{t}, named); err != nil {
+			errs[i] = err // this topic refused, not the call
 			continue
 		}
 		valid, at = append(valid, name), append(at, i)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"go.uber.org/zap"
 
@@ -101,11 +102,6 @@ func (c *Client) subscribeGroups(ctx context.Context, groups [][]string, parsed 
 		c.cfg.pace.refundSubscribe()
 		return nil, nil, ErrClosed
 	}
-	if err := c.routeClashLocked(groups, parsed); err != nil {
-		c.mu.Unlock()
-		c.cfg.pace.refundSubscribe()
-		return nil, nil, err
-	}
 	var fresh, joined []*topicState
 	// outcome holds every topic of the call: nil for one held and
 	// confirmed already, else filled in below. Read after c.mu is let go,
@@ -113,7 +109,12 @@ func (c *Client) subscribeGroups(ctx context.Context, groups [][]string, parsed 
 	// clear meanwhile.
 	outcome := make(map[*topicState]error, len(all))
 	states := make([][]*topicState, len(groups))
+	named := make(map[string]string) // see clashesLocked
 	for g, names := range groups {
+		if err := c.clashesLocked(names, parsed[g], named); err != nil {
+			errs[g], subs[g] = err, nil // refused alone, before anything is sent
+			continue
+		}
 		s := subs[g]
 		for i, name := range names {
 			ts := c.topics.get(name)
@@ -147,7 +148,9 @@ func (c *Client) subscribeGroups(ctx context.Context, groups [][]string, parsed 
 		}
 		c.mu.Unlock()
 		for _, s := range subs {
-			_ = c.unsubscribe(ctx, s, nil)
+			if s != nil {
+				_ = c.unsubscribe(ctx, s, nil)
+			}
 		}
 		return nil, nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(all), err)
 	}
@@ -179,6 +182,9 @@ func (c *Client) subscribeGroups(ctx context.Context, groups [][]string, parsed 
 	}
 	// Each subscription stands or falls with its own topics.
 	for g, s := range subs {
+		if s == nil {
+			continue // refused already (clashesLocked)
+		}
 		var refused []*topicState
 		var other error
 		for _, ts := range states[g] {
@@ -224,19 +230,18 @@ func allTopics(groups [][]string) []string {
 // message flagged FlagReconnected: it was asked for while the server was
 // out of reach. It reports false while a connection is handed out, when
 // the caller must use it instead, and an error for topics that clash
-// (routeClashLocked).
+// (clashesLocked).
 func (c *Client) queue(subs []*Subscription, parsed [][]*protocol.Topic) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.conn.Load() != nil || c.closed() {
 		return false, nil
 	}
-	groups := make([][]string, len(subs))
+	named := make(map[string]string)
 	for g, s := range subs {
-		groups[g] = s.topics
-	}
-	if err := c.routeClashLocked(groups, parsed); err != nil {
-		return false, err
+		if err := c.clashesLocked(s.topics, parsed[g], named); err != nil {
+			return false, err
+		}
 	}
 	for g, s := range subs {
 		for i, name := range s.topics {
@@ -256,40 +261,40 @@ func (c *Client) queue(subs []*Subscription, parsed [][]*protocol.Topic) (bool, 
 	return true, nil
 }
 
-// routeClashLocked reports an error for the first topic of groups that
-// clashes (clashLocked) with a topic held or an earlier one of groups.
-// Called with c.mu held.
-func (c *Client) routeClashLocked(groups [][]string, parsed [][]*protocol.Topic) error {
-	named := make(map[string]string)
-	for g, names := range groups {
-		for i, name := range names {
-			if err := c.clashLocked(name, parsed[g][i], named); err != nil {
-				return err
-			}
+// clashesLocked refuses a group of topics (a subscription's) when one of
+// them, not held yet, routes its messages by the same key as another
+// topic: one held under another name, or one in named (the keys of the
+// call's groups accepted so far, with their names; the group's are added
+// when it is accepted). The reader gives a key's messages to one topic,
+// so the other would hear nothing, and say nothing (OKX routes a push by
+// the first of instId, instFamily, instType and ccy its argument names:
+// "orders:instType=SPOT,instId=X" and "orders:X" share a key). The error
+// is a *RefusedError naming that topic. Called with c.mu held.
+func (c *Client) clashesLocked(names []string, parsed []*protocol.Topic, named map[string]string) error {
+	var mine map[string]string // the group's own keys
+	for i, name := range names {
+		key := parsed[i].Key
+		if key == "" || c.topics.get(name) != nil {
+			continue
 		}
+		other, ok := mine[key]
+		if !ok {
+			other = named[key]
+		}
+		if ts, held := c.topics.route(key); held {
+			other = ts.name
+		}
+		if other != "" && other != name {
+			return &RefusedError{Topics: []string{name}, Cause: fmt.Errorf(
+				"%w: %q and %q: their messages carry one routing key (%s), which could reach only one of them;"+
+					" subscribe one", protocol.ErrInvalidTopic, name, other, key)}
+		}
+		if mine == nil {
+			mine = make(map[string]string)
+		}
+		mine[key] = name
 	}
-	return nil
-}
-
-// clashLocked reports an error when t, a topic not held yet, routes its
-// messages by the same key as another topic: one held under another name,
-// or another name in named (a call's names so far, by key; t's is added).
-// The reader gives a key's messages to one topic, so the other would hear
-// nothing, and say nothing (OKX's "orders:instType=SPOT,instId=X" and
-// "orders:X" are both routed by the instId). Called with c.mu held.
-func (c *Client) clashLocked(name string, t *protocol.Topic, named map[string]string) error {
-	if t.Key == "" || c.topics.get(name) != nil {
-		return nil
-	}
-	other := named[t.Key]
-	if ts, held := c.topics.route(t.Key); held {
-		other = ts.name
-	}
-	if other != "" && other != name {
-		return fmt.Errorf("failed to subscribe: %w: %q and %q are one subscription on the server"+
-			" (their messages are routed alike); subscribe one of them", protocol.ErrInvalidTopic, name, other)
-	}
-	named[t.Key] = name
+	maps.Copy(named, mine)
 	return nil
 }
 
