@@ -513,6 +513,59 @@ func TestSidecarTakesItsEndpointBackLosingNothing(t *testing.T) {
 	}
 }
 
+// lagBehindPreferred dials preferred with fallback, behind a proxy, as
+// its other endpoint, subscribes topic, stops preferred so the client
+// fails over, and delays the fallback's connection by lag: the old
+// connection of the switch-back to come is lag behind the new one.
+func lagBehindPreferred(t *testing.T, preferred, fallback *exchangetest.Server, topic string, lag time.Duration) (*client.Client, *client.Subscription) {
+	t.Helper()
+	proxy := faultproxy.Start(t, fallback.Addr())
+	ctx := testutil.Context(t)
+	c, err := client.Dial(ctx, preferred.URL(), client.WithProtocol(deribit.Protocol()),
+		client.WithEndpoints(proxy.URL(fallback.URL())), client.WithSwitchBack(10*time.Millisecond, 50*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	sub, err := c.Subscribe(ctx, []string{topic})
+	require.NoError(t, err)
+	preferred.Stop()
+	require.NoError(t, fallback.WaitSubscribers(ctx, topic, 1))
+	require.Eventually(t, func() bool { return c.State() == client.StateConnected }, 5*time.Second, time.Millisecond)
+	proxy.Latency(lag)
+	return c, sub
+}
+
+// readN reads the n of each message of sub until it has total of them, or
+// ctx ends; the result comes on the channel.
+func readN(ctx context.Context, sub *client.Subscription, total int) <-chan []int {
+	out := make(chan []int, 1)
+	go func() { // the program
+		var got []int
+		defer func() { out <- got }()
+		for len(got) < total {
+			select {
+			case m, ok := <-sub.C():
+				if !ok {
+					return
+				}
+				var v struct{ N int }
+				if json.Unmarshal(m.Data, &v) == nil {
+					got = append(got, v.N)
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
+}
+
+// feedBoth publishes the same n-th message of topic on both servers.
+func feedBoth(a, b *exchangetest.Server, topic string, n int) {
+	msg := []byte(fmt.Sprintf(`{"timestamp":%d,"n":%d}`, 1700000000000+n, n))
+	a.Publish(topic, msg)
+	b.Publish(topic, msg)
+}
+
 // Messages the old connection still has on its way when the new one is
 // subscribed (sent before the new subscription, so never on the new
 // connection) are delivered before the switch: the old connection stays
@@ -526,49 +579,60 @@ func TestSwitchBackDeliversWhatTheOldConnectionHasOnItsWay(t *testing.T) {
 	preferred, fallback := exchangetest.NewServer(deribit.Name), exchangetest.NewServer(deribit.Name)
 	t.Cleanup(preferred.Close)
 	t.Cleanup(fallback.Close)
-	proxy := faultproxy.Start(t, fallback.Addr())
-	ctx := testutil.Context(t)
-	c, err := client.Dial(ctx, preferred.URL(), client.WithProtocol(deribit.Protocol()),
-		client.WithEndpoints(proxy.URL(fallback.URL())), client.WithSwitchBack(10*time.Millisecond, 50*time.Millisecond))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = c.Close() })
-	sub, err := c.Subscribe(ctx, []string{topic})
-	require.NoError(t, err)
-	preferred.Stop()
-	require.NoError(t, fallback.WaitSubscribers(ctx, topic, 1))
-	require.Eventually(t, func() bool { return c.State() == client.StateConnected }, 5*time.Second, time.Millisecond)
-	proxy.Latency(300 * time.Millisecond)
-
-	var got []int
-	read := make(chan struct{})
-	go func() { // the program
-		defer close(read)
-		for len(got) < total {
-			select {
-			case m := <-sub.C():
-				var v struct{ N int }
-				if json.Unmarshal(m.Data, &v) == nil {
-					got = append(got, v.N)
-				}
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	for n := range total { // the same feed on both endpoints
+	c, sub := lagBehindPreferred(t, preferred, fallback, topic, 300*time.Millisecond)
+	got := readN(testutil.Context(t), sub, total)
+	for n := range total {
 		if n == 10 {
 			require.NoError(t, preferred.Start())
 		}
-		msg := []byte(fmt.Sprintf(`{"timestamp":%d,"n":%d}`, 1700000000000+n, n))
-		preferred.Publish(topic, msg)
-		fallback.Publish(topic, msg)
+		feedBoth(preferred, fallback, topic, n)
 		time.Sleep(20 * time.Millisecond)
 	}
-	<-read
+	seq := <-got
 	_, at := c.Endpoint()
 	require.Equal(t, 0, at, "took the preferred endpoint back")
-	require.Len(t, got, total)
-	for i, n := range got {
+	require.Len(t, seq, total)
+	for i, n := range seq {
 		require.Equal(t, i, n, "message %d: in order, once, none lost", i)
+	}
+}
+
+// A topic left and subscribed again right after the switch, while the old
+// connection (300 ms behind) still brings the old subscription's
+// messages and the handover waits for another topic's streams to meet,
+// is the new connection's alone: its new subscription gets each message
+// once, in order, none of the old connection's late copies.
+func TestResubscribedDuringTheSwitchBackGetsNoLateCopies(t *testing.T) {
+	const topic, other, total = "ticker.BTC-PERPETUAL.100ms", "ticker.ETH-PERPETUAL.100ms", 150
+	preferred, fallback := exchangetest.NewServer(deribit.Name), exchangetest.NewServer(deribit.Name)
+	t.Cleanup(preferred.Close)
+	t.Cleanup(fallback.Close)
+	c, sub := lagBehindPreferred(t, preferred, fallback, topic, 300*time.Millisecond)
+	ctx := testutil.Context(t)
+	_, err := c.Subscribe(ctx, []string{other}) // keeps the handover open while it is behind
+	require.NoError(t, err)
+	var again *client.Subscription
+	var got <-chan []int
+	first := 0 // the first message published after the new subscription
+	for n := range total {
+		if n == 10 {
+			require.NoError(t, preferred.Start())
+		}
+		if _, at := c.Endpoint(); at == 0 && again == nil {
+			require.NoError(t, sub.Unsubscribe(ctx))
+			again, err = c.Subscribe(ctx, []string{topic})
+			require.NoError(t, err)
+			first = n
+			got = readN(ctx, again, total-first)
+		}
+		feedBoth(preferred, fallback, topic, n)
+		feedBoth(preferred, fallback, other, n)
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.NotNil(t, again, "took the preferred endpoint back")
+	seq := <-got
+	require.Len(t, seq, total-first)
+	for i, n := range seq {
+		require.Equal(t, first+i, n, "message %d of the new subscription: in order, once", i)
 	}
 }

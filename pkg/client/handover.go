@@ -104,8 +104,13 @@ func newHandover(c *Client, old, nc *conn, topics []*topicState) *handover {
 func (h *handover) offer(cn *conn, ts *topicState, data []byte, snapshot bool, now time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !h.topics[ts] { // on one connection only
-		cn.deliver(ts, data, snapshot, now)
+	if !h.topics[ts] {
+		// Subscribed after the new connection was handed out, on it alone:
+		// what the old one brings under the same key is an older
+		// subscription's, left there.
+		if cn == h.new {
+			cn.deliver(ts, data, snapshot, now)
+		}
 		return
 	}
 	s := h.seams[ts]
@@ -182,6 +187,9 @@ func (h *handover) allMet() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for ts := range h.topics {
+		if ts.subs.Load() == nil {
+			continue // left meanwhile: nothing to deliver
+		}
 		if s := h.seams[ts]; s == nil || !s.met || !s.past {
 			return false
 		}
