@@ -73,13 +73,8 @@ func (c *Client) subscribeGroups(ctx context.Context, groups [][]string, parsed 
 	errs := make([]error, len(groups))
 	all := allTopics(groups)
 	cn, err := c.activeConn(ctx)
-	if err != nil && c.cfg.retryFirst {
-		switch queued, qerr := c.queue(subs, parsed); {
-		case qerr != nil:
-			return nil, nil, qerr
-		case queued:
-			return subs, errs, nil
-		}
+	if err != nil && c.cfg.retryFirst && c.queue(subs, parsed, errs) {
+		return subs, errs, nil
 	}
 	if err != nil {
 		// Reconnecting (or the first connection was handed out
@@ -228,22 +223,21 @@ func allTopics(groups [][]string) []string {
 // topics are marked queued, and the next connection's restore subscribes
 // them on the server. A topic queued during a reconnect has its first
 // message flagged FlagReconnected: it was asked for while the server was
-// out of reach. It reports false while a connection is handed out, when
-// the caller must use it instead, and an error for topics that clash
-// (clashesLocked).
-func (c *Client) queue(subs []*Subscription, parsed [][]*protocol.Topic) (bool, error) {
+// out of reach. A subscription whose topics clash (clashesLocked) is
+// refused instead: subs[g] nil, errs[g] why. It reports false while a
+// connection is handed out, when the caller must use it instead.
+func (c *Client) queue(subs []*Subscription, parsed [][]*protocol.Topic, errs []error) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.conn.Load() != nil || c.closed() {
-		return false, nil
+		return false
 	}
 	named := make(map[string]string)
 	for g, s := range subs {
 		if err := c.clashesLocked(s.topics, parsed[g], named); err != nil {
-			return false, err
+			errs[g], subs[g] = err, nil
+			continue
 		}
-	}
-	for g, s := range subs {
 		for i, name := range s.topics {
 			ts := c.topics.get(name)
 			if ts == nil {
@@ -258,7 +252,7 @@ func (c *Client) queue(subs []*Subscription, parsed [][]*protocol.Topic) (bool, 
 		}
 		c.subs[s] = struct{}{}
 	}
-	return true, nil
+	return true
 }
 
 // clashesLocked refuses a group of topics (a subscription's) when one of

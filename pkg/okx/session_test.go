@@ -422,4 +422,10 @@ func TestTwoSpellingsAreRefusedBeforeTheFirstConnection(t *testing.T) {
 	require.NoError(t, err, "queued")
 	_, err = c.Subscribe(ctx, []string{"tickers:instType=SPOT,instId=BTC-USDT"})
 	require.ErrorIs(t, err, protocol.ErrInvalidTopic)
+	subs, errs, err := c.SubscribeEach(ctx, []string{"trades:BTC-USDT", "tickers:instType=SPOT,instId=BTC-USDT"})
+	require.NoError(t, err)
+	require.NoError(t, errs[0], "queued")
+	assert.NotNil(t, subs[0])
+	require.ErrorIs(t, errs[1], protocol.ErrInvalidTopic, "refused alone")
+	assert.Nil(t, subs[1])
 }
