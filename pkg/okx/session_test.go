@@ -43,6 +43,30 @@ func receive(t *testing.T, ctx context.Context, sub *client.Subscription) client
 	}
 }
 
+// scriptedServer is a WebSocket server on loopback that answers each
+// frame a client sends with answer, for frames the test exchange would
+// never send; it returns its ws:// URL and stops when the test ends.
+func scriptedServer(t *testing.T, answer func(ws *websocket.Conn, frame []byte)) string {
+	t.Helper()
+	upgrader := websocket.Upgrader{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := upgrader.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		for {
+			_, frame, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			answer(ws, frame)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
 // Three topics go out in one subscribe request; OKX acknowledges each in
 // a frame of its own and refuses the unknown one with 60018 naming it:
 // the two known ones are subscribed and deliver, the unknown one is
@@ -271,31 +295,18 @@ func TestServerEndedChannelEndsItsSubscription(t *testing.T) {
 // books-l2-tbt) coming before the acknowledgement of the request's other
 // argument refuses the one no acknowledgement names, not both.
 func TestUnnamedRefusalFindsItsTopic(t *testing.T) {
-	upgrader := websocket.Upgrader{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := upgrader.Upgrade(w, r, nil)
-		if err != nil {
-			return
+	url := scriptedServer(t, func(ws *websocket.Conn, frame []byte) {
+		var req struct {
+			ID string `json:"id"`
 		}
-		defer ws.Close()
-		for {
-			_, frame, err := ws.ReadMessage()
-			if err != nil {
-				return
-			}
-			var req struct {
-				ID string `json:"id"`
-			}
-			if json.Unmarshal(frame, &req) != nil || req.ID == "" {
-				continue // "ping", and anything else
-			}
-			_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"id":"`+req.ID+`","event":"error","code":"64003","msg":"Your trading fee tier doesn't meet the requirement to access this channel","connId":"a4d3ae55"}`))
-			_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"id":"`+req.ID+`","event":"subscribe","arg":{"channel":"tickers","instId":"ETH-USDT"},"connId":"a4d3ae55"}`))
+		if json.Unmarshal(frame, &req) != nil || req.ID == "" {
+			return // "ping", and anything else
 		}
-	}))
-	t.Cleanup(srv.Close)
+		_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"id":"`+req.ID+`","event":"error","code":"64003","msg":"Your trading fee tier doesn't meet the requirement to access this channel","connId":"a4d3ae55"}`))
+		_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"id":"`+req.ID+`","event":"subscribe","arg":{"channel":"tickers","instId":"ETH-USDT"},"connId":"a4d3ae55"}`))
+	})
 	ctx := testutil.Context(t)
-	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), client.WithProtocol(okx.Protocol()))
+	c, err := client.Dial(ctx, url, client.WithProtocol(okx.Protocol()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	_, errs, err := c.SubscribeEach(ctx, []string{"books-l2-tbt:BTC-USDT", "tickers:ETH-USDT"})
@@ -334,28 +345,15 @@ func TestSubscribeKeepsToTheFrameLimit(t *testing.T) {
 // A login refusal that quotes the request (60012 "Invalid request: …")
 // shows neither the passphrase nor the signature.
 func TestLoginRefusalHidesTheSecrets(t *testing.T) {
-	upgrader := websocket.Upgrader{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := upgrader.Upgrade(w, r, nil)
-		if err != nil {
+	url := scriptedServer(t, func(ws *websocket.Conn, frame []byte) {
+		if !strings.Contains(string(frame), `"login"`) {
 			return
 		}
-		defer ws.Close()
-		for {
-			_, frame, err := ws.ReadMessage()
-			if err != nil {
-				return
-			}
-			if !strings.Contains(string(frame), `"login"`) {
-				continue
-			}
-			refusal, _ := json.Marshal(map[string]string{"event": "error", "code": "60012", "msg": "Invalid request: " + string(frame)})
-			_ = ws.WriteMessage(websocket.TextMessage, refusal)
-		}
-	}))
-	t.Cleanup(srv.Close)
+		refusal, _ := json.Marshal(map[string]string{"event": "error", "code": "60012", "msg": "Invalid request: " + string(frame)})
+		_ = ws.WriteMessage(websocket.TextMessage, refusal)
+	})
 	key := okx.NewKey("key-1", "s3cret", "my-passphrase")
-	_, err := client.Dial(testutil.Context(t), "ws"+strings.TrimPrefix(srv.URL, "http"), client.WithProtocol(okx.Protocol()),
+	_, err := client.Dial(testutil.Context(t), url, client.WithProtocol(okx.Protocol()),
 		client.WithOnConnect(okx.Login(key)))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Invalid request")
