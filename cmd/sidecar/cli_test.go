@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -37,6 +39,34 @@ func TestBadFlagExitsOne(t *testing.T) {
 	_, stderr, code = runMain(t, "-overflow", "sometimes")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, 1, strings.Count(stderr, "sidecar:"), stderr)
+}
+
+// -overflow and -log-level: the help shows a default that is one of the
+// values, and a bad value's error lists exactly the values accepted,
+// each of which the flag then takes.
+func TestChoicesListedAreAccepted(t *testing.T) {
+	stdout, _, _ := runMain(t, "-h")
+	assert.NotContains(t, stdout, "(default default)")
+	for flagName, tc := range map[string]struct{ def, want string }{
+		"overflow":  {"close-subscription", "close-subscription or drop-newest"},
+		"log-level": {"info", "debug, info, warn or error"},
+	} {
+		usage := regexp.MustCompile(`(?s)\n  -` + flagName + ` \w+\n(.*?)\n  -`).FindStringSubmatch(stdout)
+		require.NotNil(t, usage, flagName)
+		assert.Contains(t, usage[1], "(default "+tc.def+")", flagName)
+
+		_, stderr, code := runMain(t, "-"+flagName, "verbose")
+		assert.Equal(t, 1, code)
+		assert.Equal(t, "sidecar: invalid value \"verbose\" for flag -"+flagName+": want "+tc.want+"\n", stderr)
+		for _, v := range regexp.MustCompile(`, | or `).Split(tc.want, -1) {
+			_, err := parseOptions([]string{"-" + flagName, v}, noEnv, io.Discard)
+			assert.NoError(t, err, "-%s %s is listed", flagName, v)
+		}
+	}
+	for _, refused := range []string{"drop-oldest", "block", "default"} {
+		_, err := parseOptions([]string{"-overflow", refused}, noEnv, io.Discard)
+		assert.ErrorContains(t, err, "want close-subscription or drop-newest", refused)
+	}
 }
 
 // -version prints the module, its version, the commit and the Go version,

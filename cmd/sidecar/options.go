@@ -119,7 +119,7 @@ func (o *options) flagSet() *flag.FlagSet {
 
 	fs.Var(durationValue(&c.Grace), "grace", "the `duration` an upstream subscription outlives its last local subscriber (default 5s)")
 	fs.Var(sizeValue(&c.QueueBytes), "queue-bytes", "`size` of each local client's queue: 1048576, 512KiB, 4MiB... (default 4MiB)")
-	fs.TextVar(&c.Overflow, "overflow", c.Overflow, "`policy` for a full local queue: close-subscription (the default) or drop-newest")
+	fs.Var(overflowValue(&c.Overflow), "overflow", "`policy` for a full local queue: close-subscription closes the client (it reconnects and\nresynchronises), drop-newest drops the frame for that client and counts it")
 	fs.BoolVar(&c.LastMessageCache, "last-message-cache", false, "send new subscribers the topic's last message first")
 	fs.Var(listValue(&c.Topics), "topics", "comma-separated `topics` the upstream offers; any other is refused at once, naming them\n(default: none, every topic is asked upstream)")
 	fs.Var(countValue(&c.HotStandby), "hot-standby", "`number` of more upstream connections kept live, each carrying every topic, merged so each message\n"+
@@ -154,7 +154,7 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.Var(durationValue(&c.NATSLeaseTTL), "nats-lease-ttl", "the group leader's lease `duration`: the longest a takeover takes, at least 200ms (default 2s)")
 
 	fs.TextVar(&o.logFormat, "log-format", o.logFormat, "`format` of the logs: console or json")
-	fs.TextVar(&o.logLevel, "log-level", o.logLevel, "`level` of the logs: debug, info, warn or error")
+	fs.Var(levelValue(&o.logLevel), "log-level", "`level` of the logs: debug, info, warn or error")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		w := fs.Output()

@@ -132,7 +132,7 @@ func TestOptionErrorsNameSettingAndValue(t *testing.T) {
 		{env: map[string]string{"WSFAN_UPSTREAM": "https://thalex.com"}, want: []string{`"https://thalex.com"`, "WSFAN_UPSTREAM", "wss://"}},
 		{args: []string{"-overflow", "sometimes"}, want: []string{`"sometimes"`, "-overflow", "close-subscription"}},
 		{env: map[string]string{"WSFAN_LOG_FORMAT": "xml"}, want: []string{`"xml"`, "WSFAN_LOG_FORMAT", "console or json"}},
-		{args: []string{"-log-level", "loud"}, want: []string{`"loud"`, "-log-level"}},
+		{args: []string{"-log-level", "loud"}, want: []string{`"loud"`, "-log-level", "debug, info, warn or error"}},
 		{env: map[string]string{"WSFAN_LAST_MESSAGE_CACHE": "yes please"}, want: []string{`"yes please"`, "WSFAN_LAST_MESSAGE_CACHE"}},
 		{file: "queue-bytes: 1024\n", want: []string{"unknown setting queue-bytes", "line 1"}},
 		{file: "version: true\n", want: []string{"unknown setting version"}},

@@ -11,8 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap/zapcore"
+
 	"github.com/wsfan/wsfan/internal/format"
 	"github.com/wsfan/wsfan/internal/redact"
+	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/natsbridge"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -349,3 +352,62 @@ func (f *logFormat) UnmarshalText(b []byte) error {
 
 // MarshalText returns the format's name.
 func (f logFormat) MarshalText() ([]byte, error) { return []byte(f), nil }
+
+// localOverflows are the policies -overflow accepts, the default first:
+// those sidecar.Config.Overflow offers a local client.
+var localOverflows = []client.OverflowPolicy{client.CloseSubscription, client.DropNewest}
+
+// overflowValue is -overflow: one of localOverflows, by name in any case.
+// The SDK's other policies are refused here, saying why, and its
+// "default" is not a name a user needs: the default is shown as
+// close-subscription.
+func overflowValue(p *client.OverflowPolicy) value[client.OverflowPolicy] {
+	names := make([]string, len(localOverflows))
+	for i, o := range localOverflows {
+		names[i] = o.String()
+	}
+	want := "want " + format.OneOf(names)
+	return value[client.OverflowPolicy]{p: p,
+		parse: func(s string) (client.OverflowPolicy, error) {
+			var o client.OverflowPolicy
+			if o.UnmarshalText([]byte(s)) != nil {
+				return 0, errors.New(want)
+			}
+			switch o {
+			case client.DropOldest, client.Block:
+				return 0, errors.New(want + " (a local client's queue holds answers beside data, and one slow client must not stall the others)")
+			case client.DefaultOverflow:
+				return 0, errors.New(want)
+			}
+			return o, nil
+		},
+		format: func(o client.OverflowPolicy) string {
+			if o == client.DefaultOverflow {
+				o = localOverflows[0]
+			}
+			return o.String()
+		},
+	}
+}
+
+// logLevels are the levels -log-level accepts.
+var logLevels = []zapcore.Level{zapcore.DebugLevel, zapcore.InfoLevel, zapcore.WarnLevel, zapcore.ErrorLevel}
+
+// levelValue is -log-level: one of logLevels, by name in any case.
+func levelValue(p *zapcore.Level) value[zapcore.Level] {
+	names := make([]string, len(logLevels))
+	for i, l := range logLevels {
+		names[i] = l.String()
+	}
+	want := "want " + format.OneOf(names)
+	return value[zapcore.Level]{p: p,
+		parse: func(s string) (zapcore.Level, error) {
+			var l zapcore.Level
+			if l.UnmarshalText([]byte(strings.TrimSpace(s))) != nil || !slices.Contains(logLevels, l) {
+				return 0, errors.New(want)
+			}
+			return l, nil
+		},
+		format: zapcore.Level.String,
+	}
+}
