@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -121,4 +122,59 @@ func TestBannerCommandsWork(t *testing.T) {
 	// go run ./examples/ticker -url ws://ADDR/ws -protocol thalex -topics T
 	out = goRun("", line("go run ./examples/ticker")+" -n 2")
 	assert.Equal(t, 2, strings.Count(out, "ticker.BTC-PERPETUAL.raw "), out)
+}
+
+// Each command the banner prints is read by a shell as the words meant,
+// with a token holding a quote and characters shells read (?, &): bash
+// with failglob refuses an unquoted ? that matches no file, as zsh does
+// by default, and any other slip splits or changes the words.
+func TestBannerPastesIntoAShell(t *testing.T) {
+	const token = `it's?&x`
+	var out strings.Builder
+	d, err := startDemo("thalex")
+	require.NoError(t, err)
+	defer d.close()
+	d.printHelp(&out, "127.0.0.1:8765", token)
+
+	// The lines that are commands, each split into its words by the shell.
+	words := make(map[string][]string)
+	for _, l := range strings.Split(out.String(), "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, "curl ") && !strings.HasPrefix(l, "go run ") {
+			continue
+		}
+		cmd, _, _ := strings.Cut(l, " | ") // curl ... | grep ^wsfan_sidecar
+		sh := exec.Command("bash", "-O", "failglob", "-c", `printf '%s\n' `+cmd)
+		sh.Dir = t.TempDir()
+		got, err := sh.CombinedOutput()
+		require.NoError(t, err, "%s: %s", cmd, got)
+		w := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
+		words[w[len(w)-1]] = w
+	}
+	header := "Authorization: Bearer " + token
+	ws := "ws://127.0.0.1:8765/ws?token=it%27s%3F%26x"
+	assert.Equal(t, []string{"curl", "-N", "-H", header, "http://127.0.0.1:8765/v1/stream?topic=ticker.BTC-PERPETUAL.raw"},
+		words["http://127.0.0.1:8765/v1/stream?topic=ticker.BTC-PERPETUAL.raw"])
+	assert.Equal(t, []string{"curl", "-s", "-H", header, "http://127.0.0.1:8765/v1/book?instrument=BTC-PERPETUAL"},
+		words["http://127.0.0.1:8765/v1/book?instrument=BTC-PERPETUAL"])
+	assert.Equal(t, []string{"go", "run", "./cmd/wscat", "-H", header, ws}, words[ws])
+	assert.Equal(t, []string{"go", "run", "./examples/ticker", "-url", ws, "-protocol", "thalex", "-topics", "ticker.BTC-PERPETUAL.raw"},
+		words["ticker.BTC-PERPETUAL.raw"])
+	assert.Equal(t, []string{"curl", "-s", "-H", header, "http://127.0.0.1:8765/v1/status"}, words["http://127.0.0.1:8765/v1/status"])
+}
+
+// A sidecar listening on every address is suggested at 127.0.0.1, its
+// port kept; any other address as it is.
+func TestDialAddr(t *testing.T) {
+	for addr, want := range map[string]string{
+		"0.0.0.0:8765":   "127.0.0.1:8765",
+		"[::]:8765":      "127.0.0.1:8765",
+		"127.0.0.1:8765": "127.0.0.1:8765",
+		"[::1]:8765":     "[::1]:8765",
+		"10.1.2.3:80":    "10.1.2.3:80",
+	} {
+		a, err := net.ResolveTCPAddr("tcp", addr)
+		require.NoError(t, err)
+		assert.Equal(t, want, dialAddr(a), addr)
+	}
 }

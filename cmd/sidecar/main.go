@@ -101,7 +101,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	if demo != nil {
-		demo.printHelp(stdout, ln.Addr().String(), cfg.Token)
+		demo.printHelp(stdout, dialAddr(ln.Addr()), cfg.Token)
 	}
 	return srv.Serve(ctx, ln)
 }
