@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -92,6 +93,31 @@ func TestDemoRefusesUnknownTopicsAndAnswersCalls(t *testing.T) {
 				}
 				assert.Contains(t, text, want, path)
 			}
+		})
+	}
+}
+
+// A program that speaks another exchange's dialect to the sidecar is
+// answered, and the answer names the dialect the sidecar speaks (the
+// JSON-RPC dialects took an OKX frame, which has no id, as a notification
+// and said nothing; OKX answered "Invalid request" alone).
+func TestDemoNamesItsDialect(t *testing.T) {
+	for dialect, frame := range map[string]string{
+		"thalex":   `{"op":"subscribe","args":[{"channel":"tickers","instId":"BTC-USDT"}]}`,
+		"ethereum": `{"event":"subscribe","data":{"type":"Ticker","symbol":"BTCUSD"}}`,
+		"okx":      `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["ticker.BTC-PERPETUAL.raw"]}}`,
+		"ethereal": `{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}`,
+	} {
+		t.Run(dialect, func(t *testing.T) {
+			addr := runDemo(t, dialect)
+			conn, _, err := websocket.DefaultDialer.Dial("ws://"+addr+"/ws", nil)
+			require.NoError(t, err)
+			defer conn.Close()
+			require.NoError(t, conn.WriteMessage(websocket.TextMessage, []byte(frame)))
+			require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+			_, answer, err := conn.ReadMessage()
+			require.NoError(t, err, "no answer to %s", frame)
+			assert.Contains(t, string(answer), "this server speaks the "+dialect+" dialect")
 		})
 	}
 }

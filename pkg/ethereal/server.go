@@ -36,7 +36,8 @@ type request struct {
 }
 
 // ParseFrame reads one event; its topic is "TYPE:SYMBOL" or
-// "TYPE:SUBACCOUNT_ID", as NewTopic takes it.
+// "TYPE:SUBACCOUNT_ID", as NewTopic takes it. A JSON object without an
+// event is refused as an invalid request naming this dialect.
 func (server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Incoming, bool, *protocol.Error) {
 	var ev request
 	if json.Unmarshal(frame, &ev) != nil {
@@ -44,6 +45,9 @@ func (server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Inco
 	}
 	req := protocol.Incoming{Method: ev.Event}
 	switch ev.Event {
+	case "": // not an event: most often another dialect's frame
+		req.Err = &protocol.Error{Code: protocol.CodeInvalidRequest, Message: `invalid request: no event; this server speaks the ethereal dialect: {"event":"subscribe","data":{"type":"L2Book","symbol":"BTCUSD"}}`}
+		return append(dst, req), false, nil
 	case "subscribe":
 		req.Op = protocol.OpSubscribe
 	case "unsubscribe":

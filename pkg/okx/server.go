@@ -95,9 +95,11 @@ func (server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Inco
 }
 
 // invalidRequest is 60012, "Invalid request: FRAME", as OKX's failure
-// examples show it.
+// examples show it, followed by the shape of an OKX request: a frame of
+// another dialect sent here is told which one this server speaks.
 func invalidRequest(frame []byte) *protocol.Error {
-	return &protocol.Error{Code: CodeInvalidRequest, Message: "Invalid request: " + string(frame)}
+	return &protocol.Error{Code: CodeInvalidRequest, Message: "Invalid request: " + string(frame) +
+		` (this server speaks the okx dialect, OKX's v5 WebSocket API: {"op":"subscribe","args":[{"channel":"tickers","instId":"BTC-USDT"}]})`}
 }
 
 // firstElement returns the first element of the JSON array arr, or nil.

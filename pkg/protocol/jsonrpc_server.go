@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 )
 
@@ -116,7 +117,7 @@ func (s *RPCServer) Parse(dst []Incoming, frame []byte, op func(*Incoming)) ([]I
 	frame = bytes.TrimSpace(frame)
 	if len(frame) == 0 || frame[0] != '[' {
 		var req Incoming
-		if !readRequest(&req, frame, op) {
+		if !s.readRequest(&req, frame, op) {
 			return dst, false, &Error{Code: CodeParseError, Message: "parse error"}
 		}
 		return append(dst, req), false, nil
@@ -133,8 +134,8 @@ func (s *RPCServer) Parse(dst []Incoming, frame []byte, op func(*Incoming)) ([]I
 	}
 	for _, e := range elems {
 		var req Incoming
-		if !readRequest(&req, e, op) {
-			req = Incoming{ID: nullID, Err: &Error{Code: CodeInvalidRequest, Message: "invalid request"}}
+		if !s.readRequest(&req, e, op) {
+			req = Incoming{ID: nullID, Err: s.invalidRequest("not a request object")}
 		}
 		dst = append(dst, req)
 	}
@@ -149,17 +150,31 @@ type rpcRequest struct {
 }
 
 // readRequest reads one request into req, reporting whether data is a
-// JSON object of the request's shape.
-func readRequest(req *Incoming, data []byte, op func(*Incoming)) bool {
+// JSON object of the request's shape. An object without a method is
+// another dialect's frame more often than a mistake: it is answered (with
+// a null id when it has none, as JSON-RPC 2.0 wants an invalid request
+// answered) by an error naming the dialect this server speaks.
+func (s *RPCServer) readRequest(req *Incoming, data []byte, op func(*Incoming)) bool {
 	var r rpcRequest
 	if json.Unmarshal(data, &r) != nil {
 		return false
 	}
 	*req = Incoming{ID: r.ID, Method: r.Method, Params: r.Params}
 	if r.Method == "" {
-		req.Err = &Error{Code: CodeInvalidRequest, Message: "invalid request: no method"}
+		if len(req.ID) == 0 {
+			req.ID = nullID
+		}
+		req.Err = s.invalidRequest("no method")
 		return true
 	}
 	op(req)
 	return true
+}
+
+// invalidRequest is the refusal of a frame that is not one of this
+// dialect's requests, saying why and what the dialect is.
+func (s *RPCServer) invalidRequest(why string) *Error {
+	return &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf(
+		`invalid request: %s; this server speaks the %s dialect, JSON-RPC 2.0: {"jsonrpc":"2.0","id":1,"method":"…","params":…}`,
+		why, s.DialectName)}
 }

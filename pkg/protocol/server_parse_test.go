@@ -2,6 +2,7 @@ package protocol_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/ethereal"
 	"github.com/wsfan/wsfan/pkg/ethereum"
+	"github.com/wsfan/wsfan/pkg/okx"
 	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
@@ -194,5 +196,39 @@ func TestServerParseFrame(t *testing.T) {
 				assert.Equal(t, want, got)
 			}
 		})
+	}
+}
+
+// A frame of another dialect is refused by an invalid request naming the
+// dialect the server speaks, and a JSON-RPC server answers it even
+// without an id (under a null one): before, Thalex, Deribit and Ethereum
+// took an OKX or Ethereal frame as a notification and said nothing.
+func TestForeignFrameNamesTheDialect(t *testing.T) {
+	okxFrame := `{"op":"subscribe","args":[{"channel":"tickers","instId":"BTC-USDT"}]}`
+	rpcFrame := `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["ticker.BTC-PERPETUAL.raw"]}}`
+	etherealFrame := `{"event":"subscribe","data":{"type":"Ticker","symbol":"BTCUSD"}}`
+	for _, tc := range []struct {
+		server protocol.Server
+		frame  string
+		code   int
+		want   string
+	}{
+		{thalex.Server(), okxFrame, protocol.CodeInvalidRequest, "the thalex dialect, JSON-RPC 2.0"},
+		{deribit.Server(), etherealFrame, protocol.CodeInvalidRequest, "the deribit dialect, JSON-RPC 2.0"},
+		{ethereum.Server(), "[" + okxFrame + "]", protocol.CodeInvalidRequest, "the ethereum dialect, JSON-RPC 2.0"},
+		{ethereal.Server(), okxFrame, protocol.CodeInvalidRequest, "the ethereal dialect"},
+		{ethereal.Server(), rpcFrame, protocol.CodeInvalidRequest, "the ethereal dialect"},
+		{okx.Server(), rpcFrame, okx.CodeInvalidRequest, "the okx dialect"},
+	} {
+		name := tc.server.Name() + " " + tc.frame
+		reqs, _, err := tc.server.ParseFrame(nil, []byte(tc.frame))
+		require.Nil(t, err, name)
+		require.Len(t, reqs, 1, name)
+		require.NotNil(t, reqs[0].Err, name)
+		assert.Equal(t, tc.code, reqs[0].Err.Code, name)
+		assert.Contains(t, reqs[0].Err.Message, tc.want, name)
+		if strings.Contains(tc.want, "JSON-RPC") {
+			assert.Equal(t, "null", string(reqs[0].ID), "%s: answered under a null id", name)
+		}
 	}
 }
