@@ -66,6 +66,9 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 
 // dialEndpoint dials endpoint ep (an index of c.eps).
 func (c *Client) dialEndpoint(ctx context.Context, epIndex int) (*conn, error) {
+	if err := c.paceConnect(ctx, c.eps[epIndex].url); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.dialTimeout)
 	defer cancel()
 

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/wsfan/wsfan/internal/connpace"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -62,11 +63,12 @@ type config struct {
 	resubscribeGap   bool
 	onConnect        OnConnect
 	eventBuffer      int
-	staleFactor      int           // stale.go; 0: off
-	staleFloor       time.Duration // stale.go
-	pace             *pacer        // pace.go; nil without limits
-	paceSet          bool          // WithRateLimit was given: the exchange's limits are not applied
-	err              error         // an option's value refused, returned by Dial
+	staleFactor      int              // stale.go; 0: off
+	staleFloor       time.Duration    // stale.go
+	pace             *pacer           // pace.go; nil without limits
+	paceSet          bool             // WithRateLimit was given: the exchange's limits are not applied
+	connectLimits    []connpace.Limit // the venue's pace of new connections to a host (connect.go)
+	err              error            // an option's value refused, returned by Dial
 }
 
 func defaultConfig() config {

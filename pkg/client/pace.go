@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wsfan/wsfan/internal/clock"
+	"github.com/wsfan/wsfan/internal/connpace"
 	"github.com/wsfan/wsfan/internal/credit"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -67,6 +68,9 @@ const (
 // (protocol.Paced: Deribit's subscriptions, deribit.ClientSubscribeLimit);
 // WithRateLimit replaces them, and WithRateLimit() with no limit turns
 // them off. A limit whose Rate or Burst is not positive makes Dial fail.
+// The venue's pace of new connections (protocol.ConnectMethod: OKX's 3
+// a second an IP) is not a request budget: it is kept whatever
+// WithRateLimit sets, for the host, by every client of the process.
 func WithRateLimit(limits ...RateLimit) Option {
 	return clientOption(func(c *config) {
 		for _, l := range limits {
@@ -96,16 +100,23 @@ func (c *config) addLimits(limits []RateLimit) {
 	}
 }
 
-// exchangeLimits applies the protocol's documented limits when the
-// program set none (Dial).
+// exchangeLimits applies the protocol's documented limits (Dial): its
+// pace of new connections always (connect.go), its request limits when
+// the program set none.
 func (c *config) exchangeLimits() {
 	p, ok := c.protocol.(protocol.Paced)
-	if c.paceSet || !ok {
+	if !ok {
 		return
 	}
 	var limits []RateLimit
 	for _, l := range p.Limits() {
-		limits = append(limits, RateLimit(l))
+		if l.Cost != nil && l.Cost(protocol.ConnectMethod) > 0 {
+			c.connectLimits = append(c.connectLimits, connpace.Limit{Rate: l.Rate, Burst: l.Burst, Cost: l.Cost(protocol.ConnectMethod)})
+			continue
+		}
+		if !c.paceSet {
+			limits = append(limits, RateLimit(l))
+		}
 	}
 	c.addLimits(limits)
 }

@@ -42,11 +42,15 @@ func WithSwitchBack(probeEvery, after time.Duration) Option {
 var errSwitchBack = errors.New("wsfan: leaving for the preferred endpoint")
 
 // probe reports whether the client's first endpoint answers a WebSocket
-// handshake now.
+// handshake now. A probe is a new connection: it waits for the venue's
+// pace of them like any other (paceConnect).
 func (c *Client) probe(ctx context.Context) bool {
+	ep := c.eps[0]
+	if c.paceConnect(ctx, ep.url) != nil {
+		return false
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.dialTimeout)
 	defer cancel()
-	ep := c.eps[0]
 	ws, resp, err := c.dialer.DialContext(ctx, ep.url, ep.header)
 	if resp != nil && resp.Body != nil {
 		_ = resp.Body.Close()

@@ -175,13 +175,17 @@ func TestRequestLimits(t *testing.T) {
 	paced, ok := okx.Protocol().(protocol.Paced)
 	require.True(t, ok)
 	limits := paced.Limits()
-	require.Len(t, limits, 1)
+	require.Len(t, limits, 2, "the requests' budget and the connections' pace")
 	l := limits[0]
 	assert.LessOrEqual(t, float64(l.Burst)+l.Rate*3600, 480.0, "at most 480 in any hour")
 	for _, m := range []string{protocol.SubscribeMethod, protocol.UnsubscribeMethod, "login"} {
 		assert.Equal(t, 1, l.Cost(m), m)
 	}
 	assert.Zero(t, l.Cost("order"))
+	assert.Zero(t, l.Cost(protocol.ConnectMethod))
+	for _, m := range []string{protocol.SubscribeMethod, "login", "order"} {
+		assert.Zero(t, limits[1].Cost(m), "the connections' pace charges no request")
+	}
 
 	srv := exchangetest.NewServer(okx.Name, exchangetest.WithRateLimit(10, 1))
 	t.Cleanup(srv.Close)

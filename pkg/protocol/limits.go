@@ -2,11 +2,16 @@ package protocol
 
 // The method names a Limit's Cost is asked about for subscription
 // requests and heartbeat replies (Deribit's public/test), whatever the
-// dialect calls them.
+// dialect calls them, and for new connections.
 const (
 	SubscribeMethod      = "subscribe"
 	UnsubscribeMethod    = "unsubscribe"
 	HeartbeatReplyMethod = "heartbeat_reply"
+	// ConnectMethod is a new connection: a Limit whose Cost charges it
+	// paces the connections opened to a host (OKX: 3 a second an IP),
+	// not requests. The client keeps it for the host, shared by every
+	// client of the process, whatever client.WithRateLimit sets.
+	ConnectMethod = "connect"
 )
 
 // Limit is a request budget an exchange documents: a bucket holding at
@@ -24,7 +29,8 @@ type Limit struct {
 
 // Paced is a Protocol whose exchange documents request limits that hold
 // for every account, which the client keeps unless the program sets its
-// own (client.WithRateLimit).
+// own (client.WithRateLimit), and limits on new connections
+// (ConnectMethod), which it always keeps.
 type Paced interface {
 	Limits() []Limit
 }
