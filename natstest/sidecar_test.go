@@ -2,6 +2,7 @@ package natstest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -226,4 +227,48 @@ func TestGroupLeaderHoldsAHotStandby(t *testing.T) {
 	for _, topic := range topics {
 		assert.Equal(t, 2, ex.Subscribers(topic), "%s on both legs", topic)
 	}
+}
+
+// A member's /v1/status names the member that leads the group, the
+// leader's its own; when the leader goes, the one that takes over names
+// itself.
+func TestStatusNamesTheLeader(t *testing.T) {
+	ns := startNATS(t)
+	ex := exchange(t)
+	cars := []*sidecarRig{startSidecar(t, ns.url(), "named", ex, "car0"), startSidecar(t, ns.url(), "named", ex, "car1")}
+	group := func(car *sidecarRig) sidecar.GroupStatus {
+		resp, err := http.Get("http://" + car.addr + "/v1/status")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var st sidecar.Status
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
+		require.NotNil(t, st.Upstream.Group)
+		return *st.Upstream.Group
+	}
+	leader := -1
+	require.Eventually(t, func() bool {
+		for i, car := range cars {
+			if group(car).Leader {
+				leader = i
+			}
+		}
+		return leader >= 0
+	}, 10*time.Second, 10*time.Millisecond, "a leader")
+	name := group(cars[leader]).Member
+	require.NotEmpty(t, name)
+	require.Eventually(t, func() bool {
+		for _, car := range cars {
+			if group(car).LeaderMember != name {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 10*time.Millisecond, "every member names %s", name)
+
+	cars[leader].stop()
+	other := cars[1-leader]
+	require.Eventually(t, func() bool {
+		g := group(other)
+		return g.Leader && g.LeaderMember == g.Member
+	}, 10*time.Second, 10*time.Millisecond, "the member that took over names itself")
 }

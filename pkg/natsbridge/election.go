@@ -21,7 +21,8 @@ var errClosing = errors.New("member closing")
 // tries to create the lease key; the create that wins makes this member
 // the leader, with the key's revision as its epoch (revisions only grow,
 // so a later leader always has a higher epoch). It then holds the lease
-// until it steps down, and tries again.
+// until it steps down, and tries again. A create that finds the key
+// taken reads who holds it, for Status.
 func (m *Member) campaign(ctx context.Context) {
 	defer m.wg.Done()
 	poll := m.res.leaseTTL / 4
@@ -32,15 +33,34 @@ func (m *Member) campaign(ctx context.Context) {
 		cancel()
 		switch {
 		case err == nil:
+			m.holder.Store(&m.cfg.id)
 			m.lead(ctx, rev, sent)
+			m.holder.Store(nil) // the next round reads the new holder
 		case ctx.Err() != nil:
-		case !errors.Is(err, jetstream.ErrKeyExists):
+		case errors.Is(err, jetstream.ErrKeyExists):
+			m.readHolder(ctx, poll)
+		default:
+			m.holder.Store(nil)
 			m.log.Debug("natsbridge: lease create failed", zap.Error(err))
 		}
 		if !sleep(ctx, poll) {
 			return
 		}
 	}
+}
+
+// readHolder stores the lease holder's member id, read within timeout,
+// in m.holder (nil when the key is gone or the read failed).
+func (m *Member) readHolder(ctx context.Context, timeout time.Duration) {
+	gctx, cancel := context.WithTimeout(ctx, timeout)
+	e, err := m.res.lease.Get(gctx, leaseKey)
+	cancel()
+	if err != nil {
+		m.holder.Store(nil)
+		return
+	}
+	id := string(e.Value())
+	m.holder.Store(&id)
 }
 
 // lead is one term: it starts the leader, holds the lease, and when the

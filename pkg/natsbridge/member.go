@@ -36,6 +36,11 @@ type Member struct {
 	// Written by the candidate goroutine, read by Status.
 	leading atomic.Bool
 	epoch   atomic.Uint64
+	// holder is the lease holder's member id as the candidate last saw
+	// it: this member's while it leads, another's read from the lease
+	// when a campaign found it held, nil when no member held it or NATS
+	// could not be asked.
+	holder atomic.Pointer[string]
 
 	// mu protects the following.
 	mu     sync.Mutex
@@ -164,11 +169,21 @@ type Status struct {
 	MemberID string
 	// LeaseTTL is the group's lease TTL.
 	LeaseTTL time.Duration
+	// LeaderID is the member id of the group's leader, as this member
+	// last saw the lease (at most a quarter of the lease TTL ago): its own
+	// while it leads. It is empty while no member holds the lease, while
+	// NATS cannot be asked, and on a member that is not a candidate
+	// (without WithUpstream), which never looks.
+	LeaderID string
 }
 
 // Status returns the member's leadership state.
 func (m *Member) Status() Status {
-	return Status{Leader: m.leading.Load(), Epoch: m.epoch.Load(), MemberID: m.cfg.id, LeaseTTL: m.res.leaseTTL}
+	st := Status{Leader: m.leading.Load(), Epoch: m.epoch.Load(), MemberID: m.cfg.id, LeaseTTL: m.res.leaseTTL}
+	if id := m.holder.Load(); id != nil {
+		st.LeaderID = *id
+	}
+	return st
 }
 
 // Stats returns the member's counters.

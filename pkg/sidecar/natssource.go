@@ -205,7 +205,7 @@ func (n *natsSource) group() *GroupStatus {
 	g := &GroupStatus{Name: n.cfg.NATSGroup}
 	if m != nil {
 		st := m.Status()
-		g.Member, g.Leader, g.Epoch = st.MemberID, st.Leader, st.Epoch
+		g.Member, g.Leader, g.Epoch, g.LeaderMember = st.MemberID, st.Leader, st.Epoch, st.LeaderID
 	}
 	return g
 }

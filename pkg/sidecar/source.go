@@ -58,4 +58,10 @@ type GroupStatus struct {
 	// Epoch is the epoch of its current or last term (0 if it never led).
 	Leader bool   `json:"leader"`
 	Epoch  uint64 `json:"epoch"`
+	// LeaderMember is the member name of the sidecar that holds the
+	// group's upstream (this one's while Leader), as this sidecar last
+	// saw the lease, at most a quarter of -nats-lease-ttl ago; empty
+	// while no member holds it (a takeover under way) or NATS cannot
+	// be asked.
+	LeaderMember string `json:"leader_member,omitempty"`
 }
