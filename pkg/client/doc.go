@@ -1,5 +1,9 @@
 // Package client is wsfan's SDK for streaming JSON APIs over WebSocket:
-// crypto-exchange feeds (Thalex, Deribit, Ethereal) and Ethereum nodes.
+// crypto-exchange feeds (Thalex, Deribit, Ethereal, OKX) and Ethereum
+// nodes. Each venue's wire is a package of its own (pkg/thalex,
+// pkg/deribit, pkg/ethereal, pkg/okx, pkg/ethereum) whose Protocol is
+// given to Dial with WithProtocol, and whose Login, where it has one, is
+// an on-connect hook (WithOnConnect).
 //
 // A Client keeps one connection up for as long as the user wants it. It
 // correlates RPC calls by id, routes subscription frames to buffered Go

@@ -21,9 +21,10 @@
 // It checks logins the way the exchanges do when given the exchange's
 // server login with credentials (WithLogin: thalex.NewServerLogin with a
 // registered public key, deribit.NewServerLogin with client credentials,
-// expiring access tokens and refresh tokens), and a bearer token on the
+// expiring access tokens and refresh tokens, okx.NewServerLogin with an
+// API key, its secret and passphrase), and a bearer token on the
 // handshake (WithBearerToken). Private channels are refused to a
-// connection that is not logged in. WithRateLimit refuses requests over a
+// connection that is not logged in (OKX: 60011 "Please log in."). WithRateLimit refuses requests over a
 // per-connection budget with each exchange's own error, and WithClock
 // runs logins and limits on a test's fake clock. StartFeed publishes the
 // exchange's made-up market data.
@@ -43,6 +44,9 @@
 //	          eth_blockNumber (the last head's number)  eth_chainId
 //	ethereal  Ticker:BTCUSD       L2Book:BTCUSD (and ETHUSD)
 //	          (Ethereal answers no calls)
+//	okx       tickers:BTC-USDT  trades:BTC-USDT  books:BTC-USDT (and ETH-USDT)
+//	          (OKX's ops other than subscribe, unsubscribe and login answer
+//	          only what Handle registers; books chain by seqId)
 //
 // Every dialect also answers subscribe and unsubscribe (and the login of
 // WithLogin); a topic outside the feed is acknowledged too, and gets what

@@ -8,17 +8,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	_ "github.com/wsfan/wsfan/pkg/exchanges"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/venue"
 )
 
 // The package documentation lists every topic the feeds publish by
-// default and every method the servers answer, so a user need not read
-// the exchanges' code to find them.
+// default and every method the servers answer, of every registered
+// exchange, so a user need not read the exchanges' code to find them.
 func TestDocListsFeedsAndMethods(t *testing.T) {
 	doc, err := os.ReadFile("doc.go")
 	require.NoError(t, err)
-	for _, d := range []string{"thalex", "deribit", "ethereum", "ethereal"} {
+	for _, d := range protocol.Names() {
+		assert.Regexp(t, `(?m)^//\t`+d+` +\S`, string(doc), "%s has a row in the table", d)
 		topics := exchangetest.FeedTopicsOf(exchangetest.Dialect(d), exchangetest.FeedOptions{})
 		require.NotEmpty(t, topics, "%s is registered in this test binary", d)
 		for _, topic := range topics {
