@@ -60,7 +60,7 @@ func (c *Client) SubscribeStreams(ctx context.Context, topics []string) ([]Strea
 	named := make(map[string]string)
 	c.mu.Lock()
 	for i, name := range topics {
-		t, err := c.proto.NewTopic(name)
+		t, err := c.newTopic(name)
 		if err != nil {
 			errs[i] = &RefusedError{Topics: []string{name}, Cause: err}
 			continue

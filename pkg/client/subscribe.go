@@ -47,7 +47,7 @@ func (c *Client) SubscribeEach(ctx context.Context, topics []string, opts ...Sub
 	groups := make([][]string, len(topics))
 	parsed := make([][]*protocol.Topic, len(topics))
 	for i, name := range topics {
-		t, err := c.proto.NewTopic(name)
+		t, err := c.newTopic(name)
 		if err != nil {
 			return nil, nil, fmt.Errorf("failed to subscribe: %w", err)
 		}
@@ -305,7 +305,7 @@ func (c *Client) parseTopics(topics []string) ([]string, []*protocol.Topic, erro
 			continue
 		}
 		seen[name] = struct{}{}
-		t, err := c.proto.NewTopic(name)
+		t, err := c.newTopic(name)
 		if err != nil {
 			return nil, nil, fmt.Errorf("failed to subscribe: %w", err)
 		}

@@ -43,6 +43,7 @@ type conn struct {
 	s    *Server
 	id   int // numbers connections from 1 in accept order; set before the goroutines start
 	ws   *websocket.Conn
+	path string          // the URL path it upgraded on (venue.Exchange.ServedOn)
 	bc   *batchconn.Conn // under ws: the writer corks it to batch frames
 	out  chan outMsg     // to the writer goroutine
 	done chan struct{}   // closed by close
@@ -66,10 +67,11 @@ type conn struct {
 	ending bool
 }
 
-func newConn(s *Server, ws *websocket.Conn, bc *batchconn.Conn) *conn {
+func newConn(s *Server, ws *websocket.Conn, bc *batchconn.Conn, path string) *conn {
 	c := &conn{
 		s:     s,
 		ws:    ws,
+		path:  path,
 		bc:    bc,
 		out:   make(chan outMsg, queueLen),
 		done:  make(chan struct{}),

@@ -263,7 +263,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the upgrader has answered the request
 	}
-	c := newConn(s, ws, hj.Hijacked())
+	c := newConn(s, ws, hj.Hijacked(), r.URL.Path)
 
 	s.mu.Lock()
 	if !s.running {

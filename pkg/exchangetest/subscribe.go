@@ -40,7 +40,7 @@ func subscribeChannels(c *conn, req *protocol.Incoming) (any, *protocol.Error) {
 			refused = append(refused, topicRefusal{ch, c.s.ex.LoginRequired})
 			continue
 		}
-		if !c.s.accepts(ch) {
+		if !c.s.accepts(ch) || (c.s.ex.ServedOn != nil && !c.s.ex.ServedOn(c.path, ch)) {
 			refused = append(refused, topicRefusal{ch, c.s.ex.UnknownTopic})
 			continue
 		}

@@ -11,8 +11,9 @@ import (
 // exchange is how OKX's public and private WebSocket services behave
 // beyond the wire format, for test servers and the sidecar's demo: the
 // refusal of requests over the per-connection budget (60014), of unknown
-// arguments (60018, naming the argument) and of private channels on a
-// connection not logged in (60011), all from OKX's error table
+// arguments and of a channel on another service's URL (60018, "Wrong URL
+// or {0} doesn't exist", naming the argument) and of private channels on
+// a connection not logged in (60011), all from OKX's error table
 // (https://www.okx.com/docs-v5/en/#error-code-websocket-public); its login
 // (ServerLogin, op "login"); and a feed of tickers, trades and books
 // sent as OKX sends them today.
@@ -21,6 +22,7 @@ var exchange = &venue.Exchange{
 	RequestLimit:   &serverRequestLimit,
 	UnknownTopic:   &protocol.Error{Code: CodeNoSuchChannel, Message: noSuchChannel},
 	LoginRequired:  &protocol.Error{Code: CodePleaseLogIn, Message: "Please log in."},
+	ServedOn:       servedOn,
 	Login:          func() venue.Authenticator { return NewServerLogin("", "", "") },
 	SessionMethods: []string{"login"},
 	Feed:           func(seed uint64) venue.Feed { return newFeed(seed) },

@@ -20,10 +20,10 @@ func FuzzClassify(f *testing.F) { protocoltest.FuzzClassify(f, okx.Protocol(), d
 func FuzzRoute(f *testing.F) { protocoltest.FuzzRoute(f, okx.Protocol(), oracle, documented(f)...) }
 
 // documented returns the frames of testdata/documented.txt.
-func documented(f *testing.F) [][]byte {
+func documented(tb testing.TB) [][]byte {
 	raw, err := os.ReadFile("testdata/documented.txt")
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	var frames [][]byte
 	for _, line := range strings.Split(string(raw), "\n") {

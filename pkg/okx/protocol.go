@@ -33,16 +33,25 @@ func Protocol() protocol.Protocol { return dialect{} }
 func (dialect) Name() string { return Name }
 
 // NewTopic reads a topic (topic.go) and encodes its argument once. The
-// chained books (books, books-l2-tbt, books50-l2-tbt) are Sequenced.
+// chained books (books, books-l2-tbt, books50-l2-tbt) are Sequenced; a
+// topic names the URL path of the service that serves it (Path: the
+// client refuses it on another service's), and a private one (login-only
+// books included) the login it needs (Login: the client refuses it on a
+// client without an on-connect hook, which okx.Login is).
 func (dialect) NewTopic(name string) (*protocol.Topic, error) {
 	a, err := parseTopic(name)
 	if err != nil {
 		return nil, err
 	}
-	return &protocol.Topic{
+	t := &protocol.Topic{
 		Name: name, Key: a.key(), Sub: a.appendJSON(nil),
 		Private: privateChannels[a.channel], Sequenced: chainedBooks[a.channel],
-	}, nil
+		Path: channelPath(a.channel),
+	}
+	if t.Private {
+		t.Login = "okx.Login" // OKX logs in with op "login" only
+	}
+	return t, nil
 }
 
 // AppendRequest writes an operation, {"id":"ID","op":METHOD,"args":ARGS}:
@@ -80,10 +89,11 @@ const maxFrameBytes = 64 * 1024
 // member names, a 20-digit id and the op.
 const opOverhead = 64
 
-// Subscribe writes the topics as subscribe operations, public before
-// private (a refusal of the private ones, 60011 "Please log in", names no
-// argument: it refuses its whole request), each at most chunk arguments
-// when chunk > 0 and at most 64 KB.
+// Subscribe writes the topics as subscribe operations: public, then
+// private, then login-only books, each group in requests of its own (a
+// refusal of the private ones, 60011 "Please log in", or of a book's
+// tier, 64003, names no argument and may refuse its whole request), each
+// at most chunk arguments when chunk > 0 and at most 64 KB.
 func (dialect) Subscribe(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, chunk int) {
 	encode(b, topics, nextID, chunk, "subscribe")
 }
@@ -94,19 +104,23 @@ func (dialect) Unsubscribe(b *protocol.Batch, topics []*protocol.Topic, _ []stri
 }
 
 func encode(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, chunk int, op string) {
-	var public, private []*protocol.Topic
+	var public, private, books []*protocol.Topic
 	for _, t := range topics {
-		if t.Private {
+		switch {
+		case loginBooks[channelOf(t.Name)]:
+			books = append(books, t)
+		case t.Private:
 			private = append(private, t)
-		} else {
+		default:
 			public = append(public, t)
 		}
 	}
-	if private == nil {
+	if private == nil && books == nil {
 		public = topics // the common case: share the caller's slice
 	}
 	encodeScope(b, public, nextID, chunk, op)
 	encodeScope(b, private, nextID, chunk, op)
+	encodeScope(b, books, nextID, chunk, op)
 }
 
 func encodeScope(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, chunk int, op string) {
@@ -199,32 +213,42 @@ func (dialect) RefusedTopic(req *protocol.Request, frame []byte) (int, bool) {
 var requestCodes = map[uint64]bool{60011: true, 60012: true, 60014: true, 60019: true, 64007: true}
 
 // argKeyInText appends the routing key of the argument a refusal's
-// message spells, "channel:tickers,instId:BTC-USDT" (arg.text), up to the
-// space after it; named is false when the message spells none.
+// message spells, "channel:tickers,instId:BTC-USDT" (arg.text) as the
+// documentation shows it, or with a space after each comma as OKX's
+// servers have sent it ("channel:index-tickers, instId:NEAR-USDT-SWAP
+// doesn't exist"); the spelling ends at the first word that is not a
+// KEY:VALUE after a comma. named is false when the message spells none.
 func argKeyInText(dst, msg []byte) (key []byte, named bool) {
 	i := bytes.Index(msg, []byte("channel:"))
 	if i < 0 {
 		return dst, false
 	}
-	spelled := msg[i:]
-	if end := bytes.IndexByte(spelled, ' '); end >= 0 {
-		spelled = spelled[:end]
-	}
 	var channel []byte
 	var route [len(routeFields)][]byte
-	for field := range bytes.SplitSeq(spelled, []byte(",")) {
-		k, v, ok := bytes.Cut(field, []byte(":"))
-		if !ok {
-			return dst, false
+	for rest := msg[i:]; ; {
+		k, after, ok := bytes.Cut(rest, []byte(":"))
+		if !ok || len(k) == 0 || bytes.ContainsAny(k, " ,") {
+			break
 		}
-		if string(k) == "channel" {
+		end := bytes.IndexAny(after, ", ")
+		if end < 0 {
+			end = len(after)
+		}
+		switch v := after[:end]; string(k) {
+		case "channel":
 			channel = v
-		}
-		for j, rf := range routeFields {
-			if string(k) == rf {
-				route[j] = v
+		default:
+			for j, rf := range routeFields {
+				if string(k) == rf {
+					route[j] = v
+				}
 			}
 		}
+		rest = after[end:]
+		if len(rest) == 0 || rest[0] != ',' {
+			break
+		}
+		rest = bytes.TrimLeft(rest[1:], " ")
 	}
 	if len(channel) == 0 {
 		return dst, false

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,15 +97,22 @@ func TestSubscribeIsAnsweredTopicByTopic(t *testing.T) {
 	assert.Equal(t, "trades:BTC-USDT", m.Topic)
 }
 
-// A private channel on a connection not logged in is refused with 60011
-// "Please log in" (the private ones go in a request of their own, so
-// the refusal, which names no argument, refuses only them).
+// A private channel on a client without a login is refused before it
+// is sent, the error pointing at okx.Login (OKX would answer 60011
+// "Please log in."); with an on-connect hook that does not log in, OKX's
+// 60011 refuses it, in a request of its own, so the public topic beside
+// it is subscribed.
 func TestPrivateChannelNeedsLogin(t *testing.T) {
 	srv := exchangetest.NewServer(okx.Name)
 	t.Cleanup(srv.Close)
-	c := dial(t, srv)
 	ctx := testutil.Context(t)
-	_, err := c.Subscribe(ctx, []string{"tickers:BTC-USDT", "orders:instType=ANY"})
+	_, err := dial(t, srv).Subscribe(ctx, []string{"tickers:BTC-USDT", "orders:instType=ANY"})
+	require.ErrorIs(t, err, protocol.ErrInvalidTopic)
+	assert.Contains(t, err.Error(), "okx.Login")
+	assert.Zero(t, srv.CountReceived("subscribe"), "refused before it was sent")
+
+	noLogin := func(context.Context, *client.Client) error { return nil }
+	_, err = dial(t, srv, client.WithOnConnect(noLogin)).Subscribe(ctx, []string{"tickers:BTC-USDT", "orders:instType=ANY"})
 	var refused *client.RefusedError
 	require.ErrorAs(t, err, &refused)
 	assert.Equal(t, []string{"orders:instType=ANY"}, refused.Topics)
@@ -295,30 +304,80 @@ func TestServerEndedChannelEndsItsSubscription(t *testing.T) {
 	assert.Equal(t, "tickers:BTC-USDT", receive(t, ctx, tickers).Topic)
 }
 
-// A refusal that names no argument (64003: the fee tier is too low for
-// books-l2-tbt) coming before the acknowledgement of the request's other
-// argument refuses the one no acknowledgement names, not both.
-func TestUnnamedRefusalFindsItsTopic(t *testing.T) {
+// A login-only book (books-l2-tbt) goes in a subscribe request of its
+// own, so OKX's refusal of a tier too low (64003, which names no
+// argument and here refuses its whole request, as a venue may) refuses
+// only the book: the public topics asked for in the same call are
+// subscribed.
+func TestLoginOnlyBooksGoInARequestOfTheirOwn(t *testing.T) {
+	var mu sync.Mutex
+	var requests [][]string // the channels of each subscribe request
 	url := scriptedServer(t, func(ws *websocket.Conn, frame []byte) {
 		var req struct {
-			ID string `json:"id"`
+			ID   string            `json:"id"`
+			Op   string            `json:"op"`
+			Args []json.RawMessage `json:"args"`
 		}
-		if json.Unmarshal(frame, &req) != nil || req.ID == "" {
-			return // "ping", and anything else
+		if json.Unmarshal(frame, &req) != nil {
+			return // "ping"
 		}
-		_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"id":"`+req.ID+`","event":"error","code":"64003","msg":"Your trading fee tier doesn't meet the requirement to access this channel","connId":"a4d3ae55"}`))
-		_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"id":"`+req.ID+`","event":"subscribe","arg":{"channel":"tickers","instId":"ETH-USDT"},"connId":"a4d3ae55"}`))
+		if req.Op == "login" {
+			_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"id":"`+req.ID+`","event":"login","code":"0","msg":"","connId":"a4d3ae55"}`))
+			return
+		}
+		var channels []string
+		for _, a := range req.Args {
+			var arg struct{ Channel string }
+			_ = json.Unmarshal(a, &arg)
+			channels = append(channels, arg.Channel)
+		}
+		mu.Lock()
+		requests = append(requests, channels)
+		mu.Unlock()
+		if slices.Contains(channels, "books-l2-tbt") {
+			_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"id":"`+req.ID+`","event":"error","code":"64003","msg":"Your trading fee tier doesn't meet the requirement to access this channel","connId":"a4d3ae55"}`))
+			return
+		}
+		for _, a := range req.Args {
+			_ = ws.WriteMessage(websocket.TextMessage, []byte(`{"id":"`+req.ID+`","event":"subscribe","arg":`+string(a)+`,"connId":"a4d3ae55"}`))
+		}
 	})
 	ctx := testutil.Context(t)
-	c, err := client.Dial(ctx, url, client.WithProtocol(okx.Protocol()))
+	c, err := client.Dial(ctx, url, client.WithProtocol(okx.Protocol()), client.WithRequestTimeout(5*time.Second),
+		client.WithOnConnect(okx.Login(okx.NewKey("key-1", "s3cret", "pass"))))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
-	_, errs, err := c.SubscribeEach(ctx, []string{"books-l2-tbt:BTC-USDT", "tickers:ETH-USDT"})
+	_, errs, err := c.SubscribeEach(ctx, []string{"tickers:ETH-USDT", "books-l2-tbt:BTC-USDT", "trades:ETH-USDT"})
 	require.NoError(t, err)
 	var rpcErr *client.RPCError
-	require.ErrorAs(t, errs[0], &rpcErr, "the tier's refusal is the book's")
+	require.ErrorAs(t, errs[1], &rpcErr, "the tier's refusal is the book's")
 	assert.Equal(t, 64003, rpcErr.Code)
-	assert.NoError(t, errs[1], "the ticker was acknowledged")
+	assert.NoError(t, errs[0], "the ticker beside it is subscribed")
+	assert.NoError(t, errs[2], "the trades beside it are subscribed")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.ElementsMatch(t, [][]string{{"tickers", "trades"}, {"books-l2-tbt"}}, requests)
+}
+
+// A login-only book on a client without a login is refused before it is
+// sent, the error naming okx.Login; the test exchange, like OKX, refuses
+// it to a connection not logged in (60011).
+func TestLoginOnlyBookNeedsLogin(t *testing.T) {
+	srv := exchangetest.NewServer(okx.Name)
+	t.Cleanup(srv.Close)
+	ctx := testutil.Context(t)
+	for _, book := range []string{"books-l2-tbt:BTC-USDT", "books50-l2-tbt:BTC-USDT"} {
+		_, err := dial(t, srv).Subscribe(ctx, []string{book})
+		require.ErrorIs(t, err, protocol.ErrInvalidTopic, book)
+		assert.Contains(t, err.Error(), "client.WithOnConnect(okx.Login(key))", book)
+	}
+	assert.Zero(t, srv.CountReceived("subscribe"))
+
+	noLogin := func(context.Context, *client.Client) error { return nil }
+	_, err := dial(t, srv, client.WithOnConnect(noLogin)).Subscribe(ctx, []string{"books50-l2-tbt:BTC-USDT"})
+	var rpcErr *client.RPCError
+	require.ErrorAs(t, err, &rpcErr)
+	assert.Equal(t, okx.CodePleaseLogIn, rpcErr.Code)
 }
 
 // A subscribe of more topics than 64 KB of arguments hold ("the total

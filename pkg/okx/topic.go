@@ -2,6 +2,7 @@ package okx
 
 import (
 	"fmt"
+	pathpkg "path"
 	"slices"
 	"strings"
 
@@ -160,16 +161,98 @@ func appendRouteKey(dst, raw []byte) (key []byte, ok bool) {
 	return key, true
 }
 
+// The URL paths of OKX's three WebSocket services
+// (https://www.okx.com/docs-v5/en/#overview-production-trading-services:
+// wss://ws.okx.com:8443/ws/v5/public, …/private, …/business; the same
+// paths on wspap.okx.com for demo trading). A topic names the one that
+// serves it (protocol.Topic.Path): on a connection to another, the client
+// refuses it before sending it, naming the URL to use.
+const (
+	PublicPath   = "/ws/v5/public"
+	PrivatePath  = "/ws/v5/private"
+	BusinessPath = "/ws/v5/business"
+)
+
 // privateChannels are OKX's channels that need a logged-in connection
 // (https://www.okx.com/docs-v5/en/#overview-websocket-subscribe: "Private
 // channels -- including account channel, order channel, and position
 // channel, etc -- require log in"): the trading account's and the trade
-// section's WebSocket channels of the API documentation.
+// section's channels, the private ones of /ws/v5/business, and the
+// login-only books.
 var privateChannels = map[string]bool{
 	"account": true, "positions": true, "balance_and_position": true,
-	"liquidation-warning": true, "account-greeks": true, "orders": true,
-	"orders-algo": true, "algo-advance": true, "fills": true,
-	"deposit-info": true, "withdrawal-info": true,
+	"liquidation-warning": true, "account-greeks": true, "orders": true, "fills": true,
+	"orders-algo": true, "algo-advance": true, "deposit-info": true, "withdrawal-info": true,
+	"grid-orders-spot": true, "grid-orders-contract": true, "grid-orders-moon": true,
+	"grid-positions": true, "grid-sub-orders": true,
+	"rfqs": true, "quotes": true, "struc-block-trades": true,
+	"books-l2-tbt": true, "books50-l2-tbt": true,
+}
+
+// loginBooks are the book channels of /ws/v5/public that need a login
+// (OKX's announcement of 14 April 2022,
+// https://www.okx.com/help/5399923178253: books-l2-tbt for VIP5 and
+// above, books50-l2-tbt for VIP4 and above, "Identity verification
+// required before subscription"). They go in subscribe requests of their
+// own, so the refusal of a tier too low (64003, naming no argument)
+// refuses them and never the public topics beside them.
+var loginBooks = map[string]bool{"books-l2-tbt": true, "books50-l2-tbt": true}
+
+// businessChannels are the channels /ws/v5/business alone serves since
+// 20 June 2023 (OKX's notice "Changes to V5 API WebSocket subscription
+// parameter and URL", 24 April 2023,
+// https://www.okx.com/help-center/changes-to-v5-api-websocket-subscription-parameter-and-url:
+// block trading, algo and grid orders, candlesticks, all trades, deposit
+// and withdrawal information), beside the candlestick families
+// (businessPrefixes).
+var businessChannels = map[string]bool{
+	"rfqs": true, "quotes": true, "struc-block-trades": true, "public-struc-block-trades": true,
+	"public-block-trades": true, "block-tickers": true,
+	"orders-algo": true, "algo-advance": true, "grid-orders-spot": true, "grid-orders-contract": true,
+	"grid-orders-moon": true, "grid-positions": true, "grid-sub-orders": true,
+	"trades-all": true, "deposit-info": true, "withdrawal-info": true,
+}
+
+// businessPrefixes begin the candlestick channels of every bar
+// ("candle1m", "mark-price-candle1H", "index-candle1D", …).
+var businessPrefixes = [...]string{"candle", "mark-price-candle", "index-candle"}
+
+// publicChannels are the channels of /ws/v5/public this package knows
+// (the public data and order book trading sections of the API
+// documentation). A channel in none of these lists names no path: the
+// client sends it wherever it is dialled, and OKX answers.
+var publicChannels = map[string]bool{
+	"tickers": true, "trades": true, "books": true, "books5": true, "bbo-tbt": true,
+	"books-l2-tbt": true, "books50-l2-tbt": true, "instruments": true, "open-interest": true,
+	"funding-rate": true, "price-limit": true, "opt-summary": true, "estimated-price": true,
+	"mark-price": true, "index-tickers": true, "liquidation-orders": true,
+}
+
+// channelPath is the path of the service that serves channel, "" when
+// this package does not know it.
+func channelPath(channel string) string {
+	switch {
+	case businessChannels[channel]:
+		return BusinessPath
+	case publicChannels[channel]:
+		return PublicPath
+	case privateChannels[channel]:
+		return PrivatePath
+	}
+	for _, p := range businessPrefixes {
+		if strings.HasPrefix(channel, p) {
+			return BusinessPath
+		}
+	}
+	return ""
+}
+
+// servedOn reports whether a connection to the URL path path serves
+// topic: any path of no OKX service does (a test server's, a proxy's),
+// and the service's own.
+func servedOn(path, topic string) bool {
+	want := channelPath(channelOf(topic))
+	return want == "" || path == want || pathpkg.Dir(path) != pathpkg.Dir(want)
 }
 
 // chainedBooks are the book channels whose pushes chain by

@@ -142,6 +142,18 @@ type Topic struct {
 	// Private topics need an authenticated connection (Thalex account.*,
 	// session.*; Deribit user.*).
 	Private bool
+	// Login, on a Private topic, names the on-connect hook that logs a
+	// connection of the venue in, where only such a hook can ("okx.Login"):
+	// the client refuses the topic before sending it when it has no
+	// on-connect hook (client.WithOnConnect), naming Login.
+	Login string
+	// Path is the URL path of the venue's service that serves the topic,
+	// where one host serves its topics on several (OKX's /ws/v5/public,
+	// /ws/v5/private and /ws/v5/business); "" for any. The client refuses
+	// the topic before sending it on a connection to another path of the
+	// same directory (another of the venue's services), naming the URL to
+	// use; a path elsewhere (a test server's, a proxy's) takes it.
+	Path string
 	// Sequenced topics carry a change id the client checks for gaps.
 	Sequenced bool
 	// SnapshotFirst says the exchange marks a Sequenced topic's snapshot

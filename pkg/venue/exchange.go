@@ -33,6 +33,12 @@ type Exchange struct {
 	// (protocol.TopicAnswering: OKX's 60018 and 60011). Default: the
 	// topic is left out of the acknowledgement.
 	UnknownTopic, LoginRequired *protocol.Error
+	// ServedOn reports whether a connection to the URL path path serves
+	// topic, where the venue serves its topics on several paths of one
+	// host (OKX's /ws/v5/public, /ws/v5/private, /ws/v5/business); a
+	// topic it does not serve is refused with UnknownTopic, as the venue
+	// refuses it. nil: every path serves every topic.
+	ServedOn func(path, topic string) bool
 	// RequestLimit is the budget of requests each connection has, where
 	// the venue documents one per connection (OKX: 480 subscribe,
 	// unsubscribe and login requests an hour); a request past it is
