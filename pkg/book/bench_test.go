@@ -72,7 +72,7 @@ func (m *mapBook) set(bid bool, l book.Level) {
 	if bid {
 		side = m.bids
 	}
-	if l.Size == 0 {
+	if l.Size.IsZero() {
 		delete(side, l.Price)
 	} else {
 		side[l.Price] = l.Size
@@ -89,7 +89,7 @@ func (m *mapBook) top(n int) (bids, asks []book.Level) {
 			if desc {
 				a, b = b, a
 			}
-			return int(a.Price - b.Price)
+			return a.Price.Cmp(b.Price)
 		})
 		return out[:min(n, len(out))]
 	}
@@ -139,11 +139,13 @@ func BenchmarkTop10(b *testing.B) {
 // the plain map book, in the same run.
 func BenchmarkSetLevel(b *testing.B) {
 	bk, mb, s := sameBooks(b)
+	// The sizes the levels change by: 0, 1 and 2 units of 1e-8.
+	steps := [3]book.Decimal{book.NewDecimal(0, 8), book.NewDecimal(1, 8), book.NewDecimal(2, 8)}
 	b.Run("impl=book", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := range b.N {
 			l := s.Bids[i%10]
-			l.Size += book.Decimal(i % 3)
+			l.Size = l.Size.Add(steps[i%3])
 			bk.SetForBenchmark(l)
 		}
 	})
@@ -151,7 +153,7 @@ func BenchmarkSetLevel(b *testing.B) {
 		b.ReportAllocs()
 		for i := range b.N {
 			l := s.Bids[i%10]
-			l.Size += book.Decimal(i % 3)
+			l.Size = l.Size.Add(steps[i%3])
 			mb.set(true, l)
 		}
 	})

@@ -166,7 +166,7 @@ func (b *Book) applyLocked(u *Update) {
 func (b *Book) crossedLocked() bool {
 	bid, okb := b.bids.best()
 	ask, oka := b.asks.best()
-	return okb && oka && bid.Price >= ask.Price
+	return okb && oka && !bid.Price.less(ask.Price)
 }
 
 func (b *Book) crossedError() error {

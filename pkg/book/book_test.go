@@ -2,6 +2,7 @@ package book_test
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,16 +28,84 @@ func TestDecimal(t *testing.T) {
 	for in, want := range map[string]string{
 		"5042.34": "5042.34", "30": "30", `"68013.0"`: "68013", "-0.5": "-0.5", "1.5e-3": "0.0015",
 		"0.00000001": "0.00000001", "2E+3": "2000", "0": "0", "1683901254.785744": "1683901254.785744",
+		// OKX's 1e-12 ticks, sizes beyond 10^10, Ethereum's 18 decimals.
+		`"0.0000007465"`: "0.0000007465", "0.000000000001": "0.000000000001", `"2290075956"`: "2290075956",
+		"123456789012.000000000001": "123456789012.000000000001", "1.000000000000000001": "1.000000000000000001",
+		"1e-18": "0.000000000000000001", "1.50000000000000000000000": "1.5", "92233720368.54775808": "92233720368.54775808",
+		// The bounds, past 2^64 units and past a uint64's integer part.
+		"170141183460469231731.687303715884105727":  "170141183460469231731.687303715884105727",
+		"-170141183460469231731.687303715884105728": "-170141183460469231731.687303715884105728",
+		"18446744073709551616":                      "18446744073709551616",
+		"-18.446744073709551616":                    "-18.446744073709551616",
 	} {
 		d, err := book.ParseDecimal([]byte(in))
 		require.NoError(t, err, in)
 		assert.Equal(t, want, d.String(), in)
 	}
-	for _, bad := range []string{"", `""`, "abc", "1.000000001", "1e99", "92233720368.54775808", "1..2", "--1", "1e", "0x10"} {
+	for _, bad := range []string{"", `""`, "abc", "1.0000000000000000001", "1e99", "1e21000", "1..2", "--1", "1e", "0x10",
+		"170141183460469231731.687303715884105728", "-170141183460469231731.687303715884105729", "1e21",
+		"1234567890123456789012345678901234567890"} {
 		_, err := book.ParseDecimal([]byte(bad))
 		assert.ErrorIs(t, err, book.ErrDecimal, bad)
 	}
-	assert.Equal(t, dec("0.3"), dec("0.1")+dec("0.2"), "exact, unlike float64")
+	_, err := book.ParseDecimal([]byte("0.0000000000000000001"))
+	assert.ErrorContains(t, err, "more than 18 fractional digits", "refused, never rounded")
+	assert.Equal(t, dec("0.3"), dec("0.1").Add(dec("0.2")), "exact, unlike float64")
+}
+
+// The order, the arithmetic and the conversions agree with the decimal
+// text across the words' boundaries and the sign.
+func TestDecimalArithmetic(t *testing.T) {
+	sorted := []string{"-170141183460469231731.687303715884105728", "-18.446744073709551617", "-18.446744073709551616",
+		"-1", "-0.000000000000000001", "0", "0.000000000000000001", "0.0000007464", "0.0000007465", "1",
+		"18.446744073709551615", "18.446744073709551616", "2290075956", "170141183460469231731.687303715884105727"}
+	for i, a := range sorted {
+		for j, b := range sorted {
+			want := 0
+			if i < j {
+				want = -1
+			} else if i > j {
+				want = 1
+			}
+			assert.Equal(t, want, dec(a).Cmp(dec(b)), "%s vs %s", a, b)
+		}
+	}
+	assert.Equal(t, "18.446744073709551616", dec("18.446744073709551615").Add(dec("0.000000000000000001")).String(), "a carry into the high word")
+	assert.Equal(t, "-0.000000000000000001", dec("0").Sub(dec("0.000000000000000001")).String())
+	assert.Equal(t, "0.0000000005", dec("0.0000007465").Sub(dec("0.000000746")).String())
+	assert.Equal(t, "0.00000074625", dec("0.0000007465").Add(dec("0.000000746")).Half().String(), "a mid price")
+	assert.Equal(t, "-0.5", dec("-1").Half().String())
+	assert.Equal(t, "-0.000000000000000001", dec("-0.000000000000000003").Half().String(), "truncated toward zero")
+	assert.True(t, dec("-0").IsZero())
+	assert.Equal(t, dec("5042.34"), book.NewDecimal(504234, 2))
+	assert.Equal(t, dec("-9.223372036854775808"), book.NewDecimal(math.MinInt64, 18))
+	assert.Equal(t, dec("0.000000000000000001"), book.NewDecimal(123, 20), "past Scale, truncated")
+	ns, ok := dec("1683901254.885744").Units(9)
+	assert.True(t, ok)
+	assert.EqualValues(t, 1683901254885744000, ns)
+	_, ok = dec("9223372036.854775808").Units(9)
+	assert.False(t, ok, "past an int64")
+	ns, ok = dec("-9223372036.854775808").Units(9)
+	assert.True(t, ok)
+	assert.EqualValues(t, math.MinInt64, ns)
+	assert.Equal(t, "0.1", book.DecimalOf(0.1).String())
+	assert.Equal(t, "-2290075956.5", book.DecimalOf(-2290075956.5).String())
+	assert.Equal(t, 0.0000007465, dec("0.0000007465").Float64())
+	assert.InDelta(t, -1.7014118346046923e20, dec("-170141183460469231731.687303715884105728").Float64(), 1e5)
+}
+
+// Reading, comparing and writing a Decimal allocate nothing.
+func TestDecimalAllocatesNothing(t *testing.T) {
+	in := []byte(`"170141183460469231731.687303715884105727"`)
+	buf := make([]byte, 0, 64)
+	allocs := testing.AllocsPerRun(100, func() {
+		d, err := book.ParseDecimal(in)
+		if err != nil || d.Cmp(d.Half()) <= 0 {
+			panic(err)
+		}
+		buf = d.AppendTo(buf[:0])
+	})
+	assert.Zero(t, allocs)
 }
 
 // Deribit's documented example: a snapshot, then a change chained by

@@ -6,8 +6,11 @@
 // pkg/deribit (book.{instrument}.{interval}, chained by prev_change_id;
 // the grouped book.{instrument}.{group}.{depth}.{interval}, whole every
 // time), pkg/thalex (book.{instrument}.{grouping}.{nlevels}.{delay}, the
-// first notification marked "snapshot": true) and pkg/ethereal
-// (L2Book:{symbol}, the whole book first, then changes chained by pt).
+// first notification marked "snapshot": true), pkg/ethereal
+// (L2Book:{symbol}, the whole book first, then changes chained by pt) and
+// pkg/okx (books:{instId}, books-l2-tbt:{instId} and
+// books50-l2-tbt:{instId}, a snapshot then changes chained by prevSeqId;
+// books5:{instId} and bbo-tbt:{instId}, whole every time).
 // Import the exchange's package, then Follow a topic on a client:
 //
 //	b, err := book.Follow(ctx, c, "book.BTC-PERPETUAL.100ms")
@@ -20,6 +23,7 @@
 // ignores changes until the next snapshot, and a Follower asks the
 // exchange for that snapshot once a break (client.Client.Resync).
 //
-// Prices and sizes are Decimal: exact, fixed-point, in an int64 (see
-// Decimal for why not float64 or an arbitrary-precision type).
+// Prices and sizes are Decimal: exact, fixed-point, 18 fractional digits
+// in 128 bits, integer parts up to 1.7×10^20 (see Decimal for why not
+// float64, an arbitrary-precision type or a scale per instrument).
 package book

@@ -32,6 +32,6 @@ func ExampleFollow() {
 
 	ev := <-b.Events() // the snapshot has made the book valid
 	bids, asks, ok := b.Top(5, nil, nil)
-	fmt.Println(ev.Kind == book.Synced, ok, len(bids), len(asks), bids[0].Price < asks[0].Price)
+	fmt.Println(ev.Kind == book.Synced, ok, len(bids), len(asks), bids[0].Price.Cmp(asks[0].Price) < 0)
 	// Output: true true 5 5 true
 }

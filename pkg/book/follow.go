@@ -74,7 +74,9 @@ const eventBuffer = 16
 // the subscription ends (Done). topic must be a book of c's exchange
 // (RulesFor): Deribit book.{instrument}.{interval} and grouped books,
 // Thalex book.{instrument}.{grouping}.{nlevels}.{delay}, Ethereal
-// L2Book:{symbol}; its exchange package must be imported (registered).
+// L2Book:{symbol}, OKX books:{instId}, books-l2-tbt:{instId},
+// books50-l2-tbt:{instId}, books5:{instId} and bbo-tbt:{instId}; its
+// exchange package must be imported (registered).
 func Follow(ctx context.Context, c *client.Client, topic string) (*Follower, error) {
 	dialect := c.Protocol().Name()
 	rules := RulesFor(dialect, topic)

@@ -3,7 +3,9 @@ package book_test
 import (
 	"errors"
 	"maps"
+	"math/big"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wsfan/wsfan/pkg/book"
@@ -20,18 +22,26 @@ func (opsRules) Parse(p []byte, marked bool, u *book.Update) error {
 	}
 	u.Snapshot = marked
 	for i := 0; i+2 < len(p); i += 3 {
-		price := book.Decimal(int64(p[i+1]) * 1e6)
-		size := book.Decimal(int64(p[i+2]) * 1e5)
+		price, size := opsPrice(p[i], p[i+1]), book.NewDecimal(int64(p[i+2]), 3)
 		if p[i]&1 == 0 {
 			u.Bids = append(u.Bids, book.Level{Price: price, Size: size})
 		} else {
-			u.Asks = append(u.Asks, book.Level{Price: price + 1000*1e8, Size: size})
+			u.Asks = append(u.Asks, book.Level{Price: price, Size: size})
 		}
 	}
 	return nil
 }
 
 func (opsRules) AppendSnapshot(dst []byte, _ *book.State) []byte { return dst }
+
+// opsPrice is the price opsRules reads from a level's first two bytes:
+// p/100 for a bid, 1000 + p/100 for an ask.
+func opsPrice(sideByte, p byte) book.Decimal {
+	if sideByte&1 == 0 {
+		return book.NewDecimal(int64(p), 2)
+	}
+	return book.NewDecimal(100_000+int64(p), 2)
+}
 
 // FuzzApply applies fuzzed updates to a Book and to a plain map and
 // checks both hold the same levels, in the order of each side.
@@ -50,11 +60,8 @@ func FuzzApply(f *testing.F) {
 			}
 			for i := 0; i+2 < len(p); i += 3 {
 				bid := p[i]&1 == 0
-				price := book.Decimal(int64(p[i+1]) * 1e6)
-				if !bid {
-					price += 1000 * 1e8
-				}
-				if size := book.Decimal(int64(p[i+2]) * 1e5); size == 0 {
+				price := opsPrice(p[i], p[i+1])
+				if size := book.NewDecimal(int64(p[i+2]), 3); size.IsZero() {
 					delete(ref[bid], price)
 				} else {
 					ref[bid][price] = size
@@ -69,7 +76,7 @@ func FuzzApply(f *testing.F) {
 		}
 		s := b.Copy()
 		check := func(side []book.Level, levels map[book.Decimal]book.Decimal, desc bool) {
-			prices := slices.Sorted(maps.Keys(levels))
+			prices := slices.SortedFunc(maps.Keys(levels), book.Decimal.Cmp)
 			if desc {
 				slices.Reverse(prices)
 			}
@@ -87,9 +94,12 @@ func FuzzApply(f *testing.F) {
 	})
 }
 
-// FuzzParseDecimal checks that a decimal reads back as it prints.
+// FuzzParseDecimal checks that a decimal reads back as it prints, and
+// holds exactly the number its text names.
 func FuzzParseDecimal(f *testing.F) {
-	for _, s := range []string{"5042.34", "-0.5", "1e-8", `"68013.0"`, "92233720368.54775807"} {
+	for _, s := range []string{"5042.34", "-0.5", "1e-8", `"68013.0"`, "92233720368.54775807", `"0.0000007465"`,
+		"2290075956", "1e-18", "0.000000000000000001", "170141183460469231731.687303715884105727",
+		"-170141183460469231731.687303715884105728", "18.446744073709551616", "1.5e+3"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -100,6 +110,12 @@ func FuzzParseDecimal(f *testing.F) {
 		back, err := book.ParseDecimal([]byte(d.String()))
 		if err != nil || back != d {
 			t.Fatalf("%q → %s → %v, %v", in, d, back, err)
+		}
+		text := strings.Trim(string(in), `"`)
+		if want, ok := new(big.Rat).SetString(text); ok && !strings.ContainsAny(text, "xXpP_") {
+			if got, _ := new(big.Rat).SetString(d.String()); got.Cmp(want) != 0 {
+				t.Fatalf("%q read as %s", in, d)
+			}
 		}
 	})
 }

@@ -40,11 +40,10 @@ func AppendLevels(dst []Level, b []byte, layout LevelLayout) ([]Level, error) {
 		if err != nil {
 			return dst, err
 		}
-		l, err := readLevel(b[i:end], layout)
-		if err != nil {
-			return dst, err
+		dst = append(dst, Level{})
+		if err := readLevel(&dst[len(dst)-1], b[i:end], layout); err != nil {
+			return dst[:len(dst)-1], err
 		}
-		dst = append(dst, l)
 		i = jsonscan.SkipSpace(b, end)
 		if i >= len(b) {
 			return dst, jsonscan.ErrSyntax
@@ -60,8 +59,9 @@ func AppendLevels(dst []Level, b []byte, layout LevelLayout) ([]Level, error) {
 	}
 }
 
-// readLevel reads one level, the JSON array b.
-func readLevel(b []byte, layout LevelLayout) (Level, error) {
+// readLevel reads one level, the JSON array b, into the zero Level l
+// (in place: a Level is six words).
+func readLevel(l *Level, b []byte, layout LevelLayout) error {
 	var fields [4][]byte
 	n := 0
 	want := 2
@@ -73,20 +73,20 @@ func readLevel(b []byte, layout LevelLayout) (Level, error) {
 	}
 	i := jsonscan.SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '[' {
-		return Level{}, fmt.Errorf("%w: %.40s", errLevel, b)
+		return fmt.Errorf("%w: %.40s", errLevel, b)
 	}
 	i++
 	for n < want {
 		i = jsonscan.SkipSpace(b, i)
 		end, err := jsonscan.SkipValue(b, i)
 		if err != nil {
-			return Level{}, fmt.Errorf("%w: %.40s", errLevel, b)
+			return fmt.Errorf("%w: %.40s", errLevel, b)
 		}
 		fields[n] = b[i:end]
 		n++
 		i = jsonscan.SkipSpace(b, end)
 		if i >= len(b) || (b[i] != ',' && b[i] != ']') {
-			return Level{}, fmt.Errorf("%w: %.40s", errLevel, b)
+			return fmt.Errorf("%w: %.40s", errLevel, b)
 		}
 		if b[i] == ']' {
 			break
@@ -94,7 +94,7 @@ func readLevel(b []byte, layout LevelLayout) (Level, error) {
 		i++
 	}
 	if n < want {
-		return Level{}, fmt.Errorf("%w: %.40s", errLevel, b)
+		return fmt.Errorf("%w: %.40s", errLevel, b)
 	}
 	f := fields[:n]
 	deleted := false
@@ -102,23 +102,22 @@ func readLevel(b []byte, layout LevelLayout) (Level, error) {
 		deleted = jsonscan.StringIs(f[0], "delete")
 		f = f[1:]
 	}
-	var l Level
 	var err error
 	if l.Price, err = ParseDecimal(f[0]); err != nil {
-		return Level{}, err
+		return err
 	}
 	if l.Size, err = ParseDecimal(f[1]); err != nil {
-		return Level{}, err
+		return err
 	}
 	if layout.Aux {
 		if l.Aux, err = ParseDecimal(f[2]); err != nil {
-			return Level{}, err
+			return err
 		}
 	}
 	if deleted {
-		l.Size, l.Aux = 0, 0
+		l.Size, l.Aux = Decimal{}, Decimal{}
 	}
-	return l, nil
+	return nil
 }
 
 // AppendLevelsJSON writes levels as a JSON array in layout, each with

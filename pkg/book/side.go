@@ -1,7 +1,5 @@
 package book
 
-import "sort"
-
 // Level is one price level of a book.
 type Level struct {
 	Price Decimal // the level's price
@@ -22,28 +20,41 @@ type side struct {
 	bids   bool // descending
 }
 
-// better reports whether price a comes before b on this side.
-func (s *side) better(a, b Decimal) bool {
-	if s.bids {
-		return a > b
-	}
-	return a < b
-}
-
 // find returns where price is, or would be inserted, and whether it is
-// there.
+// there: the first level not better than price. The binary search is
+// written out, one loop a side, so the 128-bit comparison is inlined.
 func (s *side) find(price Decimal) (int, bool) {
-	i := sort.Search(len(s.levels), func(i int) bool { return !s.better(s.levels[i].Price, price) })
-	return i, i < len(s.levels) && s.levels[i].Price == price
+	levels := s.levels
+	lo, hi := 0, len(levels)
+	if s.bids { // descending: a level is better when its price is higher
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if price.less(levels[m].Price) {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+	} else {
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if levels[m].Price.less(price) {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+	}
+	return lo, lo < len(levels) && levels[lo].Price == price
 }
 
 // set puts l at its price, or removes the price when l.Size is zero.
 func (s *side) set(l Level) {
 	i, found := s.find(l.Price)
 	switch {
-	case l.Size == 0 && found:
+	case l.Size.IsZero() && found:
 		s.levels = append(s.levels[:i], s.levels[i+1:]...)
-	case l.Size == 0:
+	case l.Size.IsZero():
 	case found:
 		s.levels[i] = l
 	default:

@@ -75,7 +75,7 @@ func ExampleBookRules() {
 		}
 	}
 	bid, ask, ok := b.Best()
-	fmt.Println(ok, bid.Price < ask.Price)
+	fmt.Println(ok, bid.Price.Cmp(ask.Price) < 0)
 	// Output: true true
 }
 

@@ -197,7 +197,7 @@ func TestBookOverHTTP(t *testing.T) {
 	for i, l := range want.Bids {
 		assert.Equal(t, [2]string{l.Price.String(), l.Size.String()}, got.Bids[i])
 	}
-	assert.Equal(t, (want.Asks[0].Price - want.Bids[0].Price).String(), got.Spread)
+	assert.Equal(t, want.Asks[0].Price.Sub(want.Bids[0].Price).String(), got.Spread)
 
 	// The status shows the same book; a change the stopped feed still had
 	// on its way may move both, so they are compared as of one moment.

@@ -66,8 +66,8 @@ func newBookJSON(s *book.State, depth int) bookJSON {
 	}
 	if len(s.Bids) > 0 && len(s.Asks) > 0 {
 		bid, ask := s.Bids[0].Price, s.Asks[0].Price
-		j.Spread = (ask - bid).String()
-		j.Mid = ((bid + ask) / 2).String() // to the Decimal's last digit
+		j.Spread = ask.Sub(bid).String()
+		j.Mid = bid.Add(ask).Half().String() // to the Decimal's last digit
 	}
 	return j
 }

@@ -485,8 +485,8 @@ func bookStatus(b *book.Book) *BookStatus {
 		bs.BestAsk = asks[0].Price.String()
 	}
 	if len(bids) > 0 && len(asks) > 0 {
-		bs.Mid = ((bids[0].Price + asks[0].Price) / 2).String()
-		bs.Spread = (asks[0].Price - bids[0].Price).String()
+		bs.Mid = bids[0].Price.Add(asks[0].Price).Half().String()
+		bs.Spread = asks[0].Price.Sub(bids[0].Price).String()
 	}
 	return bs
 }

@@ -158,9 +158,14 @@ func (bookRules) Parse(payload []byte, marked bool, u *book.Update) error {
 			u.Asks, err = book.AppendLevels(u.Asks, v, thalexLevels)
 		case "time":
 			var secs book.Decimal
-			secs, err = book.ParseDecimal(v)
-			// A Decimal counts 10^-8 units: 10 ns each.
-			u.Time = time.Unix(0, int64(secs)*10)
+			if secs, err = book.ParseDecimal(v); err != nil {
+				break
+			}
+			ns, ok := secs.Units(9)
+			if !ok {
+				err = fmt.Errorf("%s seconds is out of range", secs)
+			}
+			u.Time = time.Unix(0, ns)
 		}
 		if err != nil {
 			return fmt.Errorf("thalex book %s: %w", string(key), err)
@@ -179,7 +184,7 @@ func (bookRules) AppendSnapshot(dst []byte, s *book.State) []byte {
 	dst = book.AppendLevelsJSON(append(dst, `,"ask_changes":`...), s.Asks, thalexLevels, "")
 	dst = total(s.Bids).AppendTo(append(dst, `,"total_bid_amount":`...))
 	dst = total(s.Asks).AppendTo(append(dst, `,"total_ask_amount":`...))
-	dst = book.Decimal(s.Time.UnixNano() / 10).AppendTo(append(dst, `,"time":`...))
+	dst = book.NewDecimal(s.Time.UnixNano(), 9).AppendTo(append(dst, `,"time":`...))
 	return append(dst, '}')
 }
 
@@ -187,7 +192,7 @@ func (bookRules) AppendSnapshot(dst []byte, s *book.State) []byte {
 func total(levels []book.Level) book.Decimal {
 	var sum book.Decimal
 	for _, l := range levels {
-		sum += l.Size
+		sum = sum.Add(l.Size)
 	}
 	return sum
 }
