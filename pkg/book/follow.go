@@ -28,7 +28,9 @@ type Follower struct {
 type EventKind uint8
 
 const (
-	// Synced: a snapshot made the book valid (the first, or a resync's).
+	// Synced: a snapshot made the book valid (the first, or a resync's),
+	// or a message the rules read whole turned it valid (a channel
+	// whose every message is the whole book, unmarked: OKX books5).
 	// The zero EventKind is none of them.
 	Synced EventKind = iota + 1
 	// Broken: a message broke the chain or crossed the book; the book is
@@ -97,6 +99,10 @@ func Follow(ctx context.Context, c *client.Client, topic string) (*Follower, err
 func (f *Follower) run() {
 	defer close(f.done)
 	for m := range f.sub.C() {
+		// A channel whose every message is the whole book (OKX books5,
+		// Deribit's grouped books) is not marked snapshot by the client:
+		// its rules read it whole, and the book turning valid says so.
+		wasValid := f.Valid()
 		err := f.Apply(m.Data, m.Snapshot())
 		switch {
 		case err != nil:
@@ -105,7 +111,7 @@ func (f *Follower) run() {
 				f.resyncs.Add(1)
 			}
 			f.emit(Event{Kind: Broken, Err: err, Resynced: resynced})
-		case m.Snapshot() && f.Valid():
+		case (m.Snapshot() || !wasValid) && f.Valid():
 			f.emit(Event{Kind: Synced})
 		case m.Reconnected() && !m.Snapshot():
 			// A restore whose first message is not a snapshot: what the

@@ -14,6 +14,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/ethereal"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/okx"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -93,4 +94,21 @@ func TestFollowerResyncsOnceABreak(t *testing.T) {
 			}, 10*time.Second, 10*time.Millisecond, "the resynced book is the exchange's")
 		})
 	}
+}
+
+// A book whose every message is whole (OKX's books5) is not marked
+// snapshot by the client; its first message makes the book valid all the
+// same, and the follower says Synced.
+func TestFollowerSyncsAWholeEveryTimeBook(t *testing.T) {
+	const topic = "books5:BTC-USDT"
+	srv := exchangetest.NewServer(okx.Name)
+	t.Cleanup(srv.Close)
+	f := followOn(t, srv, okx.Name, topic)
+	require.NoError(t, srv.WaitSubscribers(testutil.Context(t), topic, 1))
+	require.Equal(t, 1, srv.PublishRaw([]byte(`{"arg":{"channel":"books5","instId":"BTC-USDT"},"data":[{"asks":[["8476.98","415","0","13"]],"bids":[["8476.97","256","0","12"]],"instId":"BTC-USDT","ts":"1597026383085","seqId":123456}]}`)))
+	require.Equal(t, book.Synced, next(t, f).Kind)
+	bid, ask, ok := f.Best()
+	require.True(t, ok)
+	assert.Equal(t, lvl("8476.97", "256"), bid)
+	assert.Equal(t, lvl("8476.98", "415"), ask)
 }
