@@ -19,6 +19,10 @@ import (
 //     the change_id of the one before it in prev_change_id. Levels are
 //     [action, price, amount] with action "new", "change" or "delete"
 //     (amount 0).
+//     A change whose prev_change_id is null (seen in a third-party
+//     recording; the documentation shows none) names no predecessor, as
+//     Sequence reads it: it is applied without a chain to check, not
+//     taken for a broken book.
 //   - the grouped book.{instrument_name}.{group}.{depth}.{interval} sends
 //     the whole book to depth every time: [price, amount] levels, a
 //     change_id and no prev_change_id.
@@ -81,7 +85,9 @@ func (r *bookRules) Parse(payload []byte, _ bool, u *book.Update) error {
 		case "change_id":
 			u.Seq, err = sequence(v)
 		case "prev_change_id":
-			u.Prev, err = sequence(v)
+			if string(v) != "null" { // a change with no predecessor: Prev stays 0
+				u.Prev, err = sequence(v)
+			}
 		case "bids":
 			u.Bids, err = book.AppendLevels(u.Bids, v, layout)
 		case "asks":
