@@ -31,6 +31,11 @@ func reasonTooManyTopics(limit int) closeReason {
 		fmt.Sprintf("too many topics: the limit is %d per client", limit), "too_many_topics"}
 }
 
+func reasonReplyTooLarge(size, limit int) closeReason {
+	return closeReason{websocket.CloseMessageTooBig,
+		fmt.Sprintf("an answer of %d bytes exceeds the %d-byte queue: ask for less in one request", size, limit), "reply_too_large"}
+}
+
 func reasonTooManyClients(limit int) closeReason {
 	return closeReason{websocket.CloseTryAgainLater,
 		fmt.Sprintf("too many clients: the limit is %d", limit), "too_many_clients"}
@@ -46,5 +51,5 @@ var (
 	reasonBinary      = closeReason{websocket.CloseUnsupportedData, "binary frames are not supported", "binary_frame"}
 	reasonPeerClosed  = closeReason{websocket.CloseNormalClosure, "", ""}
 	disconnectReasons = []string{"slow_consumer", "frame_too_large", "too_many_topics", "too_many_clients",
-		"upstream_topic_lost", "shutdown", "binary_frame"}
+		"upstream_topic_lost", "shutdown", "binary_frame", "reply_too_large"}
 )

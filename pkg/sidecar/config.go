@@ -122,9 +122,15 @@ type Config struct {
 	MaxTopics int `yaml:"max_topics"`
 	// MaxFrameBytes caps a frame from a local client. Default: 1 MiB.
 	MaxFrameBytes int64 `yaml:"max_frame_bytes"`
-	// MaxCallsPerClient caps one client's forwarded calls in flight.
-	// Default: 64.
+	// MaxCallsPerClient caps one client's forwarded calls in flight,
+	// a batch's included. Default: 64.
 	MaxCallsPerClient int `yaml:"max_calls_per_client"`
+	// MaxBatch caps the requests of one JSON-RPC batch array: a longer
+	// batch is answered with one error naming the limit, before any of
+	// it is parsed. A batch's answer is bounded by QueueBytes: one that
+	// would pass it closes the client (close code 1009, saying so).
+	// Default: 1000, as go-ethereum's server.
+	MaxBatch int `yaml:"max_batch"`
 
 	// RateLimit paces the requests sent upstream, in requests a second:
 	// forwarded calls and subscribes of every local client together, so
@@ -254,6 +260,7 @@ func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 	setDefault(&c.MaxTopics, 10000)
 	setDefault(&c.MaxFrameBytes, 1<<20)
 	setDefault(&c.MaxCallsPerClient, 64)
+	setDefault(&c.MaxBatch, 1000)
 	setDefault(&c.SSEHistory, 1000)
 	setDefault(&c.SSEHistoryBytes, 1<<20)
 	if c.HotStandby < 0 || c.HotStandby > client.MaxStandby {

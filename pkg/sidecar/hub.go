@@ -1,10 +1,10 @@
 package sidecar
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,7 +33,9 @@ type hub struct {
 	proto    protocol.Protocol
 	feed     func(context.Context) (client.Feed, error) // the source's (source.feed)
 	topicCfg topicConfig
-	twins    bool // the dialect acknowledges subscriptions with ids: a connection may hold twins (twins.go)
+	twins    bool                // the dialect acknowledges subscriptions with ids: a connection may hold twins (twins.go)
+	offered  map[string]struct{} // Config.Topics as a set; empty when every topic of the dialect is asked upstream
+	stats    *stats              // the refusals' counters
 	log      *zap.Logger
 
 	// mu protects the following and every topic's refs, grace, gen, dead.
@@ -71,6 +73,8 @@ func newHub(ctx context.Context, cfg *Config, proto protocol.Protocol, feed func
 		feed:     feed,
 		twins:    tc.wire.SubscriptionID() != "",
 		topicCfg: tc,
+		offered:  offeredSet(cfg.Topics),
+		stats:    tc.stats,
 		log:      log,
 		topics:   make(map[string]*topic),
 		byLocal:  make(map[string]*topic),
@@ -99,10 +103,19 @@ func (h *hub) validate(name string) error {
 	if _, err := h.proto.NewTopic(name); err != nil {
 		return fmt.Errorf("%w: %w", errUnknownTopic, err)
 	}
-	if len(h.cfg.Topics) > 0 && !slices.Contains(h.cfg.Topics, name) {
+	if _, ok := h.offered[name]; len(h.offered) > 0 && !ok {
 		return fmt.Errorf("%w %q: this sidecar offers %s", errUnknownTopic, name, offered(h.cfg.Topics))
 	}
 	return nil
+}
+
+// offeredSet returns topics as a set, for validate's look-up.
+func offeredSet(topics []string) map[string]struct{} {
+	set := make(map[string]struct{}, len(topics))
+	for _, t := range topics {
+		set[t] = struct{}{}
+	}
+	return set
 }
 
 // offered lists topics for an error: the first few, and how many more.
@@ -118,20 +131,26 @@ func offered(topics []string) string {
 // sidecar's own use, a book request), it takes a reference on each topic
 // of names s does not hold yet, and starts the round that opens upstream
 // those the hub does not hold (open, on a goroutine of its own). Names
-// that are not topics are left out, their reasons joined in invalid. The
-// request is refused whole (refusal), before anything is subscribed
-// upstream, when it would take s past Config.MaxTopicsPerClient (s is
-// closed with the reason, errTooManyTopics) or the hub past
+// that are not topics are left out, their reasons summed up in invalid
+// (refusedTopics). The request is refused whole (refusal), before
+// anything is subscribed upstream, when it would take s past
+// Config.MaxTopicsPerClient (s is closed with the reason,
+// errTooManyTopics; counted before any name is checked, so the cost of
+// a refusal is bounded by the limit, not by the request) or the hub past
 // Config.MaxTopics once topics nobody holds any more (in their grace
-// period) are let go. Every topic returned must be waited for (wait) or
-// released. For a session, called by its subscription goroutine, which
-// owns s.topics.
+// period) are let go. Every topic returned is pending on s until the
+// session attaches it or lets it go (session.attach, session.await,
+// session.unsubscribe): a batch's later requests count it against the
+// limit as one-by-one requests would. For a session, called by its
+// subscription goroutine, which owns s.topics and s.pending.
 func (h *hub) reserve(s *session, names []string) (reserved []*topic, invalid, refusal error) {
-	wanted, invalid := h.unheld(s, names)
-	if s != nil && len(s.topics)+len(wanted) > s.cfg.MaxTopicsPerClient {
+	wanted, over := h.unheld(s, names)
+	if over {
 		s.close(reasonTooManyTopics(s.cfg.MaxTopicsPerClient), true)
-		return nil, invalid, errTooManyTopics
+		h.refused(s, names, errTooManyTopics)
+		return nil, nil, errTooManyTopics
 	}
+	wanted, invalid = h.valid(wanted)
 	h.mu.Lock()
 	reserved, opened, refusal := h.referenceLocked(wanted)
 	if len(opened) > 0 {
@@ -142,27 +161,51 @@ func (h *hub) reserve(s *session, names []string) (reserved []*topic, invalid, r
 		refusal = errors.Join(invalid, refusal)
 		h.refused(s, names, refusal)
 	}
+	if s != nil {
+		for _, t := range reserved {
+			s.pending[t.name] = t
+		}
+	}
 	return reserved, invalid, refusal
 }
 
-// unheld returns the distinct names of names that s does not hold (all
-// of them for s nil) and that are topics; the others' reasons are joined
-// in invalid.
-func (h *hub) unheld(s *session, names []string) (wanted []string, invalid error) {
-	for i, n := range names {
-		if slices.Contains(names[:i], n) {
+// unheld returns the distinct names of names that s does not hold or
+// have pending (all of them for s nil), in request order, and whether
+// they would take s past Config.MaxTopicsPerClient; it stops counting
+// there, so its cost is bounded by the limit and the request's length,
+// never their product.
+func (h *hub) unheld(s *session, names []string) (wanted []string, over bool) {
+	room := len(names)
+	if s != nil {
+		room = s.cfg.MaxTopicsPerClient - len(s.topics) - len(s.pending)
+	}
+	seen := make(map[string]struct{}, min(len(names), max(room, 0)+1))
+	for _, n := range names {
+		if _, dup := seen[n]; dup || (s != nil && s.holds(n)) {
 			continue
 		}
-		if s != nil && s.topics[n] != nil {
-			continue
+		if len(seen) >= room {
+			return nil, true
 		}
-		if err := h.validate(n); err != nil {
-			invalid = errors.Join(invalid, err)
-			continue
-		}
+		seen[n] = struct{}{}
 		wanted = append(wanted, n)
 	}
-	return wanted, invalid
+	return wanted, false
+}
+
+// valid keeps the names of names that are topics (validate), in place,
+// and sums up the others' reasons in invalid.
+func (h *hub) valid(names []string) (topics []string, invalid error) {
+	var refused refusedTopics
+	topics = names[:0]
+	for _, n := range names {
+		if err := h.validate(n); err != nil {
+			refused.add(err)
+			continue
+		}
+		topics = append(topics, n)
+	}
+	return topics, refused.err()
 }
 
 // referenceLocked takes a reference on every topic of names (valid,
@@ -182,7 +225,7 @@ func (h *hub) referenceLocked(names []string) (reserved, opened []*topic, err er
 		h.evictLocked(over, names)
 	}
 	if len(h.topics)+creating > h.cfg.MaxTopics {
-		return nil, nil, fmt.Errorf("the limit of %d upstream topics is reached", h.cfg.MaxTopics)
+		return nil, nil, maxTopicsError(h.cfg.MaxTopics)
 	}
 	reserved = make([]*topic, 0, len(names))
 	for _, name := range names {
@@ -252,6 +295,12 @@ func (h *hub) wait(ctx context.Context, t *topic) error {
 	case <-t.ready:
 	case <-ctx.Done():
 		h.release(t)
+		switch {
+		case h.ctx.Err() != nil:
+			return ErrClosed
+		case errors.Is(ctx.Err(), context.Canceled):
+			return fmt.Errorf("%w: %w", errClientLeft, ctx.Err()) // the upstream may be fine
+		}
 		return fmt.Errorf("no answer from the upstream within %v (is it up? see /v1/status): %w", h.cfg.RequestTimeout, ctx.Err())
 	}
 	if t.err != nil {
@@ -289,6 +338,8 @@ func (h *hub) open(topics []*topic) {
 		}
 	}
 	cancel()
+	var failed []string
+	var firstErr error
 	for i, t := range topics {
 		terr := err
 		if terr == nil && errs[i] != nil {
@@ -302,11 +353,16 @@ func (h *hub) open(topics []*topic) {
 			h.removeLocked(t)
 			h.mu.Unlock()
 			t.fail(terr)
-			h.log.Info("upstream subscribe failed", zap.String("topic", t.name), zap.Error(terr))
+			failed = append(failed, t.name)
+			firstErr = cmp.Or(firstErr, terr)
 			h.wg.Done()
 			continue
 		}
 		go h.run(t, feeds[i])
+	}
+	if len(failed) > 0 { // one line a round, however many topics it refused
+		h.log.Info("upstream subscribe failed", zap.Int("topics", len(failed)),
+			zap.Strings("names", shownTopics(failed)), zap.NamedError("first_error", firstErr))
 	}
 }
 

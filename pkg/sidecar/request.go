@@ -109,6 +109,10 @@ func (c *wsConn) handle(data []byte) {
 			return
 		}
 	}
+	if n, over := batchLen(data, c.cfg.MaxBatch); over && w.Batches() {
+		c.refuseBatch(n)
+		return
+	}
 	reqs, batch, ferr := w.ParseFrame(nil, data)
 	if ferr != nil {
 		refusal := textFrame(w.AppendError(nil, nil, ferr.Code, ferr.Message, nil))
@@ -217,36 +221,6 @@ func (c *wsConn) answer(req *protocol.Incoming, resp []byte, attach []*topic) {
 		return
 	}
 	c.s.attach(textFrames(resp), attach)
-}
-
-// handleBatch answers a JSON-RPC batch array with an array of responses,
-// in order; its calls run one after the other. It runs on the
-// subscription goroutine.
-func (c *wsConn) handleBatch(reqs []protocol.Incoming) {
-	out := []byte{'['}
-	var attach []*topic
-	for i := range reqs {
-		req := &reqs[i]
-		resp, topics, call := c.route(req)
-		if call != nil {
-			resp = call()
-		}
-		attach = append(attach, topics...)
-		if len(req.ID) == 0 && req.Err == nil {
-			resp = nil // a notification gets no response
-		}
-		if len(resp) > 0 {
-			if len(out) > 1 {
-				out = append(out, ',')
-			}
-			out = append(out, resp...)
-		}
-	}
-	if len(out) == 1 {
-		c.s.attach(nil, attach)
-		return
-	}
-	c.s.attach(textFrame(append(out, ']')), attach)
 }
 
 // route answers one request: at once (resp, and the topics to attach

@@ -97,24 +97,37 @@ type session struct {
 	idle    bool        // the writer is stopped or parked: the next frame or close wakes it
 	head    []byte      // the unwritten end of a frame offer began writing; written first, even when discarding
 
-	// Owned by the session's reader: the WebSocket reader goroutine, or
-	// the SSE handler.
-	topics map[string]*topic
+	// Owned by the session's subscription goroutine (a WebSocket
+	// session's, see queueOp; an SSE stream's handler): the topics it
+	// holds, and those reserved for it and not yet attached (a request's
+	// while it waits for the upstream, a batch's until the batch is
+	// answered), which count against its limit as held ones do.
+	topics  map[string]*topic
+	pending map[string]*topic
+
+	refusalLog refusalLog // paces the lines logging its refusals (refusals.go)
 }
 
 func newSession(remote string, cfg *Config, st *stats, h *hub, tr transport) *session {
 	return &session{
-		kind:   tr.kind(),
-		remote: remote,
-		since:  time.Now(),
-		cfg:    cfg,
-		stats:  st,
-		hub:    h,
-		tr:     tr,
-		enc:    wsFrames,
-		idle:   true,
-		topics: make(map[string]*topic),
+		kind:    tr.kind(),
+		remote:  remote,
+		since:   time.Now(),
+		cfg:     cfg,
+		stats:   st,
+		hub:     h,
+		tr:      tr,
+		enc:     wsFrames,
+		idle:    true,
+		topics:  make(map[string]*topic),
+		pending: make(map[string]*topic),
 	}
+}
+
+// holds reports whether the session holds the topic keyed name or has
+// it pending. Called by its subscription goroutine.
+func (s *session) holds(name string) bool {
+	return s.topics[name] != nil || s.pending[name] != nil
 }
 
 // offer queues a notification frame without blocking and reports whether
@@ -181,11 +194,18 @@ func (s *session) writeDirect(frame []byte) {
 }
 
 // reply queues a frame the client asked for (a response, a pong). It is
-// never dropped: a client that does not read its answers is disconnected.
+// never dropped: a client that does not read its answers is disconnected,
+// and so is one whose answer alone is larger than its queue may hold
+// (close code 1009, saying so): no answer passes the bound the stream
+// meets.
 func (s *session) reply(frame []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
+		return
+	}
+	if len(frame) > s.cfg.QueueBytes {
+		s.closeLocked(reasonReplyTooLarge(len(frame), s.cfg.QueueBytes), true)
 		return
 	}
 	if s.bytes > 0 && s.bytes+len(frame) > s.cfg.QueueBytes {

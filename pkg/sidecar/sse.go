@@ -81,12 +81,10 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	defer s.clients.remove(ss)
 
 	reserved, invalid, refusal := s.hub.reserve(ss, topics)
-	accepted, fresh, _, err := ss.await(r.Context(), topics, reserved, invalid, refusal)
+	_, fresh, _, err := ss.await(r.Context(), topics, reserved, invalid, refusal)
 	if err != nil {
-		for _, t := range fresh {
-			s.hub.release(t)
-		}
-		failed := slices.DeleteFunc(topics, func(n string) bool { return slices.Contains(accepted, n) })
+		failed := slices.DeleteFunc(topics, ss.holds)
+		ss.letGo(fresh)
 		// reserve or await logged and recorded the refusal.
 		httpRefusal(w, subscribeStatus(err), subscribeError(failed, err).Error(),
 			map[string]any{"topics": shownTopics(failed)})
@@ -100,9 +98,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	first := fmt.Sprintf(": wsfan sidecar: streaming %s\nretry: %d\n\n", strings.Join(topics, ", "), sseRetry.Milliseconds())
 	if sock != nil {
 		if err := sock.hijack(w, first); err != nil {
-			for _, t := range fresh {
-				s.hub.release(t)
-			}
+			ss.letGo(fresh)
 			ss.close(closeReason{}, true)
 			if !errors.Is(err, net.ErrClosed) && !errors.Is(err, os.ErrDeadlineExceeded) {
 				s.log.Debug("SSE stream not taken over", zap.Error(err))

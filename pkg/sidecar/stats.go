@@ -32,6 +32,11 @@ type stats struct {
 	crossSiteRefusals atomic.Uint64
 	tokenRefusals     atomic.Uint64
 	disconnect        [8]atomic.Uint64
+	// refusals counts refused local subscribes and batches by reason
+	// (refusals.go); refusalLogsSuppressed those not logged, over a
+	// client's pace of refusal lines.
+	refusals              [refusalReasons]atomic.Uint64
+	refusalLogsSuppressed atomic.Uint64
 }
 
 // countCall counts a call forwarded upstream and, when err is set, its

@@ -30,10 +30,10 @@ func (s *session) await(ctx context.Context, names []string, reserved []*topic, 
 	err = invalid
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
 	defer cancel()
-	ok := make(map[string]*topic, len(reserved))
 	fresh = reserved[:0] // the waited-for ones, in place: never ahead of the loop
 	for _, t := range reserved {
 		if werr := s.hub.wait(ctx, t); werr != nil { // wait released it
+			delete(s.pending, t.name)
 			if err == nil {
 				err = werr
 			}
@@ -43,15 +43,16 @@ func (s *session) await(ctx context.Context, names []string, reserved []*topic, 
 			why[t.name] = werr
 			continue
 		}
-		ok[t.name] = t
 		fresh = append(fresh, t)
 	}
 	var refused []string
-	for i, n := range names {
-		if slices.Contains(names[:i], n) {
+	seen := make(map[string]struct{}, len(names))
+	for _, n := range names {
+		if _, dup := seen[n]; dup {
 			continue
 		}
-		if s.topics[n] != nil || ok[n] != nil {
+		seen[n] = struct{}{}
+		if s.holds(n) {
 			accepted = append(accepted, n)
 		} else {
 			refused = append(refused, n)
@@ -68,25 +69,54 @@ func (s *session) await(ctx context.Context, names []string, reserved []*topic, 
 // local subscription id (Ethereum: the same for every local client,
 // stable across upstream reconnects; a topic the connection holds already
 // gets a twin with an id of its own, as geth gives a second subscription,
-// twins.go). Ethereal's answer is a status frame.
+// twins.go). Ethereal's answer is a status frame. It returns the topics to
+// attach with the answer.
 func (c *wsConn) subscribe(req *protocol.Incoming) ([]byte, []*topic) {
-	w := c.cfg.wire
+	return c.finishSubscribe(c.startSubscribe(req))
+}
+
+// subscribing is a subscribe between its two steps: its topics reserved
+// on the hub (startSubscribe), not yet waited for (finishSubscribe). A
+// batch starts all its subscribes before it waits for any, so that they
+// go upstream together.
+type subscribing struct {
+	req              *protocol.Incoming
+	topics, notices  []string
+	reserved         []*topic
+	invalid, refusal error
+}
+
+// startSubscribe reserves the topics of a subscribe request (hub.reserve).
+func (c *wsConn) startSubscribe(req *protocol.Incoming) *subscribing {
+	sub := &subscribing{req: req}
+	if len(req.Topics) == 0 {
+		return sub
+	}
+	sub.topics, sub.notices = c.withoutNotices(req.Topics)
+	if c.cfg.subIDs && len(sub.topics) == 1 {
+		sub.topics = []string{c.s.twinKey(sub.topics[0])}
+	}
+	if len(sub.topics) > 0 {
+		sub.reserved, sub.invalid, sub.refusal = c.cfg.hub.reserve(c.s, sub.topics)
+	}
+	return sub
+}
+
+// finishSubscribe waits for the upstream subscribes of sub's topics and
+// answers the request.
+func (c *wsConn) finishSubscribe(sub *subscribing) ([]byte, []*topic) {
+	w, req, topics := c.cfg.wire, sub.req, sub.topics
 	if len(req.Topics) == 0 {
 		return w.AppendError(nil, req.ID, protocol.CodeInvalidParams, "invalid params: no topic to subscribe", nil), nil
-	}
-	topics, notices := c.withoutNotices(req.Topics)
-	if c.cfg.subIDs && len(topics) == 1 {
-		topics = []string{c.s.twinKey(topics[0])}
 	}
 	var accepted []string
 	var attach []*topic
 	var err error
 	var why map[string]error
 	if len(topics) > 0 {
-		reserved, invalid, refusal := c.cfg.hub.reserve(c.s, topics)
-		accepted, attach, why, err = c.s.await(c.opsCtx, topics, reserved, invalid, refusal)
+		accepted, attach, why, err = c.s.await(c.opsCtx, topics, sub.reserved, sub.invalid, sub.refusal)
 	}
-	accepted = append(accepted, notices...)
+	accepted = append(accepted, sub.notices...)
 	if ta, ok := w.(protocol.TopicAnswering); ok {
 		return c.answerEach(ta, req, accepted, topics, err, why), attach
 	}
@@ -137,13 +167,12 @@ func (c *wsConn) unsubscribe(req *protocol.Incoming) []byte {
 		return w.AppendResult(nil, req.ID, w.AppendUnsubscribed(nil, removed))
 	}
 	var removed []string
+	byID := c.s.localIDs()
 	for _, id := range req.Topics {
-		for name, t := range c.s.topics {
-			if t.localID == id {
-				c.s.unsubscribe([]string{name})
-				removed = append(removed, id)
-				break
-			}
+		if name, ok := byID[id]; ok {
+			delete(byID, id)
+			c.s.unsubscribe([]string{name})
+			removed = append(removed, id)
 		}
 	}
 	if len(removed) == 0 { // as geth answers an id the connection does not hold
@@ -151,6 +180,19 @@ func (c *wsConn) unsubscribe(req *protocol.Incoming) []byte {
 		return w.AppendError(nil, req.ID, e.Code, e.Message, nil)
 	}
 	return w.AppendResult(nil, req.ID, w.AppendUnsubscribed(nil, removed))
+}
+
+// localIDs maps the local subscription id of every topic the session
+// holds or has pending to its key, so that an unsubscribe of many ids
+// costs one look-up each, not a walk of the session's topics.
+func (s *session) localIDs() map[string]string {
+	ids := make(map[string]string, len(s.topics)+len(s.pending))
+	for _, held := range []map[string]*topic{s.topics, s.pending} {
+		for name, t := range held {
+			ids[t.localID] = name
+		}
+	}
+	return ids
 }
 
 // withoutNotices splits the exchange's notice channel (Thalex's system)
@@ -173,10 +215,15 @@ func (c *wsConn) withoutNotices(topics []string) (rest, notices []string) {
 // none of its own).
 func (c *wsConn) answerEach(ta protocol.TopicAnswering, req *protocol.Incoming, done, asked []string, err error, why map[string]error) []byte {
 	out := ta.AppendTopicAnswers(nil, req.ID, protocol.OpSubscribe, done)
+	answered := make(map[string]struct{}, len(done))
+	for _, t := range done {
+		answered[t] = struct{}{}
+	}
 	for _, t := range asked {
-		if slices.Contains(done, t) {
+		if _, ok := answered[t]; ok {
 			continue
 		}
+		answered[t] = struct{}{}
 		out = ta.AppendTopicRefusal(out, req.ID, t, refusalOf(cmp.Or(why[t], err, errors.New("subscription refused"))))
 	}
 	return out
@@ -214,38 +261,53 @@ func errorResponse(w protocol.Server, id []byte, err error) []byte {
 // as subscribe returned them, as one step for the topics' pumps: their
 // locks are held throughout, so no notification of them precedes the
 // acknowledgement, and none published after the client read it is missed.
+// A topic is attached only while it is pending on the session: one a
+// batch unsubscribed after subscribing it was let go already.
 // Called by the session's subscription goroutine (an SSE stream's handler).
 func (s *session) attach(frame []byte, topics []*topic) {
+	topics = slices.DeleteFunc(topics, func(t *topic) bool { return s.pending[t.name] != t })
 	slices.SortFunc(topics, func(a, b *topic) int { return strings.Compare(a.name, b.name) })
-	for i, t := range topics { // lock in name order: pumps hold one lock at a time
-		if i == 0 || topics[i-1] != t {
-			t.mu.Lock()
-		}
+	for _, t := range topics { // lock in name order: pumps hold one lock at a time
+		t.mu.Lock()
 	}
 	if frame != nil {
 		s.reply(frame)
 	}
-	for i, t := range topics {
-		if _, dup := s.topics[t.name]; dup || (i > 0 && topics[i-1] == t) { // asked twice in one batch
-			s.hub.release(t)
-			continue
-		}
+	for _, t := range topics {
+		delete(s.pending, t.name)
 		s.topics[t.name] = t
 		t.attachLocked(s)
 	}
-	for i, t := range topics {
-		if i == 0 || topics[i-1] != t {
-			t.mu.Unlock()
-		}
+	for _, t := range topics {
+		t.mu.Unlock()
 	}
 	s.ntopics.Store(int32(len(s.topics)))
 }
 
-// unsubscribe leaves the named topics and returns those the session held.
-// Called by the session's subscription goroutine (an SSE stream's handler).
+// letGo releases topics reserved for the session and not attached (a
+// stream that could not start). Called by its subscription goroutine.
+func (s *session) letGo(topics []*topic) {
+	for _, t := range topics {
+		if s.pending[t.name] == t {
+			delete(s.pending, t.name)
+			s.hub.release(t)
+		}
+	}
+}
+
+// unsubscribe leaves the named topics and returns those the session held
+// (a topic a batch subscribed earlier and has not answered yet, pending,
+// included). Called by the session's subscription goroutine (an SSE
+// stream's handler).
 func (s *session) unsubscribe(names []string) []string {
-	removed := make([]string, 0, len(names))
+	removed := make([]string, 0, min(len(names), len(s.topics)+len(s.pending)))
 	for _, n := range names {
+		if t, ok := s.pending[n]; ok {
+			delete(s.pending, n)
+			s.hub.release(t)
+			removed = append(removed, n)
+			continue
+		}
 		t, ok := s.topics[n]
 		if !ok {
 			continue
@@ -262,6 +324,10 @@ func (s *session) unsubscribe(names []string) []string {
 // unsubscribeAll leaves every topic. Called by the session's subscription
 // goroutine, and when the session ends.
 func (s *session) unsubscribeAll() {
+	for name, t := range s.pending {
+		s.hub.release(t)
+		delete(s.pending, name)
+	}
 	for name, t := range s.topics {
 		t.detach(s)
 		s.hub.release(t)

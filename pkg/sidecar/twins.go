@@ -20,14 +20,15 @@ const twinMark = "\x00twin"
 
 // twinKey is the key of the twin the session would hold for name: the
 // name itself while the session does not hold it, else its first twin
-// the session does not hold. Called by the session's reader.
+// the session does not hold (nor has pending). Called by the session's
+// subscription goroutine.
 func (s *session) twinKey(name string) string {
-	if _, held := s.topics[name]; !held {
+	if !s.holds(name) {
 		return name
 	}
 	for n := 2; ; n++ {
 		key := name + twinMark + strconv.Itoa(n)
-		if _, held := s.topics[key]; !held {
+		if !s.holds(key) {
 			return key
 		}
 	}
