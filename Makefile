@@ -15,7 +15,7 @@ BENCH_CLIENT ?= RouteTicker|ResolveResponse|EncodeRequest|SubscribeFrame|Resubsc
 OLD       ?= $(RESULTS)/baseline.txt
 NEW       ?= $(RESULTS)/latest.txt
 
-.PHONY: all build test vet lint bench bench-smoke bench-compare bench-peers bench-plot demo fuzz
+.PHONY: all build test test-quick vet lint bench bench-smoke bench-compare bench-peers bench-plot demo fuzz
 
 all: build test
 
@@ -30,6 +30,13 @@ vet:
 test: vet
 	@for m in $(MODULES); do (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
 	$(MAKE) bench-smoke
+
+# test-quick: the main module alone, vet and tests, without the race
+# detector, the other modules (bench, NATS, browsers, go-ethereum) or the
+# benchmarks: for the edit-and-test loop. CI runs `make test`.
+test-quick:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
 
 bench-smoke:
 	@for m in $(MODULES); do (cd $$m && $(GO) test -run '^$$' -bench . -benchtime 1x ./...) || exit 1; done
