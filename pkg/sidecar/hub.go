@@ -147,8 +147,9 @@ func (h *hub) reserve(s *session, names []string) (reserved []*topic, invalid, r
 	wanted, over := h.unheld(s, names)
 	if over {
 		s.close(reasonTooManyTopics(s.cfg.MaxTopicsPerClient), true)
-		h.refused(s, names, errTooManyTopics)
-		return nil, nil, errTooManyTopics
+		err := fmt.Errorf("%w: the limit is %d per client", errTooManyTopics, s.cfg.MaxTopicsPerClient)
+		h.refused(s, names, err)
+		return nil, nil, err
 	}
 	wanted, invalid = h.valid(wanted)
 	h.mu.Lock()

@@ -32,13 +32,16 @@ func httpRefusal(w http.ResponseWriter, status int, message string, more map[str
 }
 
 // subscribeStatus is the HTTP status of a stream whose topics could not
-// be subscribed: 404 for a topic the sidecar does not know, 503 while the
+// be subscribed: 404 for a topic the sidecar does not know, 400 for more
+// topics than a client may hold, 503 while the
 // upstream does not answer or the sidecar (or its group member) is
 // closing, 502 when it refused.
 func subscribeStatus(err error) int {
 	switch {
 	case errors.Is(err, errUnknownTopic):
 		return http.StatusNotFound
+	case errors.Is(err, errTooManyTopics):
+		return http.StatusBadRequest
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrClosed), errors.Is(err, natsbridge.ErrClosed):
 		return http.StatusServiceUnavailable
 	}

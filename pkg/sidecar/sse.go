@@ -123,8 +123,13 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 }
 
 // streamTopics reads the topics a stream asks for (?topic=A&topic=B),
-// sorted and without repeats: at least one, at most limit.
+// sorted and without repeats: at least one, at most limit. A query of
+// more parameters than limit and the stream's settings could be is
+// refused before it is parsed.
 func streamTopics(rawQuery string, limit int) ([]string, error) {
+	if strings.Count(rawQuery, "&") >= limit+streamSettings {
+		return nil, errors.New(reasonTooManyTopics(limit).text)
+	}
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil { // net/http would drop the malformed pair, and with it a topic
 		return nil, fmt.Errorf("malformed query: %v: escape a topic's %% as %%25, & as %%26 and + as %%2B", err)
@@ -141,6 +146,10 @@ func streamTopics(rawQuery string, limit int) ([]string, error) {
 	}
 	return topics, nil
 }
+
+// streamSettings bounds the parameters of a stream's query that are not
+// topics (event, token, and room for more).
+const streamSettings = 16
 
 // sseSettings reads what a stream asks for: its encoding, by ?event=topic
 // (or the default, message), and where it resumes (nil: from now).
