@@ -10,7 +10,9 @@ import (
 
 // Decimal is an exact decimal number with at most Scale (18) fractional
 // digits, held as a signed 128-bit count of 10^-18 units in two 64-bit
-// words (the high word signed, the low one unsigned: two's complement):
+// words, two's complement: the high word an int64 that carries the sign,
+// the low one a uint64, so the order is the high words' signed order and
+// then the low words' unsigned one, and the zero Decimal is 0. It ranges
 // from -170,141,183,460,469,231,731.687303715884105728 to
 // 170,141,183,460,469,231,731.687303715884105727. Every tick, lot and
 // amount a venue lists fits: OKX's finest tick (1e-12, BABYDOGE-USDT),
@@ -24,8 +26,8 @@ import (
 // compare equal after arithmetic, and a size summed from floats drifts.
 // A fixed point of two machine words needs no allocation (unlike math/big
 // or an arbitrary-precision decimal library), and is comparable: == holds
-// for equal values (each value has one representation), a Decimal is a
-// map key, and the zero Decimal is 0. Go has no 128-bit integer, so the
+// for equal values (each value has one representation) and a Decimal is
+// a map key. Go has no 128-bit integer, so the
 // order and the arithmetic are methods (Cmp, Add, Sub, Half). One scale
 // for every book, rather than a scale per book taken from the
 // instrument's tick, keeps a value independent of the instrument list
