@@ -100,13 +100,27 @@ func (h *hub) validate(name string) error {
 	if len(name) > maxTopicBytes {
 		return fmt.Errorf("%w: %.40q… of %d bytes: at most %d", errUnknownTopic, name, len(name), maxTopicBytes)
 	}
-	if _, err := h.proto.NewTopic(name); err != nil {
+	t, err := h.proto.NewTopic(name)
+	if err != nil {
 		return fmt.Errorf("%w: %w", errUnknownTopic, err)
 	}
 	if _, ok := h.offered[name]; len(h.offered) > 0 && !ok {
+		if t.Private {
+			return fmt.Errorf("%w %q: a private channel: it needs a login on the upstream connection (a program embedding "+
+				"pkg/sidecar gives it in Config.UpstreamOptions, as client.WithOnConnect with the venue's login, e.g. okx.Login) "+
+				"and a place in -topics; this sidecar offers %s", errUnknownTopic, name, offered(h.cfg.Topics))
+		}
 		return fmt.Errorf("%w %q: this sidecar offers %s", errUnknownTopic, name, offered(h.cfg.Topics))
 	}
 	return nil
+}
+
+// byLocalID returns the topic whose local subscription id is id, if the
+// hub holds one.
+func (h *hub) byLocalID(id string) *topic {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.byLocal[id]
 }
 
 // offeredSet returns topics as a set, for validate's look-up.

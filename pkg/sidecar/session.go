@@ -130,6 +130,12 @@ func (s *session) holds(name string) bool {
 	return s.topics[name] != nil || s.pending[name] != nil
 }
 
+// holdsTopic reports whether the session holds t or has it pending.
+// Called by its subscription goroutine.
+func (s *session) holdsTopic(t *topic) bool {
+	return s.topics[t.name] == t || s.pending[t.name] == t
+}
+
 // offer queues a notification frame without blocking and reports whether
 // it was queued. A full queue drops it or closes the session, by policy.
 // With direct, when the writer is stopped and nothing is queued, the frame

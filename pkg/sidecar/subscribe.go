@@ -167,11 +167,9 @@ func (c *wsConn) unsubscribe(req *protocol.Incoming) []byte {
 		return w.AppendResult(nil, req.ID, w.AppendUnsubscribed(nil, removed))
 	}
 	var removed []string
-	byID := c.s.localIDs()
-	for _, id := range req.Topics {
-		if name, ok := byID[id]; ok {
-			delete(byID, id)
-			c.s.unsubscribe([]string{name})
+	for _, id := range req.Topics { // a look-up each, never a walk of the session's topics
+		if t := c.cfg.hub.byLocalID(id); t != nil && c.s.holdsTopic(t) {
+			c.s.unsubscribe([]string{t.name})
 			removed = append(removed, id)
 		}
 	}
@@ -180,19 +178,6 @@ func (c *wsConn) unsubscribe(req *protocol.Incoming) []byte {
 		return w.AppendError(nil, req.ID, e.Code, e.Message, nil)
 	}
 	return w.AppendResult(nil, req.ID, w.AppendUnsubscribed(nil, removed))
-}
-
-// localIDs maps the local subscription id of every topic the session
-// holds or has pending to its key, so that an unsubscribe of many ids
-// costs one look-up each, not a walk of the session's topics.
-func (s *session) localIDs() map[string]string {
-	ids := make(map[string]string, len(s.topics)+len(s.pending))
-	for _, held := range []map[string]*topic{s.topics, s.pending} {
-		for name, t := range held {
-			ids[t.localID] = name
-		}
-	}
-	return ids
 }
 
 // withoutNotices splits the exchange's notice channel (Thalex's system)
