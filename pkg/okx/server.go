@@ -2,6 +2,7 @@ package okx
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -96,11 +97,20 @@ func (server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Inco
 
 // invalidRequest is 60012, "Invalid request: FRAME", as OKX's failure
 // examples show it, followed by the shape of an OKX request: a frame of
-// another dialect sent here is told which one this server speaks.
+// another dialect sent here is told which one this server speaks. The
+// frame is quoted up to quotedFrameBytes, so that a client's megabyte of
+// garbage is not answered with a megabyte.
 func invalidRequest(frame []byte) *protocol.Error {
-	return &protocol.Error{Code: CodeInvalidRequest, Message: "Invalid request: " + string(frame) +
+	quoted := string(frame)
+	if len(frame) > quotedFrameBytes {
+		quoted = fmt.Sprintf("%s… (%d bytes)", strings.ToValidUTF8(string(frame[:quotedFrameBytes]), ""), len(frame))
+	}
+	return &protocol.Error{Code: CodeInvalidRequest, Message: "Invalid request: " + quoted +
 		` (this server speaks the okx dialect, OKX's v5 WebSocket API: {"op":"subscribe","args":[{"channel":"tickers","instId":"BTC-USDT"}]})`}
 }
+
+// quotedFrameBytes is how much of an invalid frame its refusal quotes.
+const quotedFrameBytes = 256
 
 // firstElement returns the first element of the JSON array arr, or nil.
 func firstElement(arr []byte) []byte {
