@@ -24,6 +24,8 @@ type Client struct {
 	// one in use or being dialled, written by the supervisor (and Dial).
 	eps     []endpoint
 	current atomic.Int32
+	seq     uint64        // the Client's number in the process (ConnInfo.Client)
+	conns   atomic.Uint64 // connections dialled, numbering them (ConnInfo.Conn)
 	cfg     config
 	proto   protocol.Protocol
 	log     *zap.Logger
@@ -160,6 +162,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	eps := endpointsOf(url, cfg.endpoints, cfg.header)
 	c := &Client{
 		eps:    eps,
+		seq:    clientSeq.Add(1),
 		cfg:    cfg,
 		proto:  cfg.protocol,
 		log:    cfg.logger.With(zap.String("url", redact.URL(url)), zap.String("protocol", cfg.protocol.Name())),

@@ -42,6 +42,8 @@ type conn struct {
 
 	lastRead atomic.Int64 // unix nanoseconds of the last frame, for the idle watchdog
 
+	info ConnInfo // which connection this is, for a FrameTap; set when built
+
 	// Owned by the reader goroutine.
 	frame        protocol.Frame
 	elem         protocol.Frame // a batch element
@@ -137,6 +139,7 @@ func (c *Client) dialEndpoint(ctx context.Context, epIndex int) (*conn, error) {
 		pending: newPendingTable(),
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
+		info:    ConnInfo{Client: c.seq, Conn: c.conns.Add(1), Endpoint: epIndex},
 	}
 	now := time.Now()
 	cn.lastRead.Store(now.UnixNano())
@@ -328,6 +331,12 @@ func (cn *conn) writeBatch(frames []outFrame) error {
 		if err := cn.ws.WriteMessage(websocket.TextMessage, f.data); err != nil {
 			_ = cn.fc.Flush()
 			return err
+		}
+	}
+	if tap := cn.c.cfg.tap; tap != nil {
+		now := time.Now()
+		for _, f := range frames {
+			tap.FrameWritten(cn.info, f.data, now)
 		}
 	}
 	return cn.fc.Flush()

@@ -35,6 +35,7 @@ type clientOption func(*config)
 func (f clientOption) applyClient(c *config) { f(c) }
 
 type config struct {
+	tap              FrameTap // nil without WithFrameTap
 	protocol         protocol.Protocol
 	header           http.Header
 	dialer           *websocket.Dialer

@@ -50,6 +50,9 @@ func (cn *conn) readLoop() {
 			c.dropFrame(dropBinary, errors.New("binary message"), data)
 			continue
 		}
+		if c.cfg.tap != nil {
+			c.cfg.tap.FrameRead(cn.info, data, now)
+		}
 		cn.handleFrame(data, now)
 		if c.stalled.Load() { // a consumer held the reader up (subscription.go)
 			c.stalled.Store(false)
