@@ -114,10 +114,15 @@ func (b *Book) Apply(payload []byte, marked bool) error {
 		b.bids.reset()
 		b.asks.reset()
 		b.applyLocked(u)
+		failed := b.settleLocked(u)
 		crossed := b.crossedLocked()
-		b.valid = !crossed
+		b.valid = !crossed && failed == ""
 		b.notifyLocked()
 		b.mu.Unlock()
+		if failed != "" {
+			b.breaks.Add(1)
+			return &BreakError{Topic: b.topic, Reason: failed}
+		}
 		if crossed {
 			b.breaks.Add(1)
 			return b.crossedError()
@@ -137,12 +142,17 @@ func (b *Book) Apply(payload []byte, marked bool) error {
 	b.changes.Add(1)
 	b.mu.Lock()
 	b.applyLocked(u)
+	failed := b.settleLocked(u)
 	crossed := b.crossedLocked()
-	if crossed {
+	if crossed || failed != "" {
 		b.valid = false
 	}
 	b.notifyLocked()
 	b.mu.Unlock()
+	if failed != "" {
+		b.breaks.Add(1)
+		return &BreakError{Topic: b.topic, Reason: failed}
+	}
 	if crossed {
 		b.breaks.Add(1)
 		return b.crossedError()

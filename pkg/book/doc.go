@@ -18,8 +18,9 @@
 //	bid, ask, ok := b.Best()
 //
 // A Book is valid from a snapshot until a break: a change that does not
-// follow the last one, a crossed book, or a message the rules cannot
-// read. A broken book says so to every reader at once (ok is false),
+// follow the last one, a crossed book, a message the rules cannot read,
+// or a book that fails the digest its message carries (Rules that are
+// Verifying; Rules that are Truncating keep a subscribed depth). A broken book says so to every reader at once (ok is false),
 // ignores changes until the next snapshot, and a Follower asks the
 // exchange for that snapshot once a break (client.Client.Resync).
 //

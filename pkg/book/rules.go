@@ -24,6 +24,9 @@ type Update struct {
 	Chained bool
 	// Time is the exchange's timestamp of the message.
 	Time time.Time
+	// Checksum is the exchange's digest of the book the message leaves,
+	// which a Verifying Rules checks (Kraken's CRC32); 0 elsewhere.
+	Checksum uint64
 	// Bids and Asks are the levels set; a zero Size removes the price.
 	Bids, Asks []Level
 }
