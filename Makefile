@@ -15,7 +15,7 @@ BENCH_CLIENT ?= RouteTicker|ResolveResponse|EncodeRequest|SubscribeFrame|Resubsc
 OLD       ?= $(RESULTS)/baseline.txt
 NEW       ?= $(RESULTS)/latest.txt
 
-.PHONY: all build test test-quick vet lint bench bench-smoke bench-compare bench-peers bench-plot demo fuzz
+.PHONY: all build test test-quick vet lint bench bench-smoke bench-compare bench-peers bench-plot demo fuzz image
 
 all: build test
 
@@ -76,6 +76,18 @@ fuzz:
 
 demo:
 	$(GO) run ./cmd/sidecar -demo
+
+# image: the sidecar's container image as an OCI archive, $(IMAGE), built
+# without a container daemon or a registry by deploy/tools (its own module:
+# go-containerregistry stays out of the library's go.mod), then checked:
+# validated, non-root, labelled; and the test builds it twice (one digest),
+# runs the binary from its layer (-version, the demo on loopback). See
+# docs/deploy.md.
+IMAGE ?= wsfan-sidecar.oci.tar
+image:
+	cd deploy/tools && $(GO) run ./cmd/wsfan-image -module $(CURDIR) -o $(abspath $(IMAGE))
+	cd deploy/tools && $(GO) run ./cmd/wsfan-image -check $(abspath $(IMAGE))
+	cd deploy/tools && $(GO) test -count=1 ./image
 
 # bench: the whole suite (bench/ and the client's own benchmarks) into
 # bench/results/<UTC time>-<commit>.txt and bench/results/latest.txt, in
