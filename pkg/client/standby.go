@@ -35,7 +35,11 @@ const MaxStandby = 3
 // so a message sent twice on purpose is delivered twice. The counts are
 // kept for the last StandbyWindow identities of a subscription: a leg
 // more than that many messages behind the first on one subscription
-// has its late messages delivered again.
+// has its late messages delivered again. Where a topic's messages carry
+// their place in it (a book's change id, a head's block number), the
+// merged stream never goes back: a message placed before the last one
+// delivered is dropped, so a leg back from a hole with a snapshot older
+// than what another leg delivered never rolls a book back.
 //
 // Each leg is a Client of its own, dialled with the same options and
 // counted by the venue as a connection: a venue's cap on connections
@@ -218,11 +222,11 @@ func (sb *Standby) State() State {
 // part has ended (a leg closed, a topic refused on its restore), with
 // the last one's error.
 func (sb *Standby) Subscribe(ctx context.Context, topics []string, opts ...SubscribeOption) (*Subscription, error) {
-	names, _, err := sb.legs[0].parseTopics(topics)
+	names, parsed, err := sb.legs[0].parseTopics(topics)
 	if err != nil {
 		return nil, err
 	}
-	m, err := sb.newMerge(names, sb.legs[0].subscribeConfig(opts))
+	m, err := sb.newMerge(names, parsed, sb.legs[0].subscribeConfig(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +252,11 @@ func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]Str
 		err := fmt.Errorf("SubscribeStreams: %q given twice", name) // a part's messages name only their topic
 		var m *standbyMerge
 		if merges[name] == nil {
-			m, err = sb.newMerge([]string{name}, sb.legs[0].subscribeConfig(nil))
+			var parsed []*protocol.Topic // none for a topic the legs refuse, each in errs
+			if t, terr := sb.legs[0].newTopic(name); terr == nil {
+				parsed = []*protocol.Topic{t}
+			}
+			m, err = sb.newMerge([]string{name}, parsed, sb.legs[0].subscribeConfig(nil))
 		}
 		if err != nil {
 			for _, made := range merges { // nothing subscribed yet: forget them

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // StandbyWindow is how many message identities a merged subscription of
@@ -30,9 +32,10 @@ type standbyMerge struct {
 	seen    identityWindow
 	legs    []rejoining // legs[i] is leg i's, while it rejoins after a hole
 	ids     identifier
-	live    int   // legs whose part has not ended
-	lastErr error // why the last part to end ended
-	ended   bool  // ended: no hold's timer is set again
+	places  map[string]*topicPlace // the placed topics (standbyorder.go), nil for none
+	live    int                    // legs whose part has not ended
+	lastErr error                  // why the last part to end ended
+	ended   bool                   // ended: no hold's timer is set again
 }
 
 // StandbyRejoinHold is the longest a leg back from a hole holds its
@@ -59,12 +62,14 @@ type rejoining struct {
 type heldMessage struct {
 	id  uint64
 	n   uint32
+	at  placed
 	msg Message
 }
 
-// newMerge returns the merge of a subscription to names under sc, whose
-// parts are yet to be subscribed on each leg with its sinkTo.
-func (sb *Standby) newMerge(names []string, sc subConfig) (*standbyMerge, error) {
+// newMerge returns the merge of a subscription to names (topics, parsed)
+// under sc, whose parts are yet to be subscribed on each leg with its
+// sinkTo.
+func (sb *Standby) newMerge(names []string, topics []*protocol.Topic, sc subConfig) (*standbyMerge, error) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	if sb.closed {
@@ -79,6 +84,7 @@ func (sb *Standby) newMerge(names []string, sc subConfig) (*standbyMerge, error)
 	}
 	m.ids.ident = sb.ident
 	m.ids.hash.SetSeed(sb.seed)
+	m.places = newPlaces(sb.legs[0], topics)
 	m.out = newSubscription(sb.legs[0], names, sc, channelSlots)
 	m.out.merge = m
 	sb.merges[m] = struct{}{}
@@ -189,6 +195,7 @@ func (m *standbyMerge) offer(leg int, msg Message) {
 		r.on = true
 	}
 	m.lastAt[leg] = msg.RecvTime.UnixNano()
+	at := m.placeOf(leg, msg)
 	if r.on {
 		switch {
 		case n <= s.delivered: // the merged stream has reached this leg's place
@@ -197,23 +204,27 @@ func (m *standbyMerge) offer(leg int, msg Message) {
 		case !m.covered(leg): // no other leg carries the stream any more
 			m.release(leg)
 		default:
-			m.hold(leg, id, n, msg)
+			m.hold(leg, heldMessage{id: id, n: n, at: at, msg: msg})
 			return
 		}
 	}
 	if n <= s.delivered {
 		return
 	}
+	if m.behind(leg, at) { // the stream is past it (standbyorder.go)
+		return
+	}
 	s.delivered = n
+	at.delivered()
 	m.out.deliver(msg)
 	m.inStep(leg, id)
 }
 
 // hold keeps a rejoining leg's message, and starts the timer that
 // releases what it holds after StandbyRejoinHold. Called with m.mu held.
-func (m *standbyMerge) hold(leg int, id uint64, n uint32, msg Message) {
+func (m *standbyMerge) hold(leg int, h heldMessage) {
 	r := &m.legs[leg]
-	r.held = append(r.held, heldMessage{id: id, n: n, msg: msg})
+	r.held = append(r.held, h)
 	if r.timer == nil && !m.ended {
 		gen := r.gen
 		r.timer = time.AfterFunc(StandbyRejoinHold, func() {
@@ -245,7 +256,8 @@ func (m *standbyMerge) inStep(leg int, id uint64) {
 }
 
 // release ends leg's rejoining: it delivers, in order, what the leg held
-// that no leg delivered meanwhile. Called with m.mu held.
+// that no leg delivered meanwhile and the merged stream is not past.
+// Called with m.mu held.
 func (m *standbyMerge) release(leg int) {
 	r := &m.legs[leg]
 	if r.timer != nil {
@@ -254,11 +266,14 @@ func (m *standbyMerge) release(leg int) {
 	}
 	for _, h := range r.held {
 		if s := m.seen.slot(h.id); s != nil {
-			if h.n <= s.delivered {
+			if h.n <= s.delivered || m.behind(leg, h.at) {
 				continue
 			}
 			s.delivered = h.n
+		} else if m.behind(leg, h.at) {
+			continue
 		}
+		h.at.delivered()
 		m.out.deliver(h.msg)
 	}
 	clear(r.held)
