@@ -18,6 +18,7 @@ type config struct {
 
 	quietAccepts bool // Ethereal: answer only refusals
 	logger       *zap.Logger
+	addr         string // "": 127.0.0.1 on a free port
 
 	// Logins and limits: login.go, ratelimit.go, bearer.go.
 	now    func() time.Time
@@ -29,6 +30,10 @@ type config struct {
 func defaultConfig() config {
 	return config{logger: zap.NewNop(), now: time.Now}
 }
+
+// WithAddr has the server listen on addr, host:port (a replay server's
+// -listen). Default: 127.0.0.1 on a free port.
+func WithAddr(addr string) Option { return func(c *config) { c.addr = addr } }
 
 // WithTopics sets the topics the server knows; a subscription to any other
 // topic is refused (omitted from a Thalex/Deribit acknowledgement, an error

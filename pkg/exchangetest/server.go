@@ -1,6 +1,7 @@
 package exchangetest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,6 +51,8 @@ type Server struct {
 	handlers map[string]Handler
 	refused  map[string]struct{}
 
+	keys routingKeys // each subscribed topic's routing key, for PublishFrame (replay.go)
+
 	// subMu protects the subscription table (publish.go).
 	subMu sync.RWMutex
 	subs  map[string]map[*conn][]string // topic → subscribed connections → Ethereum ids
@@ -92,7 +95,7 @@ func NewServer(d Dialect, opts ...Option) *Server {
 		s.login = s.ex.Login()
 	}
 	s.log = s.cfg.logger.With(zap.String("component", "exchangetest"), zap.Stringer("dialect", s.dialect))
-	s.addr = "127.0.0.1:0"
+	s.addr = cmp.Or(s.cfg.addr, "127.0.0.1:0")
 	if err := s.Start(); err != nil {
 		panic(fmt.Sprintf("exchangetest: failed to listen: %v", err))
 	}

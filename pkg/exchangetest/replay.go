@@ -1,0 +1,76 @@
+package exchangetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// What a replay server (cmd/replay) needs of the exchange: recorded
+// frames sent verbatim to the connections subscribed to their topic,
+// and a signal when the first program subscribes.
+
+// routingKeys caches each subscribed topic's routing key, as the
+// dialect's client half reads it (protocol.Topic.Key).
+type routingKeys struct {
+	once  sync.Once
+	proto protocol.Protocol
+	keys  sync.Map // topic → key
+}
+
+func (k *routingKeys) of(dialect Dialect, topic string) string {
+	k.once.Do(func() { k.proto, _ = protocol.ByName(string(dialect)) })
+	if key, ok := k.keys.Load(topic); ok {
+		return key.(string)
+	}
+	key := topic
+	if k.proto != nil {
+		if t, err := k.proto.NewTopic(topic); err == nil {
+			key = t.Key
+		}
+	}
+	k.keys.Store(topic, key)
+	return key
+}
+
+// PublishFrame sends frame, verbatim, to every connection subscribed to
+// a topic whose routing key is key (as the dialect's protocol reads a
+// notification's), and returns how many connections it was queued to. A
+// connection that subscribed under an id of its own (Ethereum) is left
+// out: the id in a recorded frame is not its. It waits while a
+// subscriber's outgoing queue is full.
+func (s *Server) PublishFrame(key string, frame []byte) int {
+	s.subMu.RLock()
+	var targets []*conn
+	for topic, conns := range s.subs {
+		if s.keys.of(s.dialect, topic) != key {
+			continue
+		}
+		for c, ids := range conns {
+			if len(ids) == 0 {
+				targets = append(targets, c)
+			}
+		}
+	}
+	s.subMu.RUnlock()
+	n := 0
+	for _, c := range targets {
+		if c.send(outMsg{typ: websocket.TextMessage, data: frame}, nil) {
+			n++
+		}
+	}
+	return n
+}
+
+// WaitSubscribed waits until some connection is subscribed to a topic.
+func (s *Server) WaitSubscribed(ctx context.Context) error {
+	return s.chg.wait(ctx, func() (bool, string) {
+		s.subMu.RLock()
+		defer s.subMu.RUnlock()
+		return len(s.subs) > 0, fmt.Sprintf("a subscriber, have %d topics", len(s.subs))
+	})
+}

@@ -1,0 +1,40 @@
+// Package record keeps every frame an upstream connection carried, with
+// the time it was read or written, and reads it back: the recording a
+// replay server (cmd/replay) serves again as the venue.
+//
+// A Recorder is a client.FrameTap: give it to a Client (and so to every
+// leg of a Pool or Standby) with client.WithFrameTap, or to a sidecar
+// with Config.Record (-record DIR). It copies each frame on the
+// connection's goroutine and hands it to a goroutine of its own, which
+// classifies it with the venue's protocol (topic, kind, snapshot),
+// redacts the credentials of frames written upstream, and writes it.
+// Recording never slows delivery: when the writer falls behind (a slow
+// or full disk) frames are dropped from the recording, counted
+// (Recorder.Stats) and logged once, never held back from a program.
+//
+// # Format
+//
+// A recording is a directory (0700) of files (0600):
+//
+//	manifest.json     versioned summary: venue, segments, topics, counts, reconnects
+//	000001.wsrec      a segment: independent zstd frames, one a flush
+//	000001.wsidx      its index: 16-byte entries, unix second → frame offset
+//
+// A segment is a sequence of zstd frames, each compressing a run of
+// records, written at least every flush interval (a second by default):
+// a process killed mid-segment loses at most what it had not flushed,
+// and every frame written before reads back. Each record is a uvarint
+// length and then: direction (1 byte: 'R' read, 'W' written), kind (the
+// protocol.Kind), flags (bit 0: snapshot), the time (8 bytes, unix
+// nanoseconds, little-endian), the Client, connection and endpoint
+// numbers (uvarints), the topic's routing key (uvarint length and
+// bytes), and the frame, verbatim (written frames redacted). An index
+// entry is the unix second of a zstd frame's first record and the frame's
+// offset in the segment, both little-endian uint64: a reader starting at
+// a time seeks to the last frame that begins no later.
+//
+// Segments rotate by age and size; the oldest are deleted past a total
+// size or age (Options). The manifest is rewritten at each rotation,
+// every few seconds and on Close; a reader lists the segments itself, so
+// a recording whose manifest is behind still reads whole.
+package record

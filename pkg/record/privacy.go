@@ -1,0 +1,76 @@
+package record
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// privacy decides what of a connection's frames carries account data,
+// left out of a recording unless Options.Private: the notifications of
+// private topics, and the answers to calls that are not read-only. It
+// is owned by the Recorder's writer goroutine.
+type privacy struct {
+	proto    protocol.Protocol
+	all      bool
+	readOnly protocol.ReadOnly // nil: the venue names none, so no answer is kept
+	// kept holds the ids of written calls whose answers are kept, by
+	// connection; bounded by the calls in flight.
+	kept map[string]bool
+}
+
+func newPrivacy(p protocol.Protocol, all bool) *privacy {
+	ro, _ := p.(protocol.ReadOnly)
+	return &privacy{proto: p, all: all, readOnly: ro, kept: make(map[string]bool)}
+}
+
+// sent notes a written request whose answer may be kept.
+func (p *privacy) sent(frame []byte) {
+	if p.all || p.readOnly == nil {
+		return
+	}
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Op     string          `json:"op"`
+	}
+	if json.Unmarshal(frame, &req) != nil || len(req.ID) == 0 {
+		return
+	}
+	if m := cmp.Or(req.Method, req.Op); m != "" && p.readOnly.ReadOnly(m) {
+		p.kept[idKey(req.ID)] = true
+	}
+}
+
+// keep reports whether a classified read frame is recorded.
+func (p *privacy) keep(rec *Record, f *protocol.Frame) bool {
+	if p.all {
+		return true
+	}
+	switch f.Kind {
+	case protocol.KindNotification:
+		t, err := p.proto.NewTopic(rec.Topic)
+		return err != nil || !t.Private // a key that is not a topic name (an Ethereum id) is public data
+	case protocol.KindResponse:
+		if !f.HasID {
+			return true // an error without an id names no call
+		}
+		key := strconv.FormatUint(f.ID, 10)
+		kept := p.kept[key]
+		delete(p.kept, key)
+		return kept
+	case protocol.KindBatch:
+		return false // answers to several calls: kept only with Options.Private
+	}
+	return true
+}
+
+// idKey is a request id as a response's numeric id reads: JSON numbers
+// and OKX's quoted numbers alike.
+func idKey(raw json.RawMessage) string {
+	return strings.Trim(string(bytes.TrimSpace(raw)), `"`)
+}
