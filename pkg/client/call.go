@@ -65,7 +65,8 @@ func callJSON(ctx context.Context, method string, params, result any, callRaw fu
 // protocol.SessionSettings) is made again on every new connection before
 // it is handed out. A call the dialect names read-only
 // (protocol.ReadOnly) whose connection dies before its answer is made
-// again on the next connection; any other fails with ErrConnectionLost.
+// again on the next connection (unless WithReadOnlyRetry turned that
+// off); any other fails with ErrConnectionLost.
 func (c *Client) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	cn, err := c.activeConn(ctx)
 	if err != nil {
@@ -173,8 +174,13 @@ func putTimer(t *time.Timer) {
 	timerPool.Put(t)
 }
 
-// readOnly reports whether the dialect names method as reading only.
+// readOnly reports whether a call of method is made again on a new
+// connection: the dialect names it as reading only, and
+// WithReadOnlyRetry did not turn that off.
 func (c *Client) readOnly(method string) bool {
+	if c.cfg.noCallRetry {
+		return false
+	}
 	ro, ok := c.proto.(protocol.ReadOnly)
 	return ok && ro.ReadOnly(method)
 }

@@ -47,6 +47,7 @@ type config struct {
 	healthyAfter     time.Duration
 	delivery         subConfig // every subscription's defaults: Buffer, Overflow, PendingBytes given to Dial
 	retryFirst       bool
+	noCallRetry      bool          // WithReadOnlyRetry(false)
 	headLag          int           // WithHeadLag: a Standby's
 	probeEvery       time.Duration // WithSwitchBack
 	switchAfter      time.Duration
@@ -190,6 +191,17 @@ func WithHealthyAfter(d time.Duration) Option {
 // the last failure, until connected. Default: off: Dial fails if the
 // first dial does, and Subscribe waits for a reconnect within its ctx.
 func WithRetryOnFailedConnect() Option { return clientOption(func(c *config) { c.retryFirst = true }) }
+
+// WithReadOnlyRetry sets whether a call the dialect names read-only
+// (protocol.ReadOnly) whose connection dies before its answer is made
+// again on the next connection (a Standby's: on another leg), within
+// the caller's context. A program that makes calls on others' behalf and
+// cannot know their deadlines (the sidecar, forwarding its programs'
+// calls) turns it off: the call then fails with ErrConnectionLost, as
+// any other call does, and its caller decides. Default: on.
+func WithReadOnlyRetry(on bool) Option {
+	return clientOption(func(c *config) { c.noCallRetry = !on })
+}
 
 // WithReadLimit sets the largest frame accepted; a larger one is discarded,
 // counted and logged, and the connection stays up. Default: 32 MiB.

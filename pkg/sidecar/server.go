@@ -150,6 +150,9 @@ func New(cfg Config) (*Server, error) {
 		client.Buffer(upstreamBuffer),
 		client.PendingBytes(upstreamPendingBytes),
 		client.WithRequestTimeout(cfg.RequestTimeout),
+		// A forwarded call is never made again on a new connection: the
+		// sidecar cannot know its program's deadline (forward.go).
+		client.WithReadOnlyRetry(false),
 	}
 	if cfg.RateLimit > 0 {
 		opts = append(opts, client.WithRateLimit(client.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}))
