@@ -230,6 +230,14 @@ func (u *benchUpstream) CallRaw(context.Context, string, json.RawMessage) (json.
 	return nil, client.ErrConnectionLost
 }
 
+// State is connected until Close.
+func (u *benchUpstream) State() client.State {
+	if u.closed.Load() {
+		return client.StateClosed
+	}
+	return client.StateConnected
+}
+
 // Close leaves the feed open: the leader stops reading it when its term
 // ends, and a benchmark still sending then stalls and fails.
 func (u *benchUpstream) Close() error {

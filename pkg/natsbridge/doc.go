@@ -19,6 +19,7 @@
 //	wsfan.G.t.<topic>     live messages, core NATS (never JetStream)
 //	wsfan.G.lvc.<topic>   last value of each topic: stream wsfan_G_lvc, one message per subject
 //	wsfan.G.rpc           calls to the leader, request/reply
+//	wsfan.G.leader        the leader's report of its upstream, every TTL/8 (HeaderUpstream)
 //	KV wsfan_G_lease      key "leader": the leader's id; the bucket's TTL is the lease TTL
 //	KV wsfan_G_wants      key <member id>: the JSON array of topics the member wants
 //
@@ -30,9 +31,11 @@
 //
 // A member runs an announcer goroutine (its wanted topics into the wants
 // bucket) and, when it is a candidate, a candidate goroutine (the
-// election, and the lease renewals while it leads). A term of leadership
-// runs one goroutine that dials the upstream, serves calls and, when the
-// term ends, drops the upstream first; one that follows the wants
+// election, the lease renewals while it leads, and the probes of its own
+// path after it yielded a dead upstream). A term of leadership runs one
+// goroutine that dials the upstream, serves calls and, when the term
+// ends, drops the upstream first; a watcher that reports the upstream's
+// state and ends the term when it stays down; one that follows the wants
 // bucket; one per followed topic (the only reader of that topic's
 // upstream feed and the only publisher of its subject); a last-value
 // writer; and one per forwarded call. Each topic of a Subscription is
@@ -40,11 +43,18 @@
 //
 // # Invariants
 //
-//   - At most one member holds the upstream: a member dials only after it
-//     created the lease key, renews it by compare-and-swap every TTL/4,
-//     and when no renewal succeeded for TTL/2 it closes its upstream
-//     before doing anything else, so the upstream is gone before the key
-//     can expire and another member can create it.
+//   - At most one member uses the upstream: a member dials only after it
+//     created the lease key and renews it by compare-and-swap every
+//     TTL/4. It publishes, forwards a call, subscribes or unsubscribes
+//     only while its own clock proves the lease (the last successful
+//     write's send time plus TTL/2, fence.go), and when no renewal
+//     succeeded for TTL/2 it closes its upstream before doing anything
+//     else. The one overlap left is a process stopped (SIGSTOP, a VM
+//     paused) for longer than TTL/2: its connection stays open, unused,
+//     until the process runs again and closes it.
+//   - A leader whose upstream stays down for WithYieldAfter releases the
+//     lease, and campaigns again only once a probe of its own path
+//     connects, so a member whose path works takes over.
 //   - Epochs grow: a term's epoch is the revision of the lease key it
 //     created, and revisions only grow, so a later leader has a higher
 //     epoch. A consumer drops a message of a lower epoch than one it has

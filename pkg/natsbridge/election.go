@@ -17,6 +17,10 @@ const leaseKey = "leader"
 // errClosing ends a term because the member is closing.
 var errClosing = errors.New("member closing")
 
+// errUpstreamDown ends a term because the leader's upstream stayed down
+// for the yield limit (WithYieldAfter).
+var errUpstreamDown = errors.New("upstream down")
+
 // campaign is the candidate goroutine. Every quarter of the lease TTL it
 // tries to create the lease key; the create that wins makes this member
 // the leader, with the key's revision as its epoch (revisions only grow,
@@ -34,8 +38,11 @@ func (m *Member) campaign(ctx context.Context) {
 		switch {
 		case err == nil:
 			m.holder.Store(&m.cfg.id)
-			m.lead(ctx, rev, sent)
+			reason := m.lead(ctx, rev, sent)
 			m.holder.Store(nil) // the next round reads the new holder
+			if errors.Is(reason, errUpstreamDown) && !m.probePath(ctx) {
+				return
+			}
 		case ctx.Err() != nil:
 		case errors.Is(err, jetstream.ErrKeyExists):
 			m.readHolder(ctx, poll)
@@ -64,10 +71,12 @@ func (m *Member) readHolder(ctx context.Context, timeout time.Duration) {
 }
 
 // lead is one term: it starts the leader, holds the lease, and when the
-// lease cannot be held (or the member closes) stops the leader, which
-// drops the upstream, before returning. won is when the winning create
-// was sent: the lease expires no earlier than won + TTL.
-func (m *Member) lead(ctx context.Context, epoch uint64, won time.Time) {
+// lease cannot be held, the upstream stays down (WithYieldAfter) or the
+// member closes, stops the leader, which drops the upstream, before
+// returning why. won is when the winning create was sent: the lease
+// expires no earlier than won + TTL. A term that ends for a dead upstream
+// or a close releases the lease, so another member takes over at once.
+func (m *Member) lead(ctx context.Context, epoch uint64, won time.Time) error {
 	ttl := m.res.leaseTTL
 	m.stats.terms.Add(1)
 	m.epoch.Store(epoch)
@@ -75,8 +84,9 @@ func (m *Member) lead(ctx context.Context, epoch uint64, won time.Time) {
 	log := m.log.With(zap.Uint64("epoch", epoch))
 	log.Info("natsbridge: leading the group")
 
-	lctx, cancel := context.WithCancel(ctx)
-	l := newLeader(lctx, m.leaderEnv(), epoch)
+	lctx, cancel := context.WithCancelCause(ctx)
+	f := newFence(won, ttl)
+	l := newLeader(lctx, m.leaderEnv(), epoch, f, cancel)
 	go l.run()
 	if m.cfg.onLeader != nil {
 		m.wg.Add(1)
@@ -86,21 +96,26 @@ func (m *Member) lead(ctx context.Context, epoch uint64, won time.Time) {
 		}()
 	}
 
-	rev, renewed := epoch, won
-	reason := m.holdLease(ctx, &rev, &renewed)
-	cancel()
+	rev := epoch
+	reason := m.holdLease(lctx, &rev, f)
+	cancel(reason)
 	<-l.dropped
 	m.leading.Store(false)
-	held := time.Since(renewed)
-	<-l.done // nothing of the term runs any more
+	held := time.Since(f.deadline()) + ttl/2 // since the last successful renewal was sent
+	<-l.done                                 // nothing of the term runs any more
 	switch {
-	case errors.Is(reason, errClosing):
+	case errors.Is(reason, errClosing), errors.Is(reason, errUpstreamDown):
 		dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		if err := m.release(dctx, rev); err != nil {
 			log.Debug("natsbridge: failed to release the lease", zap.Error(err))
 		}
 		dcancel()
-		log.Info("natsbridge: stepped down: closing")
+		if errors.Is(reason, errClosing) {
+			log.Info("natsbridge: stepped down: closing")
+		} else {
+			log.Warn("natsbridge: stepped down: the upstream is down; another member may reach it",
+				zap.NamedError("reason", reason))
+		}
 	case held >= ttl:
 		log.Error("natsbridge: stepped down after the lease could have expired",
 			zap.NamedError("reason", reason), zap.Duration("since_renewal", held), zap.Duration("ttl", ttl))
@@ -108,22 +123,30 @@ func (m *Member) lead(ctx context.Context, epoch uint64, won time.Time) {
 		log.Warn("natsbridge: stepped down", zap.NamedError("reason", reason),
 			zap.Duration("since_renewal", held), zap.Duration("ttl", ttl))
 	}
+	return reason
 }
 
 // holdLease renews the lease every TTL/4 with a compare-and-swap on its
-// revision, retrying a failed renewal every TTL/16. It returns why the
-// term ends: the member is closing, another member holds the key, or no
-// renewal succeeded for TTL/2 (the leader then has at least TTL/2 to
-// drop its upstream before the lease could expire). rev and renewed are
-// the lease's last revision and when its last successful renewal was
-// sent.
-func (m *Member) holdLease(ctx context.Context, rev *uint64, renewed *time.Time) error {
+// revision, retrying a failed renewal every TTL/16, and moves f after
+// each success. It returns why the term ends: the term's ctx ended (its
+// cause: the member is closing, or the leader yielded its dead
+// upstream), another member holds the key, or no renewal succeeded for
+// TTL/2, when f stops proving the lease (the leader then has at least
+// TTL/2 to drop its upstream before the lease could expire). rev is the
+// lease's last revision.
+func (m *Member) holdLease(ctx context.Context, rev *uint64, f *fence) error {
 	ttl := m.res.leaseTTL
 	kv, id := m.res.lease, m.cfg.id
 	retrying := false
+	ended := func() error {
+		if cause := context.Cause(ctx); !errors.Is(cause, context.Canceled) {
+			return cause
+		}
+		return errClosing
+	}
 	for {
-		deadline := renewed.Add(ttl / 2)
-		next := renewed.Add(ttl / 4)
+		deadline := f.deadline()
+		next := deadline.Add(-ttl / 4) // a quarter TTL after the last renewal
 		if retrying {
 			next = time.Now().Add(ttl / 16)
 		}
@@ -131,9 +154,9 @@ func (m *Member) holdLease(ctx context.Context, rev *uint64, renewed *time.Time)
 			next = deadline
 		}
 		if !sleep(ctx, time.Until(next)) {
-			return errClosing
+			return ended()
 		}
-		if !time.Now().Before(deadline) {
+		if !f.valid() {
 			return fmt.Errorf("lease not renewed for %v", ttl/2)
 		}
 		rctx, cancel := context.WithDeadline(ctx, deadline)
@@ -141,12 +164,13 @@ func (m *Member) holdLease(ctx context.Context, rev *uint64, renewed *time.Time)
 		newRev, err := kv.Update(rctx, leaseKey, []byte(id), *rev)
 		if err == nil {
 			cancel()
-			*rev, *renewed, retrying = newRev, sent, false
+			*rev, retrying = newRev, false
+			f.renewed(sent)
 			continue
 		}
 		if ctx.Err() != nil {
 			cancel()
-			return errClosing
+			return ended()
 		}
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			// The revision moved: either a renewal whose answer was lost

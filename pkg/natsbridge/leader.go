@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -29,6 +30,9 @@ type leaderEnv struct {
 	log        *zap.Logger
 	stats      *stats
 	newBackoff func() *backoff.ExponentialBackOff
+	memberID   string
+	leaseTTL   time.Duration
+	yieldAfter time.Duration
 }
 
 func (m *Member) leaderEnv() leaderEnv {
@@ -48,25 +52,35 @@ func (m *Member) leaderEnv() leaderEnv {
 		log:        m.log,
 		stats:      &m.stats,
 		newBackoff: m.newBackoff,
+		memberID:   m.cfg.id,
+		leaseTTL:   m.res.leaseTTL,
+		yieldAfter: m.cfg.yieldAfter,
 	}
 }
 
 // leader is one term of leadership. Its run goroutine dials the upstream,
 // serves calls and starts the goroutine that follows the group's wants,
-// which starts one goroutine per wanted topic. When ctx ends, run drops
-// the upstream before anything else (closing dropped), then waits for
-// every goroutine of the term (closing done).
+// which starts one goroutine per wanted topic, and the watcher that
+// reports the upstream's state to the group and yields the term when
+// the upstream stays down (watchUpstream, watch.go). When ctx ends, run drops the
+// upstream before anything else (closing dropped), then waits for every
+// goroutine of the term (closing done). Every use of the upstream is
+// checked against the fence first (fence.go).
 type leader struct {
 	env      leaderEnv
 	ctx      context.Context // ends with the term
-	epoch    string          // HeaderEpoch's value
+	yield    context.CancelCauseFunc
+	fence    *fence
+	epoch    string // HeaderEpoch's value
 	lvc      *lvcWriter
-	up       Upstream      // set by run before any topic or call goroutine starts
+	up       Upstream      // set by run (under mu) before any topic or call goroutine starts
 	inflight chan struct{} // one token per call being forwarded
 	dropped  chan struct{} // closed once the upstream is closed (or was never dialed)
 	done     chan struct{} // closed when every goroutine of the term has ended
 
-	// mu protects the following.
+	dialFailed atomic.Bool // a dial of this term failed and none succeeded since
+
+	// mu protects the following (and up's write).
 	mu      sync.Mutex
 	topics  map[string]*leaderTopic // topics with a goroutine
 	seqs    map[string]uint64       // the last sequence of each topic in this term
@@ -75,11 +89,13 @@ type leader struct {
 	wg      sync.WaitGroup          // every goroutine but run; Add under mu while !closing
 }
 
-func newLeader(ctx context.Context, env leaderEnv, epoch uint64) *leader {
+func newLeader(ctx context.Context, env leaderEnv, epoch uint64, f *fence, yield context.CancelCauseFunc) *leader {
 	e := strconv.FormatUint(epoch, 10)
 	return &leader{
 		env:      env,
 		ctx:      ctx,
+		yield:    yield,
+		fence:    f,
 		epoch:    e,
 		lvc:      newLVCWriter(env, e),
 		inflight: make(chan struct{}, env.maxCalls),
@@ -94,13 +110,21 @@ func newLeader(ctx context.Context, env leaderEnv, epoch uint64) *leader {
 // run is the term's goroutine.
 func (l *leader) run() {
 	defer close(l.done)
+	l.mu.Lock()
+	l.wg.Add(1)
+	l.mu.Unlock()
+	go func() {
+		defer l.wg.Done()
+		l.watchUpstream()
+	}()
 	up := l.dial()
 	if up == nil {
 		close(l.dropped)
+		l.wg.Wait()
 		return
 	}
-	l.up = up
 	l.mu.Lock()
+	l.up = up
 	l.wg.Add(2)
 	l.mu.Unlock()
 	go func() {
@@ -137,12 +161,14 @@ func (l *leader) dial() Upstream {
 	for {
 		up, err := l.env.dial(l.ctx)
 		if err == nil {
+			l.dialFailed.Store(false)
 			l.env.log.Info("natsbridge: upstream connected")
 			return up
 		}
 		if l.ctx.Err() != nil {
 			return nil
 		}
+		l.dialFailed.Store(true)
 		wait := bo.NextBackOff()
 		l.env.log.Warn("natsbridge: upstream dial failed; retrying", zap.Error(err), zap.Duration("in", wait))
 		if !sleep(l.ctx, wait) {

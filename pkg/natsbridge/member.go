@@ -41,6 +41,13 @@ type Member struct {
 	// when a campaign found it held, nil when no member held it or NATS
 	// could not be asked.
 	holder atomic.Pointer[string]
+	// pathDown is set by the candidate goroutine while it probes its own
+	// path after yielding the lease (probePath).
+	pathDown atomic.Bool
+	// report is the leader's last report of its upstream (onReport),
+	// nil before the first.
+	report  atomic.Pointer[groupReport]
+	reports *nats.Subscription // the report subject's; unsubscribed by Close
 
 	// mu protects the following.
 	mu     sync.Mutex
@@ -96,6 +103,9 @@ func Join(ctx context.Context, nc *nats.Conn, group string, opts ...Option) (*Me
 	if m.res.leaseTTL != cfg.leaseTTL && cfg.dial != nil {
 		m.log.Warn("natsbridge: the group's lease bucket has another TTL; using it",
 			zap.Duration("ttl", m.res.leaseTTL), zap.Duration("configured", cfg.leaseTTL))
+	}
+	if m.reports, err = nc.Subscribe(m.subj.leader, m.onReport); err != nil {
+		return nil, fmt.Errorf("natsbridge: %w", err)
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.wg.Add(1)
@@ -154,6 +164,7 @@ func (m *Member) Close() error {
 		}
 		m.cancel()
 		m.wg.Wait()
+		_ = m.reports.Unsubscribe()
 	})
 	return nil
 }
@@ -175,13 +186,37 @@ type Status struct {
 	// NATS cannot be asked, and on a member that is not a candidate
 	// (without WithUpstream), which never looks.
 	LeaderID string
+	// PathDown is true while this member does not campaign because its
+	// own path to the upstream failed when it last led and no probe has
+	// connected since (WithYieldAfter).
+	PathDown bool
+	// Upstream is the group's upstream state as the leader last reported
+	// it (client.State's string: "connected", "reconnecting", ...; the
+	// leader reports every TTL/8), UpstreamLag its last round trip, and
+	// ReportAge how long ago the report arrived. Upstream is empty while
+	// no report arrived within the lease TTL: no member leads, or this
+	// member cannot hear the leader.
+	Upstream    string
+	UpstreamLag time.Duration
+	ReportAge   time.Duration
 }
 
-// Status returns the member's leadership state.
+// Status returns the member's leadership state and the group's upstream
+// state as the leader reports it.
 func (m *Member) Status() Status {
-	st := Status{Leader: m.leading.Load(), Epoch: m.epoch.Load(), MemberID: m.cfg.id, LeaseTTL: m.res.leaseTTL}
+	st := Status{Leader: m.leading.Load(), Epoch: m.epoch.Load(), MemberID: m.cfg.id, LeaseTTL: m.res.leaseTTL,
+		PathDown: m.pathDown.Load()}
 	if id := m.holder.Load(); id != nil {
 		st.LeaderID = *id
+	}
+	if r := m.report.Load(); r != nil {
+		st.ReportAge = time.Since(r.at)
+		if st.ReportAge < m.res.leaseTTL {
+			st.Upstream, st.UpstreamLag = r.state, r.lag
+			if st.LeaderID == "" && m.cfg.dial == nil {
+				st.LeaderID = r.member // a member that is not a candidate reads no lease
+			}
+		}
 	}
 	return st
 }

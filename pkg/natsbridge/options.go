@@ -45,6 +45,7 @@ type config struct {
 	logger      *zap.Logger
 	backoffBase time.Duration
 	backoffMax  time.Duration
+	yieldAfter  time.Duration
 }
 
 // Defaults of the options.
@@ -55,6 +56,7 @@ const (
 	DefaultBufferSize     = 1024
 	DefaultRequestTimeout = 30 * time.Second
 	DefaultMaxCalls       = 256
+	DefaultYieldAfter     = time.Second
 )
 
 func defaultConfig() config {
@@ -71,6 +73,7 @@ func defaultConfig() config {
 		logger:      zap.NewNop(),
 		backoffBase: 100 * time.Millisecond,
 		backoffMax:  5 * time.Second,
+		yieldAfter:  DefaultYieldAfter,
 	}
 }
 
@@ -125,6 +128,15 @@ func WithMemberID(id string) Option { return func(c *config) { c.id = id } }
 // applies when this member creates the group's lease bucket; members
 // that find the bucket use its TTL. Default: 2s; at least 200ms.
 func WithLeaseTTL(d time.Duration) Option { return func(c *config) { c.leaseTTL = d } }
+
+// WithYieldAfter sets how long the leader's upstream may stay down (a
+// dial that failed, a connection lost and not yet back; noticed by the
+// upstream's own liveness checks) before the leader gives the lease up,
+// so that a member whose path to the upstream works takes over. A member
+// that yielded does not campaign again until a probe dial of its own
+// path connects (once after the lease TTL, then with backoff up to 10s).
+// 0 never yields. Default: 1s.
+func WithYieldAfter(d time.Duration) Option { return func(c *config) { c.yieldAfter = d } }
 
 // WithGrace sets how long the leader keeps an upstream subscription after
 // no member wants it any more. Default: 5s.

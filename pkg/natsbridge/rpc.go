@@ -3,12 +3,19 @@ package natsbridge
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/wsfan/wsfan/pkg/client"
 )
 
+// errFenced refuses a call that reached a leader whose lease is no longer
+// proven (fence): it was not sent upstream, so it is safe to send again.
+var errFenced = fmt.Errorf("%w: the leader's lease is no longer proven; not sent", client.ErrConnectionLost)
+
 // onCall is the NATS handler of the leader's call subject: it checks the
-// call policy and forwards the call upstream on a goroutine of its own,
+// call policy and the fence, and forwards the call upstream on a goroutine of its own,
 // up to maxCalls at once, and replies with the result or the error.
 func (l *leader) onCall(msg *nats.Msg) {
 	method := first(msg.Header, HeaderMethod)
@@ -41,6 +48,11 @@ func (l *leader) onCall(msg *nats.Msg) {
 		defer l.wg.Done()
 		defer func() { <-l.inflight }()
 		l.env.stats.calls.Add(1)
+		if !l.fence.valid() {
+			l.env.stats.fenced.Add(1)
+			_ = msg.RespondMsg(encodeCallError(errFenced))
+			return
+		}
 		ctx, cancel := context.WithTimeout(l.ctx, l.env.reqTimeout)
 		defer cancel()
 		res, err := l.up.CallRaw(ctx, method, msg.Data)

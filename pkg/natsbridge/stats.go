@@ -11,6 +11,7 @@ type Stats struct {
 	LastValueErrs uint64 // last-value writes that failed (retried)
 	Calls         uint64 // calls forwarded upstream for members
 	Terms         uint64 // times this member became the leader
+	Fenced        uint64 // messages and calls not used because the lease was no longer proven
 
 	// Consumer side.
 	Delivered  uint64 // messages delivered to subscriptions (last values included)
@@ -22,8 +23,8 @@ type Stats struct {
 
 // stats are the counters behind Stats, updated by many goroutines.
 type stats struct {
-	published, publishErrors, lastValues, lastValueErrs, calls, terms atomic.Uint64
-	delivered, duplicates, stale, invalid, dropped                    atomic.Uint64
+	published, publishErrors, lastValues, lastValueErrs, calls, terms, fenced atomic.Uint64
+	delivered, duplicates, stale, invalid, dropped                            atomic.Uint64
 }
 
 func (s *stats) snapshot() Stats {
@@ -34,6 +35,7 @@ func (s *stats) snapshot() Stats {
 		LastValueErrs: s.lastValueErrs.Load(),
 		Calls:         s.calls.Load(),
 		Terms:         s.terms.Load(),
+		Fenced:        s.fenced.Load(),
 		Delivered:     s.delivered.Load(),
 		Duplicates:    s.duplicates.Load(),
 		Stale:         s.stale.Load(),

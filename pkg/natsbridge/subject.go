@@ -153,15 +153,16 @@ var memberRE = regexp.MustCompile(`^[A-Za-z0-9_=/-][A-Za-z0-9_=/.-]{0,127}$`)
 
 // subjects are the names one group uses in NATS.
 type subjects struct {
-	group string
-	live  string // "wsfan.<group>.t." + encoded topic
-	lvc   string // "wsfan.<group>.lvc." + encoded topic
-	rpc   string // request/reply to the leader
+	group  string
+	live   string // "wsfan.<group>.t." + encoded topic
+	lvc    string // "wsfan.<group>.lvc." + encoded topic
+	rpc    string // request/reply to the leader
+	leader string // the leader's reports of its upstream
 }
 
 func newSubjects(group string) subjects {
 	root := "wsfan." + group + "."
-	return subjects{group: group, live: root + "t.", lvc: root + "lvc.", rpc: root + "rpc"}
+	return subjects{group: group, live: root + "t.", lvc: root + "lvc.", rpc: root + "rpc", leader: root + "leader"}
 }
 
 // Bucket and stream names of a group.

@@ -54,6 +54,10 @@ func (l *leader) runTopic(t *leaderTopic) {
 	l.mu.Unlock()
 	bo := l.env.newBackoff()
 	for l.keep(t, p.seq) {
+		if !l.fence.valid() { // the term ends within TTL/16
+			<-l.ctx.Done()
+			return
+		}
 		feed, err := subscribeOne(l.ctx, l.up, t.names.topic)
 		if err == nil {
 			bo.Reset()
@@ -61,6 +65,8 @@ func (l *leader) runTopic(t *leaderTopic) {
 		}
 		switch {
 		case l.ctx.Err() != nil:
+			return
+		case err == nil && !l.fence.valid(): // no longer wanted, and the term ends
 			return
 		case err == nil: // no longer wanted
 			uctx, cancel := context.WithTimeout(l.ctx, l.env.reqTimeout)
@@ -142,8 +148,14 @@ func (l *leader) pump(t *leaderTopic, p *publisher, feed client.Stream) error {
 }
 
 // publish sends m on the topic's live subject and hands it to the
-// last-value writer. Called by the topic's goroutine.
+// last-value writer, unless the lease is no longer proven (fence): a
+// message read after that is dropped, the term ending. Called by the
+// topic's goroutine.
 func (l *leader) publish(p *publisher, m client.Message) {
+	if !l.fence.valid() {
+		l.env.stats.fenced.Add(1)
+		return
+	}
 	p.seq++
 	p.seqV[0] = strconv.FormatUint(p.seq, 10)
 	if m.Flags != 0 {

@@ -10,9 +10,13 @@ import (
 // client.Feed it can close. A member that is given a Dialer
 // (WithUpstream) is a candidate: when it wins the lease it dials, and
 // when it loses the lease it closes the Upstream before the lease could
-// have expired. A *client.Client is one.
+// have expired. A *client.Client is one, and so is a *client.Standby.
 type Upstream interface {
 	client.Feed
+	// State says whether the connection is up: a leader whose upstream
+	// is not client.StateConnected for WithYieldAfter gives the lease
+	// up, and the group's members read it in Status.Upstream.
+	State() client.State
 	// Close drops the connection and ends every stream; the connection
 	// is gone when it returns.
 	Close() error
