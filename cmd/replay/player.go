@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/record"
+)
+
+// recorded is one notification to replay.
+type recorded struct {
+	at    time.Duration // since the window's first notification
+	key   string
+	frame []byte
+}
+
+// recording is what a replay serves: the notifications of a window, the
+// topics subscribed while it was recorded, and the answers of the calls
+// recorded with their requests.
+type recording struct {
+	venue  string
+	notes  []recorded
+	topics []string
+	calls  map[string][]recordedCall // by method
+}
+
+// recordedCall is a call's params and its recorded result.
+type recordedCall struct {
+	params []byte // compacted
+	result json.RawMessage
+}
+
+// load reads dir's window into memory.
+func load(dir string, w record.Window) (*recording, error) {
+	m, err := record.ReadManifest(dir)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read the recording's manifest: %w", err)
+	}
+	proto, err := protocol.ByName(m.Venue)
+	if err != nil {
+		return nil, err
+	}
+	srvHalf, err := protocol.ServerByName(m.Venue)
+	if err != nil {
+		return nil, err
+	}
+	rec := &recording{venue: m.Venue, calls: make(map[string][]recordedCall)}
+	seen := map[string]bool{}
+	type callKey struct{ client, conn, id uint64 }
+	asked := map[callKey]protocol.Incoming{}
+	var first time.Time
+	var f protocol.Frame
+	var reqs []protocol.Incoming
+	_, err = record.Read(dir, record.Window{}, func(r *record.Record) error {
+		switch {
+		case r.Dir == record.Sent:
+			reqs, _, _ = srvHalf.ParseFrame(reqs[:0], r.Frame)
+			for _, q := range reqs {
+				if q.Op == protocol.OpSubscribe {
+					for _, t := range q.Topics {
+						if !seen[t] {
+							seen[t] = true
+							rec.topics = append(rec.topics, t)
+						}
+					}
+				}
+				if q.Op == protocol.OpCall && q.Method != "" {
+					if id, ok := numericID(q.ID); ok {
+						asked[callKey{r.Client, r.Conn, id}] = protocol.Incoming{Method: q.Method, Params: bytes.Clone(q.Params)}
+					}
+				}
+			}
+		case r.Kind == protocol.KindNotification && w.Holds(r.Time):
+			if first.IsZero() {
+				first = r.Time
+			}
+			rec.notes = append(rec.notes, recorded{at: r.Time.Sub(first), key: r.Topic, frame: bytes.Clone(r.Frame)})
+		case r.Kind == protocol.KindResponse:
+			f.Reset()
+			if proto.Classify(r.Frame, &f) != nil || !f.HasID || f.Result == nil {
+				return nil
+			}
+			k := callKey{r.Client, r.Conn, f.ID}
+			if q, ok := asked[k]; ok {
+				delete(asked, k)
+				rec.calls[q.Method] = append(rec.calls[q.Method], recordedCall{params: compact(q.Params), result: bytes.Clone(f.Result)})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// numericID reads a request id as the client wrote it: a number, or a
+// quoted number (OKX).
+func numericID(raw []byte) (uint64, bool) {
+	var n json.Number
+	if json.Unmarshal(bytes.Trim(raw, `"`), &n) != nil {
+		return 0, false
+	}
+	v, err := n.Int64()
+	return uint64(v), err == nil && v >= 0
+}
+
+// compact returns params without insignificant space, for comparing.
+func compact(params []byte) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, params) != nil {
+		return bytes.Clone(params)
+	}
+	return b.Bytes()
+}
+
+// serveCalls registers on srv a handler for each recorded method: the
+// recorded result of a call with the same params, else an error saying
+// the call is not in the recording.
+func (rec *recording) serveCalls(srv *exchangetest.Server) {
+	for method, calls := range rec.calls {
+		srv.Handle(method, func(params json.RawMessage) (any, *protocol.Error) {
+			p := compact(params)
+			for _, c := range calls {
+				if bytes.Equal(c.params, p) {
+					return c.result, nil
+				}
+			}
+			return nil, &protocol.Error{Code: protocol.CodeInvalidParams,
+				Message: fmt.Sprintf("%s with these params is not in the recording (it holds %d calls of it with other params)", method, len(calls))}
+		})
+	}
+}
+
+// play sends the notifications through srv once a program has
+// subscribed, paced by their recorded offsets divided by speed (speed 0:
+// as fast as the subscribers take them). It returns how many it sent.
+func (rec *recording) play(ctx context.Context, srv *exchangetest.Server, speed float64) (int, error) {
+	if err := srv.WaitSubscribed(ctx); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for i, n := range rec.notes {
+		if speed > 0 {
+			if wait := time.Until(start.Add(time.Duration(float64(n.at) / speed))); wait > 0 {
+				timer.Reset(wait)
+				select {
+				case <-timer.C:
+				case <-ctx.Done():
+					return i, ctx.Err()
+				}
+			}
+		} else if ctx.Err() != nil {
+			return i, ctx.Err()
+		}
+		srv.PublishFrame(n.key, n.frame)
+	}
+	return len(rec.notes), nil
+}
