@@ -44,6 +44,7 @@ func (cn *conn) startLiveness(now time.Time) {
 	if cn.c.cfg.pingInterval <= 0 {
 		return
 	}
+	cn.answered = now
 	_ = cn.ws.SetReadDeadline(now.Add(cn.window()))
 	cn.ws.SetPongHandler(cn.onPong)
 }
@@ -63,6 +64,7 @@ func (cn *conn) onPong(appData string) error {
 	}
 	c := cn.c
 	c.lag.Store(int64(rtt))
+	cn.answered = sent
 	threshold := c.cfg.pongTimeout / lagEpisodeRatio
 	switch {
 	case !cn.lagging && rtt > threshold:
@@ -93,10 +95,15 @@ func (cn *conn) livenessError(err error) error {
 		return nil
 	}
 	c := cn.c
-	silent := time.Since(time.Unix(0, cn.lastRead.Load())).Round(time.Millisecond)
+	now := time.Now()
+	silent := now.Sub(time.Unix(0, cn.lastRead.Load())).Round(time.Millisecond)
 	if silent < c.cfg.pongTimeout {
-		return fmt.Errorf("%w: lagging, no pong within %v while data still arrives (last round trip %v)",
-			ErrDeadPeer, c.cfg.pongTimeout, c.Lag().Round(time.Millisecond))
+		// The lag measured is how long the ping after the last one
+		// answered has waited for its pong: the last round trip
+		// answered is from before the link fell behind.
+		late := now.Sub(cn.answered.Add(c.cfg.pingInterval)).Round(time.Millisecond)
+		return fmt.Errorf("%w: lagging %v: no pong within %v while data still arrives (ping every %v)",
+			ErrDeadPeer, late, c.cfg.pongTimeout, c.cfg.pingInterval)
 	}
 	return fmt.Errorf("%w: nothing received for %v (ping every %v, pong timeout %v)",
 		ErrDeadPeer, silent, c.cfg.pingInterval, c.cfg.pongTimeout)

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -209,4 +210,43 @@ func TestThalexSystemChannel(t *testing.T) {
 	require.NoError(t, err)
 	srv.Publish("system", []byte(`{"event":"maintenance","in":"1h"}`))
 	assert.JSONEq(t, `{"event":"maintenance","in":"1h"}`, string(receive(t, sub).Data))
+}
+
+// A server whose data keeps flowing while its pongs stop is a lagging
+// link, and the error says how late the pong is, measured: at least the
+// pong timeout (it named the last round trip answered, from before the
+// link fell behind: "0s" while pongs were seconds late).
+func TestLaggingErrorReportsTheMeasuredLag(t *testing.T) {
+	const interval, timeout = 20 * time.Millisecond, 150 * time.Millisecond
+	d := dialects[0]
+	srv := newServer(t, d.server)
+	c := dial(t, srv, d.proto(), fastBackoff(), client.WithPing(interval, timeout))
+	ctx := testutil.Context(t)
+	_, err := c.Subscribe(ctx, []string{d.topics[0]}, client.Overflow(client.DropOldest))
+	require.NoError(t, err)
+	srv.SetPongs(false)
+	defer srv.SetPongs(true)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // data still arrives
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+				srv.Publish(d.topics[0], payload(d.name, d.topics[0], i))
+			}
+		}
+	}()
+	ev := waitEvent(t, c, client.Disconnected)
+	close(stop)
+	<-done
+	require.ErrorIs(t, ev.Err, client.ErrDeadPeer)
+	msg := ev.Err.Error()
+	_, after, found := strings.Cut(msg, "lagging ")
+	require.True(t, found, msg)
+	lag, err := time.ParseDuration(strings.SplitN(after, ":", 2)[0])
+	require.NoError(t, err, msg)
+	assert.GreaterOrEqual(t, lag, timeout, msg)
 }
