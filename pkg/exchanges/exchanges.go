@@ -14,6 +14,7 @@ import (
 	_ "github.com/wsfan/wsfan/pkg/deribit"
 	_ "github.com/wsfan/wsfan/pkg/ethereal"
 	_ "github.com/wsfan/wsfan/pkg/ethereum"
+	_ "github.com/wsfan/wsfan/pkg/kraken"
 	_ "github.com/wsfan/wsfan/pkg/okx"
 	_ "github.com/wsfan/wsfan/pkg/thalex"
 )

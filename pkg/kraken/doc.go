@@ -1,0 +1,39 @@
+// Package kraken speaks Kraken's Spot WebSocket v2
+// (wss://ws.kraken.com/v2; https://docs.kraken.com/api/docs/websocket-v2/):
+// its public channels (book, ticker, trade, ohlc, instrument) and the
+// shapes of its private ones (executions, balances) and order methods.
+// Importing it registers the dialect "kraken" with pkg/protocol (both
+// halves), its test exchange with pkg/venue and its order books with
+// pkg/book:
+//
+//	import _ "github.com/wsfan/wsfan/pkg/kraken"
+//
+// A topic is CHANNEL:SYMBOL[:N] ("book:BTC/USD:10", "ohlc:BTC/USD:1") or
+// a channel of no symbol ("instrument"), topic.go. What the venue
+// documents and this package keeps:
+//
+//   - A subscribe carries the symbols of one channel (and depth or
+//     interval), each acknowledged in a frame of its own echoing the
+//     req_id (protocol.TopicAcking); a refusal names its symbol.
+//   - Messages route by channel and their first data item's symbol; a
+//     book's depth is not in its messages, so one connection holds one
+//     depth of a symbol's book, as Kraken allows.
+//   - The heartbeat channel and the status message are events; the
+//     client pings with {"method":"ping"} (protocol.Keepalive).
+//   - Books are verified by their CRC32 checksum on every message, at
+//     the precision their numbers' texts carry, and truncated to the
+//     subscribed depth after each (book.go): a mismatch breaks the book
+//     and a resync's snapshot is awaited. Timestamps (RFC 3339) are the
+//     book's exchange time.
+//
+// Not built yet: the GetWebSocketsToken login (a private subscribe and
+// add_order need the connection's token in their params), the
+// cancel_all_orders_after refresh, Kraken's rate limits, the instrument
+// channel as the source of a pair's precision, and a back-off between
+// repeated resyncs of a book.
+//
+// Sources: Kraken's API documentation as published in 2026: the Spot
+// WebSocket v2 pages (book, ticker, trade, ohlc, instrument, heartbeat,
+// ping, add_order, cancel_all_orders_after) and the guide "Book checksum
+// (WebSocket v2)".
+package kraken
