@@ -61,6 +61,10 @@ type Client struct {
 	// lag is the last ping round trip in nanoseconds (liveness.go),
 	// written by the reader, 0 while disconnected.
 	lag atomic.Int64
+	// ponged is the send time (UnixNano) of the last ping answered on
+	// the current connection, or when it started; written by its reader
+	// (liveness.go).
+	ponged atomic.Int64
 	// lastFailure is why the last connection ended or the last dial
 	// failed, for the errors of calls made while none is up; written by
 	// the supervisor (and Dial's first attempt).

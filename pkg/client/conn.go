@@ -140,7 +140,7 @@ func (c *Client) dialEndpoint(ctx context.Context, epIndex int) (*conn, error) {
 		pending: newPendingTable(),
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
-		info:    ConnInfo{Client: c.seq, Conn: c.conns.Add(1), Endpoint: epIndex},
+		info:    ConnInfo{Client: c.seq, Conn: c.conns.Add(1), Endpoint: c.shownIndex(epIndex)},
 	}
 	now := time.Now()
 	cn.lastRead.Store(now.UnixNano())

@@ -44,11 +44,23 @@ func endpointsOf(url string, more []string, header http.Header) []endpoint {
 
 // Endpoint returns the endpoint the client is connected to, or dialling,
 // redacted as logs show it, and its index: 0 for Dial's URL, then
-// WithEndpoints' in order.
+// WithEndpoints' in order. A Standby's leg counts in the Standby's list,
+// the one DialStandby was given, although it prefers its own endpoint.
 func (c *Client) Endpoint() (url string, index int) {
 	i := int(c.current.Load())
-	return c.eps[i].shown, i
+	return c.eps[i].shown, c.shownIndex(i)
 }
+
+// shownIndex is the index of the client's i-th endpoint as Endpoint, its
+// events and its ConnInfo count it: a Standby's leg lists the Standby's
+// endpoints from its own (legOptions), and counts in the Standby's list.
+func (c *Client) shownIndex(i int) int {
+	return (i + c.cfg.endpointBase) % len(c.eps)
+}
+
+// onPreferred reports whether the client is on (or dialling) its first
+// endpoint: a leg's own.
+func (c *Client) onPreferred() bool { return c.current.Load() == 0 }
 
 // endpointFor returns the index of the endpoint the attempt-th attempt
 // (from 1) after a failure of endpoint failed dials, and whether the

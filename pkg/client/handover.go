@@ -300,7 +300,7 @@ func (c *Client) takeBack(old *conn) *conn {
 	// what a reader waits to deliver.)
 	c.handoverMu.Unlock()
 	c.log.Info("took the preferred endpoint back", zap.String("endpoint", c.eps[0].shown))
-	c.emit(Event{Kind: SwitchedBack, Endpoint: 0})
+	c.emit(Event{Kind: SwitchedBack, Endpoint: c.shownIndex(0)})
 
 	// The old connection stays until every topic's streams have met, and
 	// until the calls it carries are answered (an order must not be cut

@@ -45,6 +45,7 @@ func (cn *conn) startLiveness(now time.Time) {
 		return
 	}
 	cn.answered = now
+	cn.c.ponged.Store(now.UnixNano())
 	_ = cn.ws.SetReadDeadline(now.Add(cn.window()))
 	cn.ws.SetPongHandler(cn.onPong)
 }
@@ -65,6 +66,7 @@ func (cn *conn) onPong(appData string) error {
 	c := cn.c
 	c.lag.Store(int64(rtt))
 	cn.answered = sent
+	c.ponged.Store(sent.UnixNano())
 	threshold := c.cfg.pongTimeout / lagEpisodeRatio
 	switch {
 	case !cn.lagging && rtt > threshold:
@@ -113,6 +115,20 @@ func (cn *conn) livenessError(err error) error {
 // goroutine (gorilla allows WriteControl beside other writes).
 func (cn *conn) sendPing(now time.Time) error {
 	return cn.ws.WriteControl(websocket.PingMessage, pingPayload(now), now.Add(cn.c.cfg.writeTimeout))
+}
+
+// late reports whether the client's pongs are late at now: the ping
+// after the last one answered has waited longer than the Lagging
+// threshold (half the pong timeout), or the last round trip took that
+// long. A Standby sends calls to another leg meanwhile, before the
+// connection is declared dead.
+func (c *Client) late(now time.Time) bool {
+	if c.cfg.pingInterval <= 0 {
+		return false
+	}
+	threshold := c.cfg.pongTimeout / lagEpisodeRatio
+	waited := now.Sub(time.Unix(0, c.ponged.Load())) - c.cfg.pingInterval
+	return waited > threshold || c.Lag() > threshold
 }
 
 // Lag is the round trip of the last ping answered: how far behind the

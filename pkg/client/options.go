@@ -52,6 +52,7 @@ type config struct {
 	probeEvery       time.Duration // WithSwitchBack
 	switchAfter      time.Duration
 	leg              bool // a Standby's leg: the Standby takes its endpoint back (switchback.go)
+	endpointBase     int  // a Standby's leg: its own endpoint's index in the Standby's list (endpoints.go)
 	readLimit        int64
 	pingInterval     time.Duration
 	backfill         int      // WithBackfill

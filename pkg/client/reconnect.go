@@ -78,7 +78,7 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 	}
 	c.setState(StateConnected)
 	c.log.Info("connected", zap.String("endpoint", c.eps[c.current.Load()].shown), zap.Int("topics", restored))
-	c.emit(Event{Kind: Connected, Endpoint: int(c.current.Load())})
+	c.emit(Event{Kind: Connected, Endpoint: c.shownIndex(int(c.current.Load()))})
 	if restoring {
 		c.emit(Event{Kind: Resubscribed, Topics: restored})
 	}
@@ -303,7 +303,7 @@ func (c *Client) superviseLoop(cn *conn, cause error) error {
 			}
 			wait = max(wait, c.refillWait())
 			c.current.Store(int32(ep))
-			c.emit(Event{Kind: Reconnecting, Attempt: attempt, Wait: wait, Err: cause, Endpoint: ep})
+			c.emit(Event{Kind: Reconnecting, Attempt: attempt, Wait: wait, Err: cause, Endpoint: c.shownIndex(ep)})
 			if !c.sleep(wait) {
 				return nil
 			}

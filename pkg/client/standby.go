@@ -49,7 +49,9 @@ const MaxStandby = 3
 // each leg with the connection's scope; never give a standby a setting
 // of the account's scope, whose loss with a dying standby would act on
 // the account. With several endpoints (WithEndpoints), leg i prefers
-// endpoint i, so the legs' connections go to different servers.
+// endpoint i mod n, so the legs' connections go to different servers; a
+// leg that failed over takes its own back (WithSwitchBack), and
+// Client.Endpoint counts a leg's endpoint in the Standby's list.
 //
 // A session setting (protocol.SessionSettings: cancel-on-disconnect of
 // the connection's scope) is made on every leg, and by a leg that is down
@@ -58,7 +60,9 @@ const MaxStandby = 3
 //
 // Calls go over a connected leg: the first one, or on a chain (Ethereum,
 // with a newHeads subscription) the one with the highest head, never
-// one more than WithHeadLag blocks behind it. A read-only call
+// one more than WithHeadLag blocks behind it, and one whose pong is late
+// (past half the pong timeout: the link may be dying) only when no other
+// can take it. A read-only call
 // (protocol.ReadOnly) whose leg dies before its answer is made again on
 // another; any other call, an order above all, never is. It is safe for
 // concurrent use.
@@ -175,6 +179,7 @@ func legOptions(opts []Option, urls []string, i int, budget *pacer) []Option {
 		c.retryFirst = true
 		c.endpoints = rest
 		c.leg = true
+		c.endpointBase = i % len(urls)
 		if budget != nil {
 			c.pace, c.paceSet = budget, true
 		}

@@ -1,5 +1,7 @@
 package client
 
+import "time"
+
 // Which leg of a Standby takes calls on a chain (Ethereum): the node
 // with the highest head leads, and a node more than WithHeadLag blocks
 // behind it takes none, so a call never reads a state the others have
@@ -39,16 +41,20 @@ func (c *Client) head() uint64 {
 
 // caller picks the leg a call goes to, among those not tried: the
 // connected leg with the highest head, none more than the lag allowed
-// behind the highest connected one; else the first not tried that is
-// not connected (whose call fails at once, naming why); -1 when none is
-// left.
+// behind the highest connected one, and one whose pongs are late
+// (Client.late: the link may be dying) only when no other can take it;
+// else the first not tried that is not connected (whose call fails at
+// once, naming why); -1 when none is left.
 func (sb *Standby) caller(tried []bool) int {
 	heads := make([]uint64, len(sb.legs))
+	late := make([]bool, len(sb.legs))
+	now := time.Now()
 	var top uint64
 	for i, c := range sb.legs {
 		if c.State() == StateConnected {
 			heads[i] = c.head()
 			top = max(top, heads[i])
+			late[i] = c.late(now)
 		}
 	}
 	best, fallback := -1, -1
@@ -65,7 +71,7 @@ func (sb *Standby) caller(tried []bool) int {
 		if top > heads[i]+uint64(sb.headLag) {
 			continue // behind: it takes no call
 		}
-		if best < 0 || heads[i] > heads[best] {
+		if best < 0 || late[best] && !late[i] || late[best] == late[i] && heads[i] > heads[best] {
 			best = i
 		}
 	}

@@ -91,7 +91,7 @@ func (sb *Standby) switchBacks(every, after time.Duration) {
 			return
 		case now := <-tick.C:
 			for i, c := range sb.legs {
-				if _, at := c.Endpoint(); at == 0 || !c.probe(sb.ctx) {
+				if c.onPreferred() || !c.probe(sb.ctx) {
 					answering[i] = time.Time{}
 					continue
 				}
