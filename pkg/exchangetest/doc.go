@@ -47,6 +47,9 @@
 //	okx       tickers:BTC-USDT  trades:BTC-USDT  books:BTC-USDT (and ETH-USDT)
 //	          (OKX's ops other than subscribe, unsubscribe and login answer
 //	          only what Handle registers; books chain by seqId)
+//	kraken    ticker:BTC/USD  trade:BTC/USD  book:BTC/USD:10 (and ETH/USD)
+//	          ping (answered pong; other methods only what Handle
+//	          registers; books carry their CRC32 checksum)
 //
 // Every dialect also answers subscribe and unsubscribe (and the login of
 // WithLogin); a topic outside the feed is acknowledged too, and gets what
