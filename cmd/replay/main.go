@@ -14,7 +14,7 @@
 // starts the replay clock, shared by every connection; each recorded
 // notification goes, verbatim, to the connections subscribed to its
 // topic, at its recorded offset divided by -speed (max: as fast as they
-// read). docs/record-replay.md has a worked example.
+// read), from -settle after the first subscribe. docs/record-replay.md has a worked example.
 package main
 
 import (
@@ -48,6 +48,7 @@ func run(args []string, out io.Writer) error {
 	dir := fs.String("dir", "", "the recording's `directory` (required)")
 	listen := fs.String("listen", "127.0.0.1:8766", "`address` to serve the venue on")
 	speed := fs.String("speed", "1", "`pace`: 1 as recorded, N times faster, or max")
+	settle := fs.Duration("settle", 250*time.Millisecond, "`wait` between the first subscribe and the first frame, for the program's other subscribes\n(and, behind a sidecar, its local clients) to be in place")
 	from := fs.String("from", "", "first `time` to replay: RFC 3339 (to the millisecond or finer) or unix milliseconds")
 	to := fs.String("to", "", "`time` to stop before, as -from")
 	inspect := fs.Bool("inspect", false, "print the manifest and exit")
@@ -90,17 +91,17 @@ func run(args []string, out io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return serve(ctx, rec, *listen, pace, out)
+	return serve(ctx, rec, *listen, pace, *settle, out)
 }
 
 // serve replays rec on listen until it is played or ctx ends.
-func serve(ctx context.Context, rec *recording, listen string, pace float64, out io.Writer) error {
+func serve(ctx context.Context, rec *recording, listen string, pace float64, settle time.Duration, out io.Writer) error {
 	srv := exchangetest.NewServer(exchangetest.Dialect(rec.venue), exchangetest.WithAddr(listen), exchangetest.WithTopics(rec.topics...))
 	defer srv.Close()
 	rec.serveCalls(srv)
 	fmt.Fprintf(out, "replaying %d %s notifications of %d topics on %s (ws://%s/ws, or the venue's own paths); waiting for a subscribe\n",
 		len(rec.notes), rec.venue, len(rec.topics), srv.Addr(), srv.Addr())
-	n, err := rec.play(ctx, srv, pace)
+	n, err := rec.play(ctx, srv, pace, settle)
 	fmt.Fprintf(out, "replayed %d notifications\n", n)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return err

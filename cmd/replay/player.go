@@ -24,6 +24,7 @@ type recorded struct {
 // recorded with their requests.
 type recording struct {
 	venue  string
+	proto  protocol.Protocol
 	notes  []recorded
 	topics []string
 	calls  map[string][]recordedCall // by method
@@ -49,7 +50,7 @@ func load(dir string, w record.Window) (*recording, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &recording{venue: m.Venue, calls: make(map[string][]recordedCall)}
+	rec := &recording{venue: m.Venue, proto: proto, calls: make(map[string][]recordedCall)}
 	seen := map[string]bool{}
 	type callKey struct{ client, conn, id uint64 }
 	asked := map[callKey]protocol.Incoming{}
@@ -137,12 +138,28 @@ func (rec *recording) serveCalls(srv *exchangetest.Server) {
 	}
 }
 
-// play sends the notifications through srv once a program has
-// subscribed, paced by their recorded offsets divided by speed (speed 0:
+// play sends the notifications through srv from settle after a program
+// has subscribed a topic the window has notifications of (not only a
+// venue's notice channel, which a client subscribes on connecting): a
+// program behind a sidecar is attached a moment after the sidecar's
+// subscribe reaches the venue, and would miss the first frames. Paced by their recorded offsets divided by speed (speed 0:
 // as fast as the subscribers take them). It returns how many it sent.
-func (rec *recording) play(ctx context.Context, srv *exchangetest.Server, speed float64) (int, error) {
-	if err := srv.WaitSubscribed(ctx); err != nil {
+func (rec *recording) play(ctx context.Context, srv *exchangetest.Server, speed float64, settle time.Duration) (int, error) {
+	keys := make(map[string]bool)
+	for _, n := range rec.notes {
+		keys[n.key] = true
+	}
+	played := func(topic string) bool {
+		t, err := rec.proto.NewTopic(topic)
+		return err == nil && keys[t.Key]
+	}
+	if err := srv.WaitSubscribed(ctx, played); err != nil {
 		return 0, err
+	}
+	select {
+	case <-time.After(settle):
+	case <-ctx.Done():
+		return 0, ctx.Err()
 	}
 	start := time.Now()
 	timer := time.NewTimer(time.Hour)

@@ -93,7 +93,7 @@ func TestReplayGivesWhatWasReceived(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		n, _ := loaded.play(ctx, srv, 0)
+		n, _ := loaded.play(ctx, srv, 0, 50*time.Millisecond)
 		played <- n
 	}()
 	defer wg.Wait()
@@ -145,7 +145,7 @@ func TestReplayPacesByReceiveTime(t *testing.T) {
 		sub, err := c.Subscribe(ctx, []string{"a.b"})
 		require.NoError(t, err)
 		start := time.Now()
-		n, err := loaded.play(ctx, srv, speed)
+		n, err := loaded.play(ctx, srv, speed, 0)
 		require.NoError(t, err)
 		assert.Equal(t, 4, n)
 		assert.GreaterOrEqual(t, time.Since(start), time.Duration(float64(300*time.Millisecond)/speed))

@@ -133,6 +133,8 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.Var(sizeValue(&c.MaxFrameBytes), "max-frame-bytes", "`size` of the largest frame accepted from a local client (default 1MiB)")
 	fs.Var(countValue(&c.MaxCallsPerClient), "max-calls-per-client", "`number` of calls one local client may have in flight upstream (default 64)")
 	fs.Var(countValue(&c.MaxBatch), "max-batch", "`number` of requests one JSON-RPC batch array may hold; a longer batch is answered with one\nerror naming the limit, before any of it is parsed (default 1000)")
+	fs.StringVar(&c.Record, "record", "", "`directory` to record every upstream frame into, with its receive time, for cmd/replay\n(docs/record-replay.md); made 0700 (default: no recording)")
+	fs.BoolVar(&c.RecordPrivate, "record-private", false, "record private topics and the answers to calls that are not read-only (account data) too")
 	fs.Var(rateValue(&c.RateLimit), "rate-limit", "`requests` a second sent upstream at most, shared by every local client: calls over it wait\ninstead of being refused by the exchange (default 0: no limit)")
 	fs.Var(countValue(&c.RateBurst), "rate-burst", "`number` of requests sent upstream at once under -rate-limit (default: one second's worth)")
 	fs.Var(countValue(&c.SSEHistory), "sse-history", "`number` of each topic's last messages kept for SSE streams resuming with Last-Event-ID (default 1000)")

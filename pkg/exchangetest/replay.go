@@ -66,11 +66,17 @@ func (s *Server) PublishFrame(key string, frame []byte) int {
 	return n
 }
 
-// WaitSubscribed waits until some connection is subscribed to a topic.
-func (s *Server) WaitSubscribed(ctx context.Context) error {
+// WaitSubscribed waits until some connection is subscribed to a topic
+// that match accepts.
+func (s *Server) WaitSubscribed(ctx context.Context, match func(topic string) bool) error {
 	return s.chg.wait(ctx, func() (bool, string) {
 		s.subMu.RLock()
 		defer s.subMu.RUnlock()
-		return len(s.subs) > 0, fmt.Sprintf("a subscriber, have %d topics", len(s.subs))
+		for topic := range s.subs {
+			if match(topic) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("a subscriber of a matching topic, have %d topics", len(s.subs))
 	})
 }

@@ -125,6 +125,15 @@ type Config struct {
 	// MaxCallsPerClient caps one client's forwarded calls in flight,
 	// a batch's included. Default: 64.
 	MaxCallsPerClient int `yaml:"max_calls_per_client"`
+	// Record, when set, records every frame of the upstream connection
+	// (of each leg with HotStandby) into that directory (pkg/record),
+	// served again by cmd/replay. Recording never slows delivery: a
+	// slow or full disk drops frames from the recording, counted in
+	// /v1/status. Default: off.
+	Record string `yaml:"record"`
+	// RecordPrivate records private topics and the answers to calls that
+	// are not read-only, which hold account data. Default: off.
+	RecordPrivate bool `yaml:"record_private"`
 	// MaxBatch caps the requests of one JSON-RPC batch array: a longer
 	// batch is answered with one error naming the limit, before any of
 	// it is parsed. A batch's answer is bounded by QueueBytes: one that

@@ -23,6 +23,7 @@ import (
 	"github.com/wsfan/wsfan/internal/redact"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/record"
 	"github.com/wsfan/wsfan/pkg/venue"
 )
 
@@ -77,7 +78,8 @@ type Server struct {
 	offered     []OfferedTopic // Config.Topics and how to try each
 	statusCache statusCache    // the status streams' shared event (statuspage.go)
 
-	src     source // the upstream held here, or a NATS group's
+	src     source           // the upstream held here, or a NATS group's
+	rec     *record.Recorder // Config.Record's; nil without
 	hub     *hub
 	clients *registry
 	conns   *idleConns  // the listener's connections, idle ones reaped when it is full (Serve)
@@ -163,6 +165,15 @@ func New(cfg Config) (*Server, error) {
 	opts = append(opts, cfg.upstreamLiveness()...)
 	if len(cfg.Fallbacks) > 0 {
 		opts = append(opts, client.WithEndpoints(cfg.Fallbacks...))
+	}
+	if cfg.Record != "" {
+		// Every frame of the upstream, every leg of a standby's, into
+		// one recording (pkg/record); closed after the upstream.
+		if s.rec, err = record.New(cfg.Record, proto, record.Options{Private: cfg.RecordPrivate, Logger: s.log}); err != nil {
+			s.cancel()
+			return nil, fmt.Errorf("failed to start recording: %w", err)
+		}
+		opts = append(opts, client.WithFrameTap(s.rec))
 	}
 	opts = append(opts, cfg.UpstreamOptions...)
 	if cfg.NATS != "" {
@@ -388,6 +399,11 @@ func (s *Server) Close() {
 		s.hub.close()
 		s.clients.wait()
 		s.wg.Wait()
+		if s.rec != nil {
+			if err := s.rec.Close(); err != nil {
+				s.log.Warn("closing the recording failed", zap.Error(err))
+			}
+		}
 		s.reg.Unregister(s.coll)
 		s.log.Info("closed")
 	})

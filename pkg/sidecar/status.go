@@ -23,6 +23,18 @@ type Status struct {
 	// Refusals are the last local subscribes refused, newest first: who
 	// asked for what, and why.
 	Refusals []Refusal `json:"refusals,omitempty"`
+	// Recording is Config.Record's recorder: what it kept and dropped.
+	Recording *RecordingStatus `json:"recording,omitempty"`
+}
+
+// RecordingStatus is the recording's line of /v1/status (Config.Record).
+type RecordingStatus struct {
+	Dir      string `json:"dir"`
+	Recorded uint64 `json:"recorded"` // frames written
+	Dropped  uint64 `json:"dropped"`  // frames not recorded: the disk was behind or failed
+	Left     uint64 `json:"left"`     // frames left out: private data (Config.RecordPrivate)
+	Segments int    `json:"segments"`
+	Bytes    int64  `json:"bytes"`
 }
 
 // OfferedTopic is one topic of Config.Topics and how to try it.
@@ -187,6 +199,10 @@ func (s *Server) Status() Status {
 		st.Topics[i].Stale, _ = s.src.quiet(st.Topics[i].Topic)
 	}
 	st.Refusals = s.hub.refusals.list()
+	if s.rec != nil {
+		rs := s.rec.Stats()
+		st.Recording = &RecordingStatus{Dir: s.cfg.Record, Recorded: rs.Recorded, Dropped: rs.Dropped, Left: rs.Left, Segments: rs.Segments, Bytes: rs.Bytes}
+	}
 	for _, ss := range s.clients.list() {
 		st.Clients = append(st.Clients, ss.status())
 	}
