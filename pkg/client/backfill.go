@@ -241,8 +241,12 @@ func (c *Client) fetchRange(ctx context.Context, ts *topicState, after, through 
 // release delivers the fetched messages, then the held live ones but
 // those the fetch delivered already, and lets the reader deliver again.
 // With gap, the first live message is flagged FlagGap; after fetched
-// ones, no live one is flagged FlagReconnected (the hole is filled).
+// ones, no live one is flagged FlagReconnected (the hole is filled),
+// whether it came while they were fetched or after.
 func (c *Client) release(ts *topicState, fetched []Message, gap bool) {
+	if len(fetched) > 0 {
+		ts.resumed.Store(false) // the first fetched one carries the mark
+	}
 	var seam uint64
 	for _, m := range fetched {
 		c.passHeld(ts, m)

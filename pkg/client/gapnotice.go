@@ -50,7 +50,8 @@ func (cn *conn) takeGapNotice(data []byte) bool {
 	}
 	switch n.Cause {
 	case protocol.GapBackfilled:
-		return true // the sidecar filled the hole: nothing is lost
+		ts.backfilled.Store(true) // the sidecar filled the hole: nothing is lost
+		return true
 	case protocol.GapReconnected:
 		ts.resumed.Store(true)
 	case protocol.GapStale:

@@ -230,6 +230,10 @@ func (cn *conn) deliver(ts *topicState, data []byte, snapshot bool, now time.Tim
 		ts.stale.Store(false)
 		flags |= FlagStale
 	}
+	if ts.backfilled.Load() { // behind a sidecar that fetched what a reconnect missed
+		ts.backfilled.Store(false)
+		flags |= FlagBackfilled | FlagReconnected
+	}
 	if ts.topic.Sequenced {
 		flags |= cn.checkSequence(ts, data)
 	}

@@ -29,6 +29,11 @@ type topicState struct {
 	// (stale.go), or a sidecar's gap notice said so; the reader clears
 	// it and flags the next message FlagStale.
 	stale atomic.Bool
+	// backfilled is set by a sidecar's "backfilled" notice (gapnotice.go):
+	// the next message is the first the sidecar fetched after a
+	// reconnect, flagged as a direct connection's first fetched one. The
+	// reader clears it.
+	backfilled atomic.Bool
 	// cadence is the topic's arrival rhythm, for finding it stale.
 	cadence cadence
 
