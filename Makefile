@@ -15,7 +15,7 @@ BENCH_CLIENT ?= RouteTicker|ResolveResponse|EncodeRequest|SubscribeFrame|Resubsc
 OLD       ?= $(RESULTS)/baseline.txt
 NEW       ?= $(RESULTS)/latest.txt
 
-.PHONY: all build test test-quick vet lint bench bench-smoke bench-compare bench-peers bench-plot demo fuzz image
+.PHONY: all build test test-quick vet lint bench bench-smoke bench-compare bench-peers bench-plot demo fuzz image chart-test
 
 all: build test
 
@@ -88,6 +88,15 @@ image:
 	cd deploy/tools && $(GO) run ./cmd/wsfan-image -module $(CURDIR) -o $(abspath $(IMAGE))
 	cd deploy/tools && $(GO) run ./cmd/wsfan-image -check $(abspath $(IMAGE))
 	cd deploy/tools && $(GO) test -count=1 ./image
+
+# chart-test: the Helm chart (deploy/helm/wsfan) linted and rendered with
+# the Helm Go SDK in deploy/tools (no helm binary), and the rendered
+# manifests checked: probes, securityContext, credentials only through
+# secretKeyRef, the disruption budget; plus the tools module's own lint.
+chart-test:
+	cd deploy/tools && $(GO) mod tidy -diff && test -z "$$(gofmt -l .)" && $(GO) vet ./...
+	cd deploy/tools && $(STATICCHECK) ./...
+	cd deploy/tools && $(GO) test -count=1 ./chart
 
 # bench: the whole suite (bench/ and the client's own benchmarks) into
 # bench/results/<UTC time>-<commit>.txt and bench/results/latest.txt, in
