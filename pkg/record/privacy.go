@@ -18,14 +18,20 @@ type privacy struct {
 	proto    protocol.Protocol
 	all      bool
 	readOnly protocol.ReadOnly // nil: the venue names none, so no answer is kept
-	// kept holds the ids of written calls whose answers are kept, by
-	// connection; bounded by the calls in flight.
+	// kept holds the ids of written calls whose answers are kept;
+	// bounded by the calls in flight.
 	kept map[string]bool
+	// private caches whether a routing key is a private topic's, at most
+	// maxKeys of them (then it starts over).
+	private map[string]bool
 }
+
+// maxKeys bounds privacy.private.
+const maxKeys = 10_000
 
 func newPrivacy(p protocol.Protocol, all bool) *privacy {
 	ro, _ := p.(protocol.ReadOnly)
-	return &privacy{proto: p, all: all, readOnly: ro, kept: make(map[string]bool)}
+	return &privacy{proto: p, all: all, readOnly: ro, kept: make(map[string]bool), private: make(map[string]bool)}
 }
 
 // sent notes a written request whose answer may be kept.
@@ -53,8 +59,16 @@ func (p *privacy) keep(rec *Record, f *protocol.Frame) bool {
 	}
 	switch f.Kind {
 	case protocol.KindNotification:
-		t, err := p.proto.NewTopic(rec.Topic)
-		return err != nil || !t.Private // a key that is not a topic name (an Ethereum id) is public data
+		private, ok := p.private[rec.Topic]
+		if !ok {
+			t, err := p.proto.NewTopic(rec.Topic)
+			private = err == nil && t.Private // a key that is not a topic name (an Ethereum id) is public data
+			if len(p.private) >= maxKeys {
+				clear(p.private)
+			}
+			p.private[rec.Topic] = private
+		}
+		return !private
 	case protocol.KindResponse:
 		if !f.HasID {
 			return true // an error without an id names no call
