@@ -100,6 +100,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		_ = ln.Close()
 		return err
 	}
+	stopNotify := notifyWhenReady(getenv("NOTIFY_SOCKET"), srv.Ready, cfg.Logger)
+	defer stopNotify()
 	if demo != nil {
 		demo.printHelp(stdout, dialAddr(ln.Addr()), cfg.Token)
 	}
