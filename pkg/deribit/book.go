@@ -8,6 +8,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/jsonscan"
 	"github.com/wsfan/wsfan/pkg/book"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Deribit's books, as its API documentation describes the channels
@@ -77,11 +78,11 @@ func (r *bookRules) Parse(payload []byte, _ bool, u *book.Update) error {
 				u.Snapshot = jsonscan.StringIs(v, "snapshot")
 			}
 		case "timestamp":
-			ms, ok := jsonscan.Uint(v)
+			ns, ok := protocol.Millis(v)
 			if !ok {
 				return fmt.Errorf("deribit book: timestamp %.20s", v)
 			}
-			u.Time = time.UnixMilli(int64(ms))
+			u.Time = time.Unix(0, ns)
 		case "change_id":
 			u.Seq, err = sequence(v)
 		case "prev_change_id":

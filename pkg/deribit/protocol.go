@@ -74,6 +74,15 @@ func (d *dialect) HeartbeatReply(dst []byte, id uint64) []byte {
 }
 
 func (*dialect) Classify(frame []byte, f *protocol.Frame) error {
+	err := classify(frame, f)
+	if err == nil && f.WantTime && f.Kind == protocol.KindNotification {
+		f.Time = venueTime(f.Data)
+	}
+	return err
+}
+
+// classify is Classify but for the venue's stamp.
+func classify(frame []byte, f *protocol.Frame) error {
 	f.Reset()
 	if protocol.FastNotify(frame, `{"jsonrpc":"2.0","method":"subscription","params":{"channel":"`, `,"data":`, 2, f) {
 		f.Kind = protocol.KindNotification

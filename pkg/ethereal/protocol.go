@@ -110,6 +110,15 @@ func (dialect) AcceptAfter() time.Duration { return acceptAfter }
 const acceptAfter = 2 * time.Second
 
 func (dialect) Classify(frame []byte, f *protocol.Frame) error {
+	err := classify(frame, f)
+	if err == nil && f.WantTime && f.Kind == protocol.KindNotification {
+		f.Time = venueTime(f.Data)
+	}
+	return err
+}
+
+// classify is Classify but for the venue's stamp.
+func classify(frame []byte, f *protocol.Frame) error {
 	f.Reset()
 	// One pass reads and checks the whole frame, which is the payload:
 	// a truncated book must not reach a consumer as a message. A repeated

@@ -139,6 +139,15 @@ func (dialect) Ack(req *protocol.Request, result []byte, keys []string) error {
 }
 
 func (dialect) Classify(frame []byte, f *protocol.Frame) error {
+	err := classify(frame, f)
+	if err == nil && f.WantTime && f.Kind == protocol.KindNotification {
+		f.Time = venueTime(f.Data)
+	}
+	return err
+}
+
+// classify is Classify but for the venue's stamp.
+func classify(frame []byte, f *protocol.Frame) error {
 	f.Reset()
 	i := jsonscan.SkipSpace(frame, 0)
 	if i < len(frame) && frame[i] == '[' {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/jsonscan"
 	"github.com/wsfan/wsfan/pkg/book"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // OKX's order books, as its order book channel's documentation describes
@@ -91,13 +92,8 @@ func (r *bookRules) Parse(payload []byte, marked bool, u *book.Update) error {
 		case "prevSeqId":
 			prev = v
 		case "ts":
-			var ts []byte
-			var ok bool
-			if ts, ok = jsonscan.String(v, nil); ok {
-				var ms int64
-				if ms, err = strconv.ParseInt(string(ts), 10, 64); err == nil {
-					u.Time = time.UnixMilli(ms)
-				}
+			if ns, ok := protocol.Millis(v); ok {
+				u.Time = time.Unix(0, ns)
 			}
 		}
 		if err != nil {

@@ -281,6 +281,15 @@ func topicIndex(req *protocol.Request, key []byte) int {
 // unsubscribe, error, login, notice, channel-conn-count) or an
 // operation's response (id, op, code, data).
 func (dialect) Classify(frame []byte, f *protocol.Frame) error {
+	err := classify(frame, f)
+	if err == nil && f.WantTime && f.Kind == protocol.KindNotification {
+		f.Time = venueTime(f.Data)
+	}
+	return err
+}
+
+// classify is Classify but for the venue's stamp.
+func classify(frame []byte, f *protocol.Frame) error {
 	f.Reset()
 	// Every member is read; a repeated one counts as its last occurrence
 	// (as encoding/json decodes it).

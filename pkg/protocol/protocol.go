@@ -83,6 +83,15 @@ type Frame struct {
 	// Snapshot is set when the exchange marks the notification as a whole
 	// state (Thalex's top-level "snapshot":true).
 	Snapshot bool
+	// Time is the venue's stamp of a notification, in Unix nanoseconds,
+	// read by the dialect from the member its venue documents (stamp.go);
+	// 0 when the frame carries none, or when WantTime is false.
+	Time int64
+	// WantTime is set by the caller, once: Classify reads a
+	// notification's Time, which walks the payload's members (the cost of
+	// a payload scan, where the routing alone reads none of it). Reset
+	// keeps it.
+	WantTime bool
 
 	// Storage for keys that are not a slice of the frame: composed from
 	// two fields (Ethereal) or decoded from escapes. keyBig is a longer
@@ -93,7 +102,7 @@ type Frame struct {
 
 // Reset clears f for the next frame, keeping nothing of the last.
 func (f *Frame) Reset() {
-	f.Kind, f.ID, f.HasID, f.Event, f.Snapshot = KindUnknown, 0, false, EventNone, false
+	f.Kind, f.ID, f.HasID, f.Event, f.Snapshot, f.Time = KindUnknown, 0, false, EventNone, false, 0
 	f.Result, f.Error, f.Key, f.Data = nil, nil, nil, nil
 }
 

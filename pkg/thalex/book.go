@@ -157,13 +157,9 @@ func (bookRules) Parse(payload []byte, marked bool, u *book.Update) error {
 		case "ask_changes":
 			u.Asks, err = book.AppendLevels(u.Asks, v, thalexLevels)
 		case "time":
-			var secs book.Decimal
-			if secs, err = book.ParseDecimal(v); err != nil {
-				break
-			}
-			ns, ok := secs.Units(9)
+			ns, ok := seconds(v)
 			if !ok {
-				err = fmt.Errorf("%s seconds is out of range", secs)
+				err = fmt.Errorf("%.30s is not seconds in range", v)
 			}
 			u.Time = time.Unix(0, ns)
 		}

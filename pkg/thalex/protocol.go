@@ -54,6 +54,15 @@ func (d *dialect) Handshake() []protocol.Call {
 }
 
 func (*dialect) Classify(frame []byte, f *protocol.Frame) error {
+	err := classify(frame, f)
+	if err == nil && f.WantTime && f.Kind == protocol.KindNotification {
+		f.Time = venueTime(f.Data)
+	}
+	return err
+}
+
+// classify is Classify but for the venue's stamp.
+func classify(frame []byte, f *protocol.Frame) error {
 	f.Reset()
 	if protocol.FastNotify(frame, `{"channel_name":"`, `,"notification":`, 1, f) {
 		return notification(f)

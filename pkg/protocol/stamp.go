@@ -1,0 +1,58 @@
+package protocol
+
+import (
+	"math"
+
+	"github.com/wsfan/wsfan/internal/jsonscan"
+)
+
+// A venue stamps its messages with its own clock, each in a member of
+// the payload its documentation names (Deribit's timestamp, OKX's ts,
+// Thalex's time, Ethereal's t, an Ethereum head's timestamp). A dialect
+// reads it with one function of its own, used by its Classify (Frame.Time)
+// and by its book rules alike; the helpers below are what those share.
+
+// Member returns the value of the top-level member named key of the
+// object data, its last occurrence (as encoding/json decodes a repeated
+// member), or, when data is an array (OKX's data, Deribit's trades), of
+// its first element; nil when there is none or data is malformed.
+func Member(data []byte, key string) []byte {
+	i := jsonscan.SkipSpace(data, 0)
+	if i < len(data) && data[i] == '[' {
+		var first []byte
+		if jsonscan.Elements(data, i, func(elem []byte) bool { first = elem; return false }) != nil || first == nil {
+			return nil
+		}
+		data, i = first, 0
+	}
+	var v []byte
+	m := jsonscan.Object(data, i)
+	for k, start, ok := m.Next(); ok; k, start, ok = m.Next() {
+		end := m.Skip()
+		if string(k) == key {
+			v = data[start:end]
+		}
+	}
+	if m.Err() != nil {
+		return nil
+	}
+	return v
+}
+
+// maxMillis is the largest count of milliseconds whose nanoseconds fit
+// an int64 (the year 2262).
+const maxMillis = math.MaxInt64 / 1_000_000
+
+// Millis reads v, milliseconds since the Unix epoch as a JSON number of
+// digits or a string of them (OKX's "ts"), as nanoseconds; ok is false
+// for anything else, or a count past the year 2262.
+func Millis(v []byte) (ns int64, ok bool) {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		v = v[1 : len(v)-1]
+	}
+	ms, ok := jsonscan.Uint(v)
+	if !ok || ms > maxMillis {
+		return 0, false
+	}
+	return int64(ms) * 1e6, true
+}
