@@ -16,22 +16,25 @@
 //
 // A recording is a directory (0700) of files (0600):
 //
-//	manifest.json     versioned summary: venue, segments, topics, counts, reconnects
-//	000001.wsrec      a segment: independent zstd frames, one a flush
+//	manifest.json     versioned summary: venue, segments, topics, counts, connections
+//	000001.wsrec      a segment: zstd frames, each of a minute of records at most
 //	000001.wsidx      its index: 16-byte entries, unix second → frame offset
 //
-// A segment is a sequence of zstd frames, each compressing a run of
-// records, written at least every flush interval (a second by default):
-// a process killed mid-segment loses at most what it had not flushed,
-// and every frame written before reads back. Each record is a uvarint
-// length and then: direction (1 byte: 'R' read, 'W' written), kind (the
+// A segment is a sequence of independent zstd frames, each holding up to
+// a minute (or 16 MiB) of records, so that a feed's repeats within it
+// compress; every flush interval (a second by default) the open frame's
+// block is ended and written, and a reader decodes it at once: a process
+// killed mid-frame loses at most what it had not flushed, and every
+// block written before reads back. Each record is a uvarint length and
+// then: direction (1 byte: 'R' received, 'W' sent), kind (the
 // protocol.Kind), flags (bit 0: snapshot), the time (8 bytes, unix
 // nanoseconds, little-endian), the Client, connection and endpoint
 // numbers (uvarints), the topic's routing key (uvarint length and
-// bytes), and the frame, verbatim (written frames redacted). An index
-// entry is the unix second of a zstd frame's first record and the frame's
-// offset in the segment, both little-endian uint64: a reader starting at
-// a time seeks to the last frame that begins no later.
+// bytes), and the frame, verbatim (sent frames redacted). An index entry
+// is written at each flush: the unix second of its first record and the
+// offset of the zstd frame holding it, both little-endian uint64; a
+// reader starting at a time seeks to the last frame that begins no later
+// and skips the records before it.
 //
 // Segments rotate by age and size; the oldest are deleted past a total
 // size or age (Options). The manifest is rewritten at each rotation,
