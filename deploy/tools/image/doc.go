@@ -1,8 +1,8 @@
 // Package image builds the sidecar's container image without a container
 // daemon or a registry: a static binary (BuildBinary), a root filesystem
 // of that binary and the CA roots (Build), written as an OCI image layout
-// in a tar archive (WriteArchive), the form `skopeo copy oci-archive:`,
-// `podman load` and `docker load` (with the containerd image store) read.
+// in a tar archive (WriteArchive), the form `skopeo copy oci-archive:`
+// and `podman load` read.
 //
 // The image is reproducible: every timestamp in it (the layer's files,
 // the config's created time, the history) is the commit time the Go
