@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	_ "github.com/wsfan/wsfan/pkg/exchanges" // every venue a recording may be of
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/record"
 )
