@@ -15,7 +15,7 @@ BENCH_CLIENT ?= RouteTicker|ResolveResponse|EncodeRequest|SubscribeFrame|Resubsc
 OLD       ?= $(RESULTS)/baseline.txt
 NEW       ?= $(RESULTS)/latest.txt
 
-.PHONY: all build test test-quick vet lint bench bench-smoke bench-compare bench-peers bench-plot demo fuzz image chart-test unit-check
+.PHONY: all build test test-quick soak-failover vet lint bench bench-smoke bench-compare bench-peers bench-plot demo fuzz image chart-test unit-check
 
 all: build test
 
@@ -37,6 +37,13 @@ test: vet
 test-quick:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+
+# soak-failover: Toxiproxy faults (down, reset_peer, a black hole) on one
+# leg of a hot-standby sidecar serving Deribit books, 10 runs each, with
+# the race detector: 0 unmarked breaks and 0 stale books (issue 44).
+# A few minutes; not part of test.
+soak-failover:
+	$(GO) test -race -tags soak -count=1 -run '^TestSoakFailover$$' -v -timeout 20m ./internal/reliability/
 
 bench-smoke:
 	@for m in $(MODULES); do (cd $$m && $(GO) test -run '^$$' -bench . -benchtime 1x ./...) || exit 1; done
