@@ -137,9 +137,12 @@ func (s *Server) holdBook(ctx context.Context, name string) (*topic, *book.Book,
 	if book.RulesFor(s.proto.Name(), name) == nil {
 		return nil, nil, http.StatusBadRequest, fmt.Errorf("%q is not an order book topic of %s", name, s.proto.Name())
 	}
-	reserved, _, err := s.hub.reserve(nil, []string{name}) // name is valid
+	reserved, invalid, err := s.hub.reserve(nil, []string{name})
 	if err != nil {
 		return nil, nil, http.StatusServiceUnavailable, err
+	}
+	if len(reserved) == 0 { // the upstream refused it lately (upstreamrefusals.go)
+		return nil, nil, http.StatusBadGateway, invalid
 	}
 	t := reserved[0]
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)

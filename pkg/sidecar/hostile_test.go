@@ -520,3 +520,24 @@ func metricValue(t *testing.T, r *rig, series string) float64 {
 	t.Fatalf("no %s in /metrics", series)
 	return 0
 }
+
+// A topic the upstream refused is refused by the sidecar itself for a
+// while, with the upstream's reason: a program asking for it again (or
+// another program) costs the shared connection's request budget nothing
+// more; a book request for it is refused too.
+func TestUpstreamRefusalIsRemembered(t *testing.T) {
+	r := newRig(t, thalex.Name, nil, exchangetest.WithTopics("ticker.BTC-PERPETUAL.raw"))
+	hd := hostileDialects[0]
+	ws := r.dial(t)
+	for range 3 {
+		testutil.Send(t, ws, hd.subscribe([]string{"book.NOPE.none.10.100ms"}))
+		resp := testutil.RecvJSON(t, ws)
+		require.NotNil(t, resp["error"], "%v", resp)
+	}
+	other := r.dial(t)
+	testutil.Send(t, other, hd.subscribe([]string{"book.NOPE.none.10.100ms"}))
+	assert.Contains(t, fmt.Sprint(testutil.RecvJSON(t, other)["error"]), "not asked again")
+	status, body := httpGet(t, r.url+"/v1/book?topic=book.NOPE.none.10.100ms")
+	assert.Equal(t, 502, status, body)
+	assert.Equal(t, 1, r.up.CountSubscribes("book.NOPE.none.10.100ms"), "the upstream was asked once")
+}

@@ -59,7 +59,8 @@ type hub struct {
 	// starts when the window ends (queueLeaveLocked). Under mu.
 	leaving []*topic
 
-	refusals refusals // the last refused local subscribes (refusals.go)
+	refusals refusals         // the last refused local subscribes (refusals.go)
+	upstream upstreamRefusals // the topics the upstream refused lately (upstreamrefusals.go)
 }
 
 // newHub returns a hub whose topics are subscribed and unsubscribed
@@ -208,13 +209,19 @@ func (h *hub) unheld(s *session, names []string) (wanted []string, over bool) {
 	return wanted, false
 }
 
-// valid keeps the names of names that are topics (validate), in place,
-// and sums up the others' reasons in invalid.
+// valid keeps the names of names that are topics (validate) the
+// upstream has not refused lately (upstreamrefusals.go), in place, and
+// sums up the others' reasons in invalid.
 func (h *hub) valid(names []string) (topics []string, invalid error) {
 	var refused refusedTopics
 	topics = names[:0]
+	now := time.Now()
 	for _, n := range names {
-		if err := h.validate(n); err != nil {
+		err := h.validate(n)
+		if err == nil {
+			err = h.upstream.refused(upstreamName(n), now)
+		}
+		if err != nil {
 			refused.add(err)
 			continue
 		}
@@ -368,6 +375,7 @@ func (h *hub) open(topics []*topic) {
 			h.removeLocked(t)
 			h.mu.Unlock()
 			t.fail(terr)
+			h.upstream.note(t.upstream, terr, time.Now())
 			failed = append(failed, t.name)
 			firstErr = cmp.Or(firstErr, terr)
 			h.wg.Done()
