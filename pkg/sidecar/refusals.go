@@ -76,7 +76,6 @@ var refusalReasonNames = [refusalReasons]string{"unknown_topic", "too_many_topic
 // Errors of refusals the sidecar makes itself: errTooManyTopics (see
 // subscribe.go) and errUnknownTopic (refusal.go) beside these.
 var (
-	errMaxTopics     = errors.New("the sidecar holds all the upstream topics it may")
 	errClientLeft    = errors.New("the client left before the upstream answered")
 	errBatchTooLarge = errors.New("batch too large")
 )
