@@ -163,7 +163,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 			return nil, err
 		}
 	}
-	eps := endpointsOf(url, cfg.endpoints, cfg.header)
+	eps := endpointsOf(url, cfg.endpoints, askStamps(cfg.header, cfg.stamps))
 	c := &Client{
 		eps:    eps,
 		seq:    clientSeq.Add(1),

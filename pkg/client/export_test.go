@@ -73,7 +73,7 @@ type BenchConn struct{ cn *conn }
 func NewBenchConn(c *Client) BenchConn { return BenchConn{newBenchConn(c)} }
 
 // HandleFrame runs the reader's handling of one frame.
-func (b BenchConn) HandleFrame(frame []byte, now time.Time) { b.cn.handleFrame(frame, now) }
+func (b BenchConn) HandleFrame(frame []byte, now time.Time) { b.cn.handleFrame(frame, now, stamps{}) }
 
 // BenchCall is a pending call a benchmark registers and waits for.
 type BenchCall struct{ p *pendingCall }
@@ -131,4 +131,9 @@ func (sb *Standby) Merges() int {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	return len(sb.merges)
+}
+
+// WithReadClock sets the clock the reader stamps frames with.
+func WithReadClock(now func() time.Time) Option {
+	return clientOption(func(c *config) { c.now = now })
 }

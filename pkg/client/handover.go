@@ -79,6 +79,7 @@ type seamMessage struct {
 	data     []byte // a copy: the reader's buffers are not kept
 	snapshot bool
 	at       time.Time
+	stamps   stamps
 }
 
 func newHandover(c *Client, old, nc *conn, topics []*topicState) *handover {
@@ -101,7 +102,7 @@ func newHandover(c *Client, old, nc *conn, topics []*topicState) *handover {
 // and the new one skips what the old one delivered (each delivery of an
 // identity skips one arrival of it) and delivers the rest, which
 // continue the old one's stream.
-func (h *handover) offer(cn *conn, ts *topicState, data []byte, snapshot bool, now time.Time) {
+func (h *handover) offer(cn *conn, ts *topicState, data []byte, snapshot bool, now time.Time, st stamps) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.topics[ts] {
@@ -109,7 +110,7 @@ func (h *handover) offer(cn *conn, ts *topicState, data []byte, snapshot bool, n
 		// what the old one brings under the same key is an older
 		// subscription's, left there.
 		if cn == h.new {
-			cn.deliver(ts, data, snapshot, now)
+			cn.deliver(ts, data, snapshot, now, st)
 		}
 		return
 	}
@@ -123,7 +124,7 @@ func (h *handover) offer(cn *conn, ts *topicState, data []byte, snapshot bool, n
 		// The new connection carries the topic now.
 	case cn == h.old:
 		id := h.ids.of(ts.name, data)
-		cn.deliver(ts, data, snapshot, now)
+		cn.deliver(ts, data, snapshot, now, st)
 		if i := s.heldIndex(id); i >= 0 { // the old connection was behind
 			h.meet(s, ts, i+1)
 			return
@@ -143,16 +144,16 @@ func (h *handover) offer(cn *conn, ts *topicState, data []byte, snapshot bool, n
 			return
 		}
 		if s.met {
-			cn.deliver(ts, data, snapshot, now)
+			cn.deliver(ts, data, snapshot, now, st)
 			return
 		}
 		if len(s.held) >= handoverLimit { // the old connection fell that far behind
 			h.meet(s, ts, 0)
 			ts.resumed.Store(true) // the next message says what may be missing
-			cn.deliver(ts, data, snapshot, now)
+			cn.deliver(ts, data, snapshot, now, st)
 			return
 		}
-		s.held = append(s.held, seamMessage{id: id, data: bytes.Clone(data), snapshot: snapshot, at: now})
+		s.held = append(s.held, seamMessage{id: id, data: bytes.Clone(data), snapshot: snapshot, at: now, stamps: st})
 	}
 }
 
@@ -171,7 +172,7 @@ func (s *seam) heldIndex(id uint64) int {
 // delivered by the old connection. Called with h.mu held.
 func (h *handover) meet(s *seam, ts *topicState, from int) {
 	for _, m := range s.held[from:] {
-		h.new.deliver(ts, m.data, m.snapshot, m.at)
+		h.new.deliver(ts, m.data, m.snapshot, m.at, m.stamps)
 	}
 	s.met, s.held, s.past = true, nil, true
 	clear(s.seen) // the old connection delivered nothing the new one will bring

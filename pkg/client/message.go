@@ -85,8 +85,21 @@ type Message struct {
 	Seq uint64
 	// Flags mark the first message after a reconnect or a gap.
 	Flags Flags
-	// RecvTime is when the frame was read from the connection.
+	// RecvTime is when the frame was read from the connection, by this
+	// process's wall clock, before it was parsed or queued.
 	RecvTime time.Time
+	// ExchangeTime is the venue's stamp of the message, by the venue's
+	// clock (Deribit's timestamp, OKX's ts, Thalex's time, Ethereal's t,
+	// an Ethereum head's timestamp, whole seconds); zero when the venue
+	// gives none, and without WithStamps. RecvTime minus ExchangeTime is
+	// the venue's delay plus the clocks' skew (docs/latency.md).
+	ExchangeTime time.Time
+	// UpstreamRecvTime is, for a message that came through a wsfan
+	// sidecar, when the sidecar read it from its upstream, by its clock;
+	// zero otherwise, and without WithStamps. It tells the venue→sidecar
+	// part (UpstreamRecvTime minus ExchangeTime) from the
+	// sidecar→program part (RecvTime minus UpstreamRecvTime).
+	UpstreamRecvTime time.Time
 }
 
 // Reconnected reports whether FlagReconnected is set.

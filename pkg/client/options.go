@@ -54,6 +54,8 @@ type config struct {
 	leg              bool // a Standby's leg: the Standby takes its endpoint back (switchback.go)
 	endpointBase     int  // a Standby's leg: its own endpoint's index in the Standby's list (endpoints.go)
 	readLimit        int64
+	stamps           bool             // WithStamps
+	now              func() time.Time // the reader's clock; nil: time.Now (tests set a fake one)
 	pingInterval     time.Duration
 	backfill         int      // WithBackfill
 	endpoints        []string // WithEndpoints

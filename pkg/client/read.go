@@ -37,6 +37,9 @@ func (cn *conn) readLoop() {
 		}
 		data, err := cn.readFrame(r)
 		now := time.Now()
+		if c.cfg.now != nil {
+			now = c.cfg.now()
+		}
 		cn.lastRead.Store(now.UnixNano())
 		switch {
 		case errors.Is(err, errOversized):
@@ -53,7 +56,11 @@ func (cn *conn) readLoop() {
 		if c.cfg.tap != nil {
 			c.cfg.tap.FrameRead(cn.info, data, now)
 		}
-		cn.handleFrame(data, now)
+		var st stamps
+		if c.cfg.stamps {
+			data, st = cutStamps(data)
+		}
+		cn.handleFrame(data, now, st)
 		if c.stalled.Load() { // a consumer held the reader up (subscription.go)
 			c.stalled.Store(false)
 			cn.armDeadline()
@@ -134,7 +141,9 @@ func (cn *conn) markLost(head []byte) {
 
 // handleFrame classifies one frame and acts on it. It runs on the reader
 // goroutine; nothing here blocks (unless a subscription's policy is Block).
-func (cn *conn) handleFrame(data []byte, now time.Time) {
+// st are a sidecar's stamps (stamps.go): with them, the venue's stamp
+// is not read again.
+func (cn *conn) handleFrame(data []byte, now time.Time, st stamps) {
 	c := cn.c
 	c.stats.frames.Add(1)
 	c.stats.bytes.Add(uint64(len(data)))
@@ -142,6 +151,7 @@ func (cn *conn) handleFrame(data []byte, now time.Time) {
 		return // the answer to the writer's keepalive: the venue is there
 	}
 	f := &cn.frame
+	f.WantTime = c.cfg.stamps && st.upstream == 0
 	if err := c.proto.Classify(data, f); err != nil {
 		if !cn.takeGapNotice(data) {
 			c.dropFrame(dropMalformed, err, data)
@@ -150,7 +160,10 @@ func (cn *conn) handleFrame(data []byte, now time.Time) {
 	}
 	switch f.Kind {
 	case protocol.KindNotification:
-		cn.route(f.Key, f.Data, f.Snapshot, now)
+		if f.Time != 0 {
+			st.venue = f.Time
+		}
+		cn.route(f.Key, f.Data, f.Snapshot, now, st)
 	case protocol.KindResponse:
 		cn.resolve(f, data)
 	case protocol.KindBatch:
@@ -171,7 +184,7 @@ func (cn *conn) handleFrame(data []byte, now time.Time) {
 		// A user's own subscription to the events' channel (Thalex's
 		// system) gets them too.
 		if _, ok := c.topics.route(unsafe.String(unsafe.SliceData(f.Key), len(f.Key))); ok && len(f.Key) > 0 {
-			cn.route(f.Key, f.Data, false, now)
+			cn.route(f.Key, f.Data, false, now, st)
 		}
 		switch f.Event {
 		case protocol.EventReconnect:
@@ -189,7 +202,7 @@ func (cn *conn) handleFrame(data []byte, now time.Time) {
 }
 
 // route delivers a notification to every subscription of its topic.
-func (cn *conn) route(key, data []byte, snapshot bool, now time.Time) {
+func (cn *conn) route(key, data []byte, snapshot bool, now time.Time, st stamps) {
 	c := cn.c
 	ts, ok := c.topics.route(unsafe.String(unsafe.SliceData(key), len(key)))
 	if !ok {
@@ -201,15 +214,15 @@ func (cn *conn) route(key, data []byte, snapshot bool, now time.Time) {
 		return
 	}
 	if h := c.handover.Load(); h != nil { // two connections carry the topics (handover.go)
-		h.offer(cn, ts, data, snapshot, now)
+		h.offer(cn, ts, data, snapshot, now, st)
 		return
 	}
-	cn.deliver(ts, data, snapshot, now)
+	cn.deliver(ts, data, snapshot, now, st)
 }
 
 // deliver hands a notification of ts to its subscriptions, with the
-// flags of its place in the topic.
-func (cn *conn) deliver(ts *topicState, data []byte, snapshot bool, now time.Time) {
+// flags of its place in the topic and its times.
+func (cn *conn) deliver(ts *topicState, data []byte, snapshot bool, now time.Time, st stamps) {
 	c := cn.c
 	if every := c.cadenceEvery; every >= 0 {
 		ts.cadence.observe(now.UnixNano(), every)
@@ -242,6 +255,9 @@ func (cn *conn) deliver(ts *topicState, data []byte, snapshot bool, now time.Tim
 		return
 	}
 	msg := Message{Topic: ts.name, Data: data, Flags: flags, RecvTime: now}
+	if st != (stamps{}) {
+		st.fill(&msg)
+	}
 	if ts.topic.Backfill { // a node's heads and logs (backfill.go, reorg.go)
 		if ts.topic.Retracts && c.retracting != nil && c.retracting.Retracted(data) {
 			msg.Flags |= FlagRetracted

@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 )
 
 // Gap notices are wsfan's own notification, not a venue's: a fan-out
@@ -58,8 +59,22 @@ type GapNotice struct {
 
 // WantsGapNotices reports whether a WebSocket handshake asked for gap
 // notices.
-func WantsGapNotices(r *http.Request) bool {
-	return r.Header.Get(NotifyHeader) == NotifyGaps || r.URL.Query().Get("notify") == NotifyGaps
+func WantsGapNotices(r *http.Request) bool { return wantsNotice(r, NotifyGaps) }
+
+// wantsNotice reports whether a handshake asked for what: the
+// NotifyHeader or the notify query parameter names it, alone or in a
+// comma-separated list ("gaps,stamps").
+func wantsNotice(r *http.Request, what string) bool {
+	for _, list := range [][]string{r.Header.Values(NotifyHeader), r.URL.Query()["notify"]} {
+		for _, v := range list {
+			for name := range strings.SplitSeq(v, ",") {
+				if strings.TrimSpace(name) == what {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // AppendGapNotice appends the gap notice n, a JSON-RPC notification when

@@ -1,0 +1,121 @@
+package protocol
+
+import (
+	"bytes"
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/wsfan/wsfan/internal/jsonscan"
+)
+
+// A fan-out server (the sidecar) tells a WebSocket client that asked
+// (the handshake header NotifyHeader or the notify query parameter
+// naming NotifyStamps, beside or instead of NotifyGaps: "gaps,stamps")
+// the times of each notification it forwards, in one member appended to
+// the notification's top-level object, the venue's frame otherwise as it
+// was:
+//
+//	{...the venue's notification...,"wsfan":{"venue_ns":1737043200123000000,"recv_ns":1737043200173000000,"send_ns":1737043200173021000}}
+//
+// Each is Unix nanoseconds by the wall clock of whoever took it; venue_ns
+// is 0 when the venue stamps none. pkg/client asks for it under
+// client.WithStamps, cuts it off before classifying the frame, and fills
+// Message.ExchangeTime and Message.UpstreamRecvTime from it.
+
+// NotifyStamps is the NotifyHeader value (and notify query parameter)
+// asking for each notification's stamps.
+const NotifyStamps = "stamps"
+
+// Stamps are a forwarded notification's times, in Unix nanoseconds.
+type Stamps struct {
+	Venue int64 // the venue's stamp of the message (Frame.Time); 0 for none
+	Recv  int64 // when the fan-out server read it from its upstream
+	Send  int64 // when the fan-out server wrote it to this client
+}
+
+// WantsStamps reports whether a WebSocket handshake asked for stamps.
+func WantsStamps(r *http.Request) bool { return wantsNotice(r, NotifyStamps) }
+
+// stampsHead is how the member starts, comma included.
+const stampsHead = `,"wsfan":{"venue_ns":`
+
+// AppendStamps appends frame, a JSON object, with the member carrying s
+// added last to its top level. A frame that does not end its object with
+// '}' is appended as it is.
+func AppendStamps(dst, frame []byte, s Stamps) []byte {
+	end := len(frame) - 1
+	for end >= 0 && jsonscan.SkipSpace(frame[end:end+1], 0) == 1 {
+		end--
+	}
+	if end < 1 || frame[end] != '}' {
+		return append(dst, frame...)
+	}
+	head := stampsHead
+	if i := lastNonSpace(frame[:end]); i >= 0 && frame[i] == '{' {
+		head = head[1:] // an empty object: no comma
+	}
+	dst = append(append(dst, frame[:end]...), head...)
+	dst = strconv.AppendInt(dst, s.Venue, 10)
+	dst = strconv.AppendInt(append(dst, `,"recv_ns":`...), s.Recv, 10)
+	dst = strconv.AppendInt(append(dst, `,"send_ns":`...), s.Send, 10)
+	return append(dst, "}}"...)
+}
+
+// lastNonSpace is the index of b's last byte that is not JSON
+// whitespace, or -1.
+func lastNonSpace(b []byte) int {
+	i := len(b) - 1
+	for i >= 0 && jsonscan.SkipSpace(b[i:i+1], 0) == 1 {
+		i--
+	}
+	return i
+}
+
+// CutStamps finds the member AppendStamps added at the end of frame and
+// reads it: cut is where the member starts, so frame[:cut] followed by
+// '}' is the notification as the venue sent it. ok is false for a frame
+// without one, spelled exactly as AppendStamps writes it.
+func CutStamps(frame []byte) (cut int, s Stamps, ok bool) {
+	if len(frame) < len(stampsHead)+2 || frame[len(frame)-1] != '}' || frame[len(frame)-2] != '}' {
+		return 0, Stamps{}, false
+	}
+	tail := frame[max(0, len(frame)-128):] // the member is at most 102 bytes long
+	i := bytes.LastIndex(tail, []byte(stampsHead[1:]))
+	if i < 1 {
+		return 0, Stamps{}, false
+	}
+	cut = len(frame) - len(tail) + i - 1
+	if frame[cut] != ',' {
+		if frame[cut] != '{' {
+			return 0, Stamps{}, false
+		}
+		cut++ // the member was the object's only one
+	}
+	rest := tail[i+len(stampsHead)-1 : len(tail)-2]
+	var venue, recv bool
+	s.Venue, rest, venue = stampField(rest, `,"recv_ns":`)
+	s.Recv, rest, recv = stampField(rest, `,"send_ns":`)
+	s.Send, _, ok = stampField(rest, "")
+	if !venue || !recv || !ok {
+		return 0, Stamps{}, false
+	}
+	return cut, s, true
+}
+
+// stampField reads the digits rest starts with, up to next (to its end
+// when next is ""), and returns what follows next.
+func stampField(rest []byte, next string) (v int64, after []byte, ok bool) {
+	n := len(rest)
+	if next != "" {
+		n = bytes.Index(rest, []byte(next))
+	}
+	if n <= 0 {
+		return 0, nil, false
+	}
+	u, ok := jsonscan.Uint(rest[:n])
+	if !ok || u > math.MaxInt64 {
+		return 0, nil, false
+	}
+	return int64(u), rest[n+len(next):], true
+}
