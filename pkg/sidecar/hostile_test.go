@@ -187,20 +187,48 @@ func TestHugeUnknownSubscribeAnsweredBriefly(t *testing.T) {
 // naming the limit, for 1,001 requests as for 500,000 bare numbers (whose
 // 32 MB answer array was built and queued whole).
 func TestBatchPastTheLimitIsOneError(t *testing.T) {
-	r := newRig(t, thalex.Name, nil)
-	by := newBystander(t, r, hostileDialects[0])
-	ws := r.dial(t)
-	for _, batch := range []string{batchOf(1001, `{"jsonrpc":"2.0","id":%d,"method":"public/get_time"}`), batchOf(500_000, "1")} {
-		require.LessOrEqual(t, len(batch), frameLimit)
-		testutil.Send(t, ws, batch)
-		resp := testutil.RecvJSON(t, ws)
-		e, _ := resp["error"].(map[string]any)
-		require.NotNil(t, e, "%v", resp)
-		assert.EqualValues(t, -32600, e["code"])
-		assert.Contains(t, e["message"], "at most 1000 in one batch (-max-batch)")
-		by.receives(t)
+	for _, d := range []exchangetest.Dialect{thalex.Name, ethereum.Name} { // the dialects that take batches
+		t.Run(d.String(), func(t *testing.T) {
+			r := newRig(t, d, nil)
+			ws := r.dial(t)
+			for _, batch := range []string{batchOf(1001, `{"jsonrpc":"2.0","id":%d,"method":"eth_blockNumber"}`), batchOf(500_000, "1")} {
+				require.LessOrEqual(t, len(batch), frameLimit)
+				testutil.Send(t, ws, batch)
+				resp := testutil.RecvJSON(t, ws)
+				e, _ := resp["error"].(map[string]any)
+				require.NotNil(t, e, "%v", resp)
+				assert.EqualValues(t, -32600, e["code"])
+				assert.Contains(t, e["message"], "at most 1000 in one batch (-max-batch)")
+			}
+			assert.Equal(t, 2.0, refusalsCounted(t, r, "batch_too_large"))
+			if d == thalex.Name {
+				newBystander(t, r, hostileDialects[0]).receives(t)
+			}
+		})
 	}
-	assert.Equal(t, 2.0, refusalsCounted(t, r, "batch_too_large"))
+}
+
+// An unsubscribe naming as many channels as a frame holds, none of them
+// held, is answered (with what was removed: nothing) and costs a look-up
+// each.
+func TestHugeUnsubscribeAnswered(t *testing.T) {
+	for _, hd := range hostileDialects[:2] {
+		t.Run(hd.name, func(t *testing.T) {
+			r := newRig(t, hd.d, nil)
+			by := newBystander(t, r, hd)
+			n, req := hd.largest(frameLimit)
+			req = strings.Replace(req, `"public/subscribe"`, `"public/unsubscribe"`, 1)
+			if hd.d == thalex.Name {
+				req = strings.Replace(req, `"public/unsubscribe"`, `"unsubscribe"`, 1)
+			}
+			require.Greater(t, n, 10_000)
+			ws := r.dial(t)
+			testutil.Send(t, ws, req)
+			resp := testutil.RecvJSON(t, ws)
+			assert.Equal(t, []any{}, resp["result"], "%.300v", resp)
+			by.receives(t)
+		})
+	}
 }
 
 // batchOf is a JSON array of n elements, each elem formatted with its
