@@ -1,6 +1,9 @@
 package sidecar
 
-import "github.com/wsfan/wsfan/pkg/client"
+import (
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
 
 // An encoding is how one transport frames a topic's messages for its
 // clients: a WebSocket frame in the dialect's envelope (wsFrames, frame.go)
@@ -21,7 +24,7 @@ type encoding struct {
 }
 
 // numEncodings is how many encodings there are: ids 0 to numEncodings-1.
-const numEncodings = 3
+const numEncodings = 4
 
 // encoder is an encoding's frames for one topic. Each method returns a
 // frame of its own, which the caller may queue to any number of sessions.
@@ -29,8 +32,9 @@ type encoder interface {
 	// message is the frame of a message: seq is its place in the
 	// Server's count of messages (a resume position), snapshot whether
 	// the exchange marked it whole state, resumed whether it is the
-	// topic's first after an upstream change.
-	message(seq uint64, data []byte, snapshot, resumed bool) []byte
+	// topic's first after an upstream change, st its times (zero for a
+	// message replayed from what the topic keeps).
+	message(seq uint64, data []byte, snapshot, resumed bool, st protocol.Stamps) []byte
 	// hole is the mark that goes before m when messages were lost before
 	// it (m.Gap or m.Reconnected), or nil when the encoding marks none
 	// there. Sessions that did not ask for marks (session.marks) skip it.

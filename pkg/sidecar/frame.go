@@ -95,7 +95,7 @@ func newWSEncoder(t *topic) encoder {
 	return e
 }
 
-func (e *wsEncoder) message(_ uint64, data []byte, snapshot, _ bool) []byte {
+func (e *wsEncoder) message(_ uint64, data []byte, snapshot, _ bool, _ protocol.Stamps) []byte {
 	if snapshot {
 		return textFrame(e.snapPrefix, data, e.snapSuffix)
 	}

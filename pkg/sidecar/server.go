@@ -155,6 +155,9 @@ func New(cfg Config) (*Server, error) {
 		// A forwarded call is never made again on a new connection: the
 		// sidecar cannot know its program's deadline (forward.go).
 		client.WithReadOnlyRetry(false),
+		// Every message's venue stamp, for programs that ask for it
+		// (stamps.go).
+		client.WithStamps(),
 	}
 	if cfg.RateLimit > 0 {
 		opts = append(opts, client.WithRateLimit(client.RateLimit{Rate: cfg.RateLimit, Burst: cfg.RateBurst}))

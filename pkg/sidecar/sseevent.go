@@ -52,7 +52,7 @@ func newSSEEncoder(stream, topic string, named bool) *sseEncoder {
 // message encodes message seq of the topic, with the reconnected mark
 // when resumed. SSE has no snapshot mark: a book's joiner gets the
 // snapshot as its first event.
-func (e *sseEncoder) message(seq uint64, data []byte, _, resumed bool) []byte {
+func (e *sseEncoder) message(seq uint64, data []byte, _, resumed bool, _ protocol.Stamps) []byte {
 	f := make([]byte, 0, len(data)+len(e.topicJSON)+len(e.stream)+64)
 	if e.named && resumed {
 		f = append(f, "event: wsfan.reconnected\ndata: {\"topic\":"...)

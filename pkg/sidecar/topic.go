@@ -156,6 +156,7 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 	}
 	snapshot := m.Snapshot()
 	seq := t.cfg.seq.Add(1)
+	st := t.stamps(m)
 
 	t.mu.Lock()
 	// The book takes m under mu, with the subscribers that get m: a late
@@ -190,7 +191,7 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 		if n == 0 {
 			continue
 		}
-		frames.message[id] = t.encoders[id].message(seq, m.Data, snapshot, resumed)
+		frames.message[id] = t.encoders[id].message(seq, m.Data, snapshot, resumed, st)
 		if hole {
 			frames.hole[id] = t.encoders[id].hole(m)
 		}
@@ -332,7 +333,7 @@ func (t *topic) attachLocked(s *session) {
 	if !t.hasLast {
 		return
 	}
-	t.count(s.offer(enc.message(t.lastSeq, t.last, false, false), false))
+	t.count(s.offer(enc.message(t.lastSeq, t.last, false, false, protocol.Stamps{}), false))
 }
 
 // use counts s among the users of its encoding and returns the topic's
@@ -375,7 +376,7 @@ func (t *topic) attachBookLocked(s *session, enc encoder) {
 			return
 		}
 	}
-	t.count(s.offer(enc.message(t.snapSeq, payload, true, false), false))
+	t.count(s.offer(enc.message(t.snapSeq, payload, true, false, protocol.Stamps{}), false))
 	next := make([]*session, len(t.subs), len(t.subs)+1)
 	copy(next, t.subs)
 	t.subs = append(next, s)
@@ -398,7 +399,7 @@ func (t *topic) replayLocked(s *session, enc encoder) {
 		}
 	}
 	for _, e := range t.hist.after(from) {
-		t.count(s.offer(enc.message(e.seq, e.data, false, e.resumed), false))
+		t.count(s.offer(enc.message(e.seq, e.data, false, e.resumed, protocol.Stamps{}), false))
 	}
 }
 

@@ -37,6 +37,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	c := newWSConn(ws, r.RemoteAddr, &s.wsCfg)
 	c.s.marks = protocol.WantsGapNotices(r)
+	if protocol.WantsStamps(r) {
+		c.s.enc = wsStamped
+	}
 	if reason, ok := s.clients.add(c.s); !ok {
 		c.refuse(reason)
 		return
