@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 )
 
-// Conn is what a Client and a Pool both do: a program that subscribes and
-// calls can take either, and move from one connection to a pool without
-// a change.
+// Conn is what a Client and a pool.Pool both do: a program that
+// subscribes and calls can take either, and move from one connection to a
+// pool without a change.
 type Conn interface {
 	// Call invokes method with params (marshalled to JSON, nil for none)
 	// and decodes the result into result (nil to ignore it).
@@ -26,8 +26,5 @@ type Conn interface {
 	Close() error
 }
 
-// Both are a Conn.
-var (
-	_ Conn = (*Client)(nil)
-	_ Conn = (*Pool)(nil)
-)
+// A Client is a Conn.
+var _ Conn = (*Client)(nil)

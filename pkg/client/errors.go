@@ -44,9 +44,6 @@ var (
 	// every subscription holding a private topic with the error; Dial
 	// fails with it.
 	ErrLoginRefused = errors.New("wsfan: login refused")
-	// ErrPoolFull: a Pool would need a connection past the venue's cap on
-	// connections from one IP address (protocol.ConnectionLimited).
-	ErrPoolFull = errors.New("wsfan: pool at the venue's connection limit")
 )
 
 // RPCError is an error object the server returned in place of a result:

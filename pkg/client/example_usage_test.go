@@ -128,27 +128,6 @@ func ExampleClient_Events() {
 	// true
 }
 
-// A pool spreads topics over connections, at most perConnection a
-// connection, and its subscriptions look like one client's.
-func ExampleDialPool() {
-	srv := exchangetest.NewServer(deribit.Name)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	p, err := client.DialPool(ctx, srv.URL(), 2, client.WithProtocol(deribit.Protocol()))
-	if err != nil {
-		panic(err)
-	}
-	defer p.Close()
-	topics := []string{"ticker.BTC-PERPETUAL.100ms", "ticker.ETH-PERPETUAL.100ms", "ticker.SOL-PERPETUAL.100ms"}
-	sub, err := p.Subscribe(ctx, topics)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(len(sub.Topics()), "topics on", p.Connections(), "connections")
-	// Output: 3 topics on 2 connections
-}
-
 // A rate limit makes a burst of calls wait for its turn instead of being
 // refused by the exchange (and, on Deribit, losing the session).
 func ExampleWithRateLimit() {

@@ -24,7 +24,7 @@ import (
 // subscriptions holding a private topic end with the error.
 type OnConnect func(ctx context.Context, c *Client) error
 
-// Option configures Dial (and DialPool). The delivery options (Buffer,
+// Option configures Dial (and pool.Dial). The delivery options (Buffer,
 // Overflow, PendingBytes) are Options too: given to Dial they set the
 // default of every subscription.
 type Option interface{ applyClient(*config) }

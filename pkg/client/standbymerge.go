@@ -294,9 +294,12 @@ func (m *standbyMerge) end(ctx context.Context, err error) error {
 	return unsubscribeParts(ctx, parts)
 }
 
-// endAsync leaves the parts off the goroutine that ended out (a
+// Leave is the consumer's Unsubscribe (client.Leaver).
+func (m *standbyMerge) Leave(ctx context.Context) error { return m.end(ctx, nil) }
+
+// LeaveAsync leaves the parts off the goroutine that ended out (a
 // forwarder, under out's overflow policy), counted in the Standby's wg.
-func (m *standbyMerge) endAsync() {
+func (m *standbyMerge) LeaveAsync() {
 	m.sb.wg.Add(1)
 	go func() {
 		defer m.sb.wg.Done()

@@ -14,21 +14,25 @@ type subConfig struct {
 	grace        time.Duration
 
 	// sink, when set, takes the subscription's messages in place of its
-	// channel, on the goroutine delivering them (a Standby's part: its
+	// channel, on the goroutine delivering them (a standby's part: its
 	// leg's reader), and sinkEnd is told once why the subscription
-	// ended (sinkTo).
-	sink    func(Message)
-	sinkEnd func(part *Subscription, err error)
+	// ended; sinkWaits: sink may wait for a consumer (SinkTo).
+	sink      func(Message)
+	sinkEnd   func(part *Subscription, err error)
+	sinkWaits bool
 }
 
 // sinkTo is the option of a subscription whose messages go to sink, not
 // to a channel, and whose end is told to end (see subConfig.sink).
 type sinkTo struct {
-	sink func(Message)
-	end  func(part *Subscription, err error)
+	sink  func(Message)
+	end   func(part *Subscription, err error)
+	waits bool
 }
 
-func (o sinkTo) applySubscription(s *subConfig) { s.sink, s.sinkEnd = o.sink, o.end }
+func (o sinkTo) applySubscription(s *subConfig) {
+	s.sink, s.sinkEnd, s.sinkWaits = o.sink, o.end, o.waits
+}
 
 // DeliveryOption is one of a subscription's delivery settings (Buffer,
 // Overflow, PendingBytes, Grace). It is both an Option and a SubscribeOption:

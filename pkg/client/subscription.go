@@ -52,14 +52,14 @@ type Subscription struct {
 
 	// sink and sinkEnd are set for a subscription whose messages go to a
 	// function, not to ch (subConfig.sink); read-only.
-	sink    func(Message)
-	sinkEnd func(part *Subscription, err error)
+	sink      func(Message)
+	sinkEnd   func(part *Subscription, err error)
+	sinkWaits bool
 
 	// merge is set, before the subscription is shared, when it is fed
-	// by other subscriptions, its parts, and attached to no topic itself:
-	// a Pool's spanning connections (poolsub.go), a Standby's legs
-	// (standbymerge.go).
-	merge merger
+	// by other subscriptions, its parts, and attached to no topic itself
+	// (NewMerge): a pool's spanning connections, a standby's legs.
+	merge Leaver
 }
 
 // channelSlots is the most slots a subscription's channel has; the rest
@@ -80,10 +80,11 @@ func newSubscription(c *Client, topics []string, sc subConfig, maxSlots int) *Su
 		grace:    sc.grace,
 		capacity: sc.buffer,
 		// The ring covers ch's slots and the mover's hand.
-		pending: newPendingBytes(slots+1, sc.pendingBytes),
-		quit:    make(chan struct{}),
-		sink:    sc.sink,
-		sinkEnd: sc.sinkEnd,
+		pending:   newPendingBytes(slots+1, sc.pendingBytes),
+		quit:      make(chan struct{}),
+		sink:      sc.sink,
+		sinkEnd:   sc.sinkEnd,
+		sinkWaits: sc.sinkWaits,
 	}
 }
 
@@ -136,7 +137,7 @@ func (s *Subscription) Topics() []string { return append([]string(nil), s.topics
 // acknowledge that (when connected).
 func (s *Subscription) Unsubscribe(ctx context.Context) error {
 	if s.merge != nil {
-		return s.merge.end(ctx, nil)
+		return s.merge.Leave(ctx)
 	}
 	if s.c == nil { // an Inlet's: nothing to leave on a server
 		s.end(nil)
@@ -273,8 +274,8 @@ func (s *Subscription) lend(m Message) bool {
 
 // markStall tells the connection's reader that it is about to wait for
 // this subscription's consumer, so it re-arms its read deadline after
-// (liveness.go). A spanning subscription (Pool) is fed by its own
-// goroutines, whose waits hold up no reader.
+// (liveness.go). A merged subscription (NewMerge) is fed by its parts:
+// a part whose sink may wait marks its own reader (SinkTo, toSink).
 func (s *Subscription) markStall() {
 	if s.merge == nil && s.c != nil {
 		s.c.stalled.Store(true)
@@ -479,6 +480,9 @@ func (s *Subscription) toSink(m Message) (queued, ended bool) {
 	if ended {
 		return false, true
 	}
+	if s.sinkWaits && s.c != nil {
+		s.c.stalled.Store(true) // the sink may wait for a consumer (markStall)
+	}
 	s.sink(m)
 	return true, false
 }
@@ -515,11 +519,11 @@ func (s *Subscription) endLocked(err error) {
 }
 
 // leaveAsync leaves the subscription's topics off the reader goroutine (or
-// a Pool's forwarder), after its overflow policy ended it.
+// a pool's forwarder), after its overflow policy ended it.
 func (s *Subscription) leaveAsync() {
 	switch {
 	case s.merge != nil:
-		s.merge.endAsync()
+		s.merge.LeaveAsync()
 	case s.c != nil:
 		s.c.detachAsync(s)
 	} // else an Inlet's: attached to no topic

@@ -34,7 +34,7 @@
 // in any budget that charges it (client.HeartbeatReplyMethod).
 // Cancel-on-disconnect (private/enable_cancel_on_disconnect) belongs to
 // the connection unless its scope is "account": the client enables it
-// again on every new connection before handing it out. A client.Pool
+// again on every new connection before handing it out. A pool.Pool
 // opens at most ConnectionsPerIP (32) connections.
 //
 // What it assumes where the documentation is silent: a request frame too

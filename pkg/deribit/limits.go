@@ -41,7 +41,7 @@ func (d *dialect) Limits() []protocol.Limit { return []protocol.Limit{ClientSubs
 // ConnectionsPerIP is Deribit's cap on the open connections of one IP
 // address, WebSocket and HTTP alike ("Connection Management Best
 // Practices", docs.deribit.com/articles/connection-management-best-practices:
-// the 33rd is refused with HTTP 429). A client.Pool opens none past it.
+// the 33rd is refused with HTTP 429). A pool.Pool opens none past it.
 const ConnectionsPerIP = 32
 
 // ConnectionsPerIP implements protocol.ConnectionLimited.

@@ -16,6 +16,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/pool"
 	"github.com/wsfan/wsfan/pkg/protocol/protocoltest"
 )
 
@@ -270,7 +271,7 @@ func TestPoolKeepsDeribitsConnectionsPerIP(t *testing.T) {
 	srv := exchangetest.NewServer(deribit.Name)
 	t.Cleanup(srv.Close)
 	ctx := testutil.Context(t)
-	p, err := client.DialPool(ctx, srv.URL(), 1, client.WithProtocol(deribit.Protocol(deribit.WithHeartbeat(0))))
+	p, err := pool.Dial(ctx, srv.URL(), 1, client.WithProtocol(deribit.Protocol(deribit.WithHeartbeat(0))))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	for i := range deribit.ConnectionsPerIP {
@@ -278,7 +279,7 @@ func TestPoolKeepsDeribitsConnectionsPerIP(t *testing.T) {
 		require.NoError(t, err, "topic %d", i)
 	}
 	_, err = p.Subscribe(ctx, []string{"ticker.ONE-MORE.100ms"})
-	require.ErrorIs(t, err, client.ErrPoolFull)
+	require.ErrorIs(t, err, pool.ErrFull)
 	assert.Contains(t, err.Error(), "limit of 32 connections from one IP address")
 	assert.Equal(t, deribit.ConnectionsPerIP, p.Connections())
 	assert.Equal(t, deribit.ConnectionsPerIP, srv.Connections())

@@ -18,6 +18,7 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/okx"
+	"github.com/wsfan/wsfan/pkg/pool"
 )
 
 // acceptLog is a listener that records when each connection was
@@ -80,7 +81,7 @@ func ackingServer(t *testing.T) (url string, log *acceptLog) {
 	return "ws" + srv.URL[len("http"):] + "/ws/v5/public", log
 }
 
-// A Pool of 10 connections to one OKX host opens them at OKX's pace,
+// A pool.Pool of 10 connections to one OKX host opens them at OKX's pace,
 // never more than 3 in any second ("Connection limit: 3 requests per
 // second (based on IP)"): the server saw no 4 accepts within 1 s. Pacing
 // only slows connections down, so this bound holds however loaded the
@@ -88,14 +89,14 @@ func ackingServer(t *testing.T) (url string, log *acceptLog) {
 func TestPoolOpensConnectionsAtOKXsPace(t *testing.T) {
 	url, log := ackingServer(t)
 	ctx := testutil.Context(t)
-	pool, err := client.DialPool(ctx, url, 1, client.WithProtocol(okx.Protocol()))
+	p, err := pool.Dial(ctx, url, 1, client.WithProtocol(okx.Protocol()))
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = pool.Close() })
+	t.Cleanup(func() { _ = p.Close() })
 	topics := make([]string, 10)
 	for i := range topics {
 		topics[i] = fmt.Sprintf("tickers:INST-%d-USDT", i)
 	}
-	_, err = pool.Subscribe(ctx, topics)
+	_, err = p.Subscribe(ctx, topics)
 	require.NoError(t, err)
 
 	accepted := log.accepted()

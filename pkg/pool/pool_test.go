@@ -1,4 +1,4 @@
-package client_test
+package pool_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/pool"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
@@ -25,10 +26,10 @@ func poolTopics(n int) []string {
 	return out
 }
 
-func dialPool(t *testing.T, srv *exchangetest.Server, perConnection int, opts ...client.Option) *client.Pool {
+func dialPool(t *testing.T, srv *exchangetest.Server, perConnection int, opts ...client.Option) *pool.Pool {
 	t.Helper()
 	opts = append([]client.Option{client.WithProtocol(thalex.Protocol(thalex.WithNotices(false))), fastBackoff()}, opts...)
-	p, err := client.DialPool(testutil.Context(t), srv.URL(), perConnection, opts...)
+	p, err := pool.Dial(testutil.Context(t), srv.URL(), perConnection, opts...)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close() })
 	return p
@@ -86,7 +87,7 @@ func TestPoolSpreadsTopicsOverConnections(t *testing.T) {
 	// Every subscription still gets its topics, on whichever connection.
 	for i, sub := range subs {
 		topic := topics[i*50+49]
-		srv.Publish(topic, payload("thalex", topic, 1))
+		srv.Publish(topic, payload(1))
 		m := receive(t, sub)
 		assert.Equal(t, topic, m.Topic)
 	}
@@ -106,7 +107,7 @@ func TestPoolSubscriptionSpanningConnections(t *testing.T) {
 
 	for n := 1; n <= 3; n++ {
 		for _, topic := range topics {
-			srv.Publish(topic, payload("thalex", topic, n))
+			srv.Publish(topic, payload(n))
 		}
 	}
 	last := make(map[string]int)
@@ -142,7 +143,7 @@ func TestPoolSharesAHeldTopic(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, p.Connections(), "the held topic stays where it is")
 	assert.Equal(t, 1, srv.Subscribers(topics[1]))
-	srv.Publish(topics[1], payload("thalex", topics[1], 1))
+	srv.Publish(topics[1], payload(1))
 	assert.Equal(t, topics[1], receive(t, a).Topic)
 	assert.Equal(t, topics[1], receive(t, b).Topic)
 

@@ -415,7 +415,7 @@ type ReadOnly interface {
 
 // ConnectionLimited is a Protocol whose venue caps the connections one IP
 // address may hold (Deribit: 32, "Connection Management Best
-// Practices"; the 33rd is refused with HTTP 429): a client.Pool opens no
+// Practices"; the 33rd is refused with HTTP 429): a pool.Pool opens no
 // connection past it.
 type ConnectionLimited interface {
 	ConnectionsPerIP() int
