@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -31,8 +32,8 @@ type sidecarRig struct {
 }
 
 // startSidecar starts a sidecar in group on NATS at natsURL, whose
-// upstream, when it leads, is ex.
-func startSidecar(t *testing.T, natsURL, group string, ex *exchangetest.Server, name string) *sidecarRig {
+// upstream, when it leads, is ex; each of change adjusts its Config.
+func startSidecar(t *testing.T, natsURL, group string, ex *exchangetest.Server, name string, change ...func(*sidecar.Config)) *sidecarRig {
 	t.Helper()
 	cfg := sidecar.Config{
 		Upstream:       ex.URL(),
@@ -45,17 +46,27 @@ func startSidecar(t *testing.T, natsURL, group string, ex *exchangetest.Server, 
 		DrainTimeout:   time.Second,
 		Logger:         zaptest.NewLogger(t, zaptest.Level(zap.InfoLevel)).With(zap.String("sidecar", name)),
 	}
+	for _, f := range change {
+		f(&cfg)
+	}
 	served := sidecartest.Serve(t, cfg)
 	return &sidecarRig{srv: served.Server, addr: served.Addr, stop: served.Stop}
 }
 
 // ready reports what /readyz says.
 func (r *sidecarRig) ready(t *testing.T) bool {
+	ok, _ := r.readyz(t)
+	return ok
+}
+
+// readyz reports whether /readyz answers 200, and its body.
+func (r *sidecarRig) readyz(t *testing.T) (bool, string) {
 	t.Helper()
 	resp, err := http.Get("http://" + r.addr + "/readyz")
 	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	return resp.StatusCode == http.StatusOK, string(body)
 }
 
 // local connects a program to the sidecar with the SDK, as a program

@@ -154,7 +154,9 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.Var(fileValue(&c.NATSTLSCA), "nats-tls-ca", "PEM `file` of the CA signing the NATS servers' certificates")
 	fs.Var(fileValue(&c.NATSTLSCert), "nats-tls-cert", "PEM `file` of this sidecar's NATS client certificate (with -nats-tls-key)")
 	fs.Var(fileValue(&c.NATSTLSKey), "nats-tls-key", "PEM `file` of the key of -nats-tls-cert")
-	fs.Var(durationValue(&c.NATSLeaseTTL), "nats-lease-ttl", "the group leader's lease `duration`: the longest a takeover takes, at least 200ms (default 2s)")
+	fs.Var(durationValue(&c.NATSLeaseTTL), "nats-lease-ttl", "the group leader's lease `duration`: after a leader dies a member takes over\nwithin 1.25 times it plus a dial; at least 200ms (default 2s)")
+	fs.Var(durationValue(&c.NATSPing), "nats-ping", "how often to ping the NATS server (`duration`, default 1s)")
+	fs.Var(countValue(&c.NATSMaxPingsOut), "nats-max-pings-out", "unanswered NATS pings (a `number`) before the link is taken for dead and dialled again:\na dead or stalled link is noticed within this many pings plus one (default 3)")
 
 	fs.TextVar(&o.logFormat, "log-format", o.logFormat, "`format` of the logs: console or json")
 	fs.Var(levelValue(&o.logLevel), "log-level", "`level` of the logs: debug, info, warn or error")
@@ -238,7 +240,7 @@ func (o *options) named(flagName string) string {
 func (o *options) checkNATS() error {
 	c := &o.cfg
 	if c.NATS == "" {
-		for _, f := range []string{"nats-group", "nats-creds", "nats-tls-ca", "nats-tls-cert", "nats-tls-key", "nats-lease-ttl"} {
+		for _, f := range []string{"nats-group", "nats-creds", "nats-tls-ca", "nats-tls-cert", "nats-tls-key", "nats-lease-ttl", "nats-ping", "nats-max-pings-out"} {
 			if o.source[f] != "" {
 				return fmt.Errorf("%s is set without -nats (or WSFAN_NATS): give the NATS server URLs too", o.named(f))
 			}

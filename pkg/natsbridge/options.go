@@ -46,6 +46,9 @@ type config struct {
 	backoffBase time.Duration
 	backoffMax  time.Duration
 	yieldAfter  time.Duration
+	// silentFactor and silentFloor are WithSilentAfter's.
+	silentFactor int
+	silentFloor  time.Duration
 }
 
 // Defaults of the options.
@@ -61,19 +64,21 @@ const (
 
 func defaultConfig() config {
 	return config{
-		leaseTTL:    DefaultLeaseTTL,
-		grace:       DefaultGrace,
-		wantTTL:     DefaultWantTTL,
-		lastValue:   true,
-		replicas:    1,
-		lvcStorage:  jetstream.MemoryStorage,
-		delivery:    []client.DeliveryOption{client.Buffer(DefaultBufferSize), client.PendingBytes(0)},
-		reqTimeout:  DefaultRequestTimeout,
-		maxCalls:    DefaultMaxCalls,
-		logger:      zap.NewNop(),
-		backoffBase: 100 * time.Millisecond,
-		backoffMax:  5 * time.Second,
-		yieldAfter:  DefaultYieldAfter,
+		leaseTTL:     DefaultLeaseTTL,
+		grace:        DefaultGrace,
+		wantTTL:      DefaultWantTTL,
+		lastValue:    true,
+		replicas:     1,
+		lvcStorage:   jetstream.MemoryStorage,
+		delivery:     []client.DeliveryOption{client.Buffer(DefaultBufferSize), client.PendingBytes(0)},
+		reqTimeout:   DefaultRequestTimeout,
+		maxCalls:     DefaultMaxCalls,
+		logger:       zap.NewNop(),
+		backoffBase:  100 * time.Millisecond,
+		backoffMax:   5 * time.Second,
+		yieldAfter:   DefaultYieldAfter,
+		silentFactor: 10,
+		silentFloor:  5 * time.Second,
 	}
 }
 

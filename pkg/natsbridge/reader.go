@@ -28,6 +28,8 @@ type topicReader struct {
 	pending []*nats.Msg // live messages that arrived before start
 	lost    bool        // a live message was dropped from pending
 	pos     position
+
+	rhythm rhythm // written by the handler under mu; read by Member.Silent
 }
 
 func newTopicReader(s *Subscription, names topicNames) *topicReader {
@@ -108,6 +110,7 @@ func (r *topicReader) handle(h nats.Header, data []byte, now time.Time) (release
 		st.stale.Add(1)
 		return false
 	}
+	r.rhythm.observe(now.UnixNano())
 	return r.s.deliver(client.Message{
 		Topic:    r.names.topic,
 		Data:     data,

@@ -221,10 +221,23 @@ type Config struct {
 	NATSTLSCert string `yaml:"nats_tls_cert"`
 	NATSTLSKey  string `yaml:"nats_tls_key"`
 	// NATSLeaseTTL is the leader lease's time to live: a takeover after
-	// the leader is lost takes at most about this long, and a leader cut
-	// off from NATS drops its upstream within half of it. At least 200ms.
-	// Default: natsbridge.DefaultLeaseTTL (2s).
+	// the leader dies takes at most 1.25 times it plus the new leader's
+	// dial (the lease expires, then a member's next poll, every quarter
+	// TTL, wins it), and a leader cut off from NATS stops using its
+	// upstream within half of it. At least 200ms. Default:
+	// natsbridge.DefaultLeaseTTL (2s).
 	NATSLeaseTTL time.Duration `yaml:"nats_lease_ttl"`
+	// NATSPing is how often the sidecar pings its NATS server, and
+	// NATSMaxPingsOut how many pings may be unanswered before the link is
+	// taken for dead and dialled again: a dead or stalled link is noticed
+	// within NATSMaxPingsOut+1 pings. Default: 1s and 3, about 4s
+	// (nats.go's own are 2 minutes and 2).
+	NATSPing        time.Duration `yaml:"nats_ping"`
+	NATSMaxPingsOut int           `yaml:"nats_max_pings_out"`
+	// NATSOptions are added to the group member's options
+	// (natsbridge.WithYieldAfter, natsbridge.WithSilentAfter...).
+	// Default: none.
+	NATSOptions []natsbridge.Option `yaml:"-"`
 
 	// Logger logs state changes and errors, never per frame. Default: nop.
 	Logger *zap.Logger `yaml:"-"`
@@ -337,6 +350,11 @@ func (c *Config) checkNATS() error {
 		return errors.New("NATSTLSCert and NATSTLSKey go together")
 	}
 	setDefault(&c.NATSLeaseTTL, natsbridge.DefaultLeaseTTL)
+	setDefault(&c.NATSPing, time.Second)
+	setDefault(&c.NATSMaxPingsOut, 3)
+	if c.NATSPing < 0 || c.NATSMaxPingsOut < 0 {
+		return errors.New("NATSPing and NATSMaxPingsOut cannot be negative")
+	}
 	if c.NATSLeaseTTL < 200*time.Millisecond {
 		return fmt.Errorf("NATS lease TTL %v is below 200ms", c.NATSLeaseTTL)
 	}

@@ -47,6 +47,11 @@ func newNATSSource(cfg *Config, upstream []client.Option, st *stats, log *zap.Lo
 		nats.MaxReconnects(-1),
 		nats.ReconnectBufSize(-1), // a cut-off leader publishes no backlog when it comes back
 		nats.RetryOnFailedConnect(true),
+		// A dead or stalled link is noticed within MaxPingsOut+1 pings
+		// (4s by default), not nats.go's 2 minutes: a cut-off member
+		// reconnects, and its clients are not fed a late burst.
+		nats.PingInterval(cfg.NATSPing),
+		nats.MaxPingsOutstanding(cfg.NATSMaxPingsOut),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			st.reconnects.Add(1)
 			n.log.Warn("NATS disconnected", zap.Error(err))
@@ -97,6 +102,7 @@ func newNATSSource(cfg *Config, upstream []client.Option, st *stats, log *zap.Lo
 			return nil
 		}),
 	}
+	n.join = append(n.join, cfg.NATSOptions...)
 	return n
 }
 
@@ -160,8 +166,11 @@ func (n *natsSource) feed(ctx context.Context) (client.Feed, error) {
 	}
 }
 
-// state is Connected once the group is joined and while NATS is
-// connected: the member then serves its clients, whichever member leads.
+// state is the member's NATS connection's state while it is not
+// connected (connecting until the group is joined); once it is, the
+// group's upstream state as the leader reports it (the leader's own
+// upstream, for the leader), reconnecting while no report arrived within
+// the lease TTL (a takeover under way, or the leader unheard).
 func (n *natsSource) state() client.State {
 	n.mu.Lock()
 	nc, m := n.nc, n.m
@@ -171,19 +180,40 @@ func (n *natsSource) state() client.State {
 		return client.StateConnecting
 	case nc.IsClosed():
 		return client.StateClosed
-	case nc.IsConnected():
-		return client.StateConnected
-	default:
+	case !nc.IsConnected():
 		return client.StateReconnecting
 	}
+	return groupState(m.Status().Upstream)
+}
+
+// groupState reads the leader's report of its upstream's state.
+func groupState(reported string) client.State {
+	for _, st := range []client.State{client.StateConnected, client.StateConnecting, client.StateReconnecting} {
+		if reported == st.String() {
+			return st
+		}
+	}
+	return client.StateReconnecting
 }
 
 // resync cannot ask the group's leader for a fresh snapshot; a sidecar
 // in a group keeps no books (topicConfig.noBooks), so nothing asks.
 func (n *natsSource) resync(string) bool { return false }
 
-// lag is not known through NATS: the leader's link is its own.
-func (n *natsSource) lag() time.Duration { return 0 }
+// member is the group member, nil until joined.
+func (n *natsSource) member() *natsbridge.Member {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.m
+}
+
+// lag is the leader's upstream round trip, as it reports it.
+func (n *natsSource) lag() time.Duration {
+	if m := n.member(); m != nil {
+		return m.Status().UpstreamLag
+	}
+	return 0
+}
 
 // endpoint is unknown to a member: the leader holds the upstream.
 func (n *natsSource) endpoint() string { return "" }
@@ -191,9 +221,17 @@ func (n *natsSource) endpoint() string { return "" }
 // legs is nil: a member holds no upstream connection.
 func (n *natsSource) legs() []LegStatus { return nil }
 
-// quiet is not judged through NATS: the leader's client judges its
-// topics.
-func (n *natsSource) quiet(string) (stale, silent bool) { return false, false }
+// quiet says whether topic has had no message from the group beyond its
+// limit (natsbridge.Member.Silent: 10 times its usual interval and at
+// least 5s by default), whichever link failed: the leader's upstream,
+// the leader, or this member's NATS link. A member does not resubscribe
+// a topic, so none is ever stale.
+func (n *natsSource) quiet(topic string) (stale, silent bool) {
+	if m := n.member(); m != nil {
+		return false, m.Silent(topic)
+	}
+	return false, false
+}
 
 // trouble is the NATS connection's last failure.
 func (n *natsSource) trouble() *trouble { return &n.issues }
@@ -203,11 +241,37 @@ func (n *natsSource) group() *GroupStatus {
 	m := n.m
 	n.mu.Unlock()
 	g := &GroupStatus{Name: n.cfg.NATSGroup}
+	if nc := n.conn(); nc != nil {
+		g.NATS = natsState(nc).String()
+	}
 	if m != nil {
 		st := m.Status()
 		g.Member, g.Leader, g.Epoch, g.LeaderMember = st.MemberID, st.Leader, st.Epoch, st.LeaderID
+		g.PathDown, g.Upstream = st.PathDown, st.Upstream
+		if st.ReportAge > 0 {
+			g.ReportAgeSeconds = st.ReportAge.Seconds()
+		}
 	}
 	return g
+}
+
+// conn is the NATS connection, nil until run made it.
+func (n *natsSource) conn() *nats.Conn {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.nc
+}
+
+// natsState is the NATS connection's own state.
+func natsState(nc *nats.Conn) client.State {
+	switch {
+	case nc.IsClosed():
+		return client.StateClosed
+	case nc.IsConnected():
+		return client.StateConnected
+	default:
+		return client.StateReconnecting
+	}
 }
 
 // close leaves the group (a leader steps down and drops the upstream at

@@ -64,4 +64,18 @@ type GroupStatus struct {
 	// while no member holds it (a takeover under way) or NATS cannot
 	// be asked.
 	LeaderMember string `json:"leader_member,omitempty"`
+	// NATS is this sidecar's NATS connection's state (connected,
+	// reconnecting, closed).
+	NATS string `json:"nats,omitempty"`
+	// Upstream is the group's upstream state as the leader last reported
+	// it (every eighth of the lease TTL), ReportAgeSeconds how long ago;
+	// empty while no report came within the lease TTL. UpstreamStatus's
+	// State and LagSeconds are the leader's report when NATS is
+	// connected.
+	Upstream         string  `json:"upstream,omitempty"`
+	ReportAgeSeconds float64 `json:"report_age_seconds,omitempty"`
+	// PathDown is true while this sidecar, having given up the lease
+	// because its own upstream path was dead, probes that path and does
+	// not campaign.
+	PathDown bool `json:"path_down,omitempty"`
 }

@@ -76,7 +76,10 @@ type UpstreamStatus struct {
 	Resumes    uint64     `json:"resumes"`
 	LastResume *time.Time `json:"last_resume,omitempty"`
 	// Group is the NATS group the sidecar serves from (Config.NATS);
-	// State is then its NATS connection's.
+	// State is then its NATS connection's while that is not connected,
+	// and otherwise the group's upstream state as the leader reports it
+	// (reconnecting while no report came within the lease TTL), and
+	// LagSeconds the leader's upstream round trip.
 	Group *GroupStatus `json:"group,omitempty"`
 	// LastError is the upstream's last failure (a dial, a lost
 	// connection), redacted, and LastErrorAt when it came; Attempts
@@ -236,9 +239,11 @@ func (s *Server) serveReadyz(w http.ResponseWriter, _ *http.Request) {
 }
 
 // Ready reports whether the sidecar serves live data: the upstream is
-// connected (in a NATS group: the group is joined and NATS connected),
-// and not every topic held is silent for over 10 times its usual
-// interval and at least 5s (client.WithStaleAfter's defaults). A dead upstream is noticed within
+// connected (in a NATS group: the group is joined, NATS connected and the
+// leader reports its upstream connected), and not every topic held is
+// silent for over 10 times its usual interval and at least 5s
+// (client.WithStaleAfter's defaults; in a NATS group, the messages that
+// reach this member, natsbridge.WithSilentAfter). A dead upstream is noticed within
 // Config.UpstreamPing + UpstreamPingTimeout (4s by default).
 func (s *Server) Ready() bool { return s.unready() == "" }
 
