@@ -80,9 +80,9 @@ type writer struct {
 	enc  *zstd.Encoder // streaming into out; nil between frames
 	out  countingWriter
 
-	man       Manifest
-	manDue    time.Time
-	conns     map[[2]uint64]bool
+	man        Manifest
+	manDue     time.Time
+	conns      map[[2]uint64]bool
 	seg        *os.File
 	idx        *os.File
 	cur        *SegmentInfo // the open segment's entry in man.Segments
