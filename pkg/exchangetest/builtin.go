@@ -50,3 +50,16 @@ func authenticate(c *conn, req *protocol.Incoming) (any, *protocol.Error, bool) 
 	}
 	return result, nil, true
 }
+
+// carried checks the credential req carries in itself
+// (protocol.Incoming.Credential: Kraken's token) with the exchange's
+// login, on c's reader goroutine: one it accepts logs the connection in
+// as a login method would; it returns the refusal of one it refuses, or
+// of any on a server without a login, leaving the connection as it was.
+func carried(c *conn, req *protocol.Incoming) *protocol.Error {
+	if c.s.login == nil {
+		return errMethodNotFound
+	}
+	_, err, _ := authenticate(c, &protocol.Incoming{Params: req.Credential})
+	return err
+}

@@ -117,6 +117,14 @@ func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 	case req.Err != nil:
 		rerr, ok = &protocol.Error{Code: req.Err.Code, Message: req.Err.Message}, true
 	default:
+		if req.Credential != nil {
+			if rerr = carried(c, req); rerr != nil && req.Op == protocol.OpCall {
+				ok = true // a call it refuses is answered with the refusal
+				break
+			}
+			// A subscribe it refuses is refused topic by topic: the
+			// connection is not logged in.
+		}
 		result, rerr, ok = builtin(c, req, received)
 	}
 	if !ok {

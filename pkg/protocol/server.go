@@ -103,6 +103,12 @@ type Incoming struct {
 	// Private is set for the private/ methods (Thalex, Deribit), which
 	// need an authenticated connection.
 	Private bool
+	// Credential is the credential the request carries in itself, where
+	// the venue has no login method and each private request names its
+	// session (Kraken's token in a private subscribe's or an order's
+	// params); nil for none. A server checks it with its login's
+	// Authenticate before serving the request.
+	Credential []byte
 	// Topics are what an OpSubscribe subscribes, as Protocol.NewTopic
 	// names them, or what an OpUnsubscribe removes, as routing keys: the
 	// topics, or an Ethereum subscription id.
