@@ -1,6 +1,7 @@
 package okx_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,12 +14,19 @@ import (
 	"github.com/wsfan/wsfan/pkg/okx"
 )
 
-// fineTickFrame is a books5 push of OKB-USDT priced in ticks below 1e-8,
-// with sizes beyond 10^9: the frame of gocryptotrader's OKX test
-// (exchanges/okx/okx_test.go), shortened to two levels a side. A book
-// of 8 fractional digits refused it ("has more than 8 fractional
-// digits") and never turned valid.
-const fineTickFrame = `{"arg":{"channel":"books5","instId":"OKB-USDT"},"data":[{"asks":[["0.0000007465","2290075956","0","4"],["0.0000007466","1747284705","0","4"]],"bids":[["0.0000007464","15693119","0","1"],["0.000000746","6021641435","0","7"]],"instId":"OKB-USDT","ts":"1695864901807","seqId":4826378794}]}`
+// fineTickFrame is the books5 push of OKB-USDT in testdata/documented.txt
+// priced in ticks below 1e-8, with sizes beyond 10^9 (gocryptotrader's
+// recording).
+func fineTickFrame(t *testing.T) []byte {
+	t.Helper()
+	for _, f := range documented(t) {
+		if strings.Contains(string(f), `"instId":"OKB-USDT"`) {
+			return f
+		}
+	}
+	t.Fatal("no OKB-USDT frame in testdata/documented.txt")
+	return nil
+}
 
 // levelStrings are levels as the exchange wrote them.
 func levelStrings(ls []book.Level) [][2]string {
@@ -44,7 +52,7 @@ func TestFollowHoldsFineTicksExactly(t *testing.T) {
 	t.Cleanup(func() { _ = f.Close(ctx) })
 	require.NoError(t, srv.WaitSubscribers(ctx, topic, 1))
 
-	require.Equal(t, 1, srv.PublishRaw([]byte(fineTickFrame)))
+	require.Equal(t, 1, srv.PublishRaw(fineTickFrame(t)))
 	select {
 	case ev := <-f.Events():
 		require.Equal(t, book.Synced, ev.Kind, "%v", ev)
