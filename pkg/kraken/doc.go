@@ -25,15 +25,26 @@
 //     subscribed depth after each (book.go): a mismatch breaks the book
 //     and a resync's snapshot is awaited. Timestamps (RFC 3339) are the
 //     book's exchange time.
+//   - Private channels (executions, balances) and trading methods
+//     (add_order, cancel_order, …) carry a token in their params:
+//     Login fetches one from the REST method GetWebSocketsToken for
+//     every connection (login.go), and the dialect puts the connection's
+//     token in every private subscribe and call that names none. No call
+//     is made again on a new connection: an order whose connection is
+//     lost before its answer fails with client.ErrConnectionLost.
+//   - The dead man's switch, cancel_all_orders_after, is armed with
+//     ArmDeadMansSwitch, refreshed every third of its timeout on every
+//     connection, made again on each new one, holds the connection
+//     while armed, and is disarmed with DisarmDeadMansSwitch
+//     (deadman.go).
 //
-// Not built yet: the GetWebSocketsToken login (a private subscribe and
-// add_order need the connection's token in their params), the
-// cancel_all_orders_after refresh, Kraken's rate limits, the instrument
-// channel as the source of a pair's precision, and a back-off between
-// repeated resyncs of a book.
+// Not built yet: Kraken's rate limits, the instrument channel as the
+// source of a pair's precision, and a back-off between repeated resyncs
+// of a book.
 //
 // Sources: Kraken's API documentation as published in 2026: the Spot
 // WebSocket v2 pages (book, ticker, trade, ohlc, instrument, heartbeat,
-// ping, add_order, cancel_all_orders_after) and the guide "Book checksum
-// (WebSocket v2)".
+// ping, add_order, cancel_order, cancel_all_orders_after, executions),
+// the guide "Book checksum (WebSocket v2)", and the REST pages
+// GetWebSocketsToken and "Spot REST Authentication".
 package kraken

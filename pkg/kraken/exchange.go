@@ -9,9 +9,10 @@ import (
 // format, for test servers and the sidecar's demo: the refusal of an
 // unknown symbol ("Currency pair not supported", as the book page's
 // failure example words it) and of a private channel without a token,
-// and a feed of tickers, trades and checksummed books (feed.go).
+// its tokens (ServerLogin: any, unless a test gives its own), and a feed of tickers, trades and checksummed books (feed.go).
 var exchange = &venue.Exchange{
 	UnknownTopic:  &protocol.Error{Code: protocol.CodeInvalidParams, Message: "Currency pair not supported {0}"},
-	LoginRequired: &protocol.Error{Code: protocol.CodeInvalidParams, Message: "EAuth:Invalid token"},
+	LoginRequired: errInvalidToken,
+	Login:         func() venue.Authenticator { return NewServerLogin("", "") },
 	Feed:          func(seed uint64) venue.Feed { return newFeed(seed) },
 }

@@ -26,10 +26,21 @@ import (
 // array, and type "snapshot" marks it whole (Frame.Snapshot). The
 // connection is kept alive with the application-level
 // {"method":"ping"}, answered pong (protocol.Keepalive).
-type dialect struct{}
+//
+// A private subscribe or unsubscribe, and a call of a private method
+// (add_order, cancel_order, …), carries the connection's token in its
+// params; Login fetches one for each connection and leaves it in the
+// dialect's session (login.go), which the encoders read.
+type dialect struct {
+	s *session // nil for a value made without Protocol: no token
+}
 
-// Protocol returns the client half of the Kraken dialect.
-func Protocol() protocol.Protocol { return dialect{} }
+// Protocol returns the client half of the Kraken dialect. Each value
+// has a session of its own, where Login leaves each new connection's
+// token: give each Client its own (a Pool's clients share theirs, and
+// each connection's subscribes then carry the token its newest
+// connection fetched, which Kraken takes as well).
+func Protocol() protocol.Protocol { return dialect{s: new(session)} }
 
 func (dialect) Name() string { return Name }
 
@@ -41,8 +52,11 @@ func (dialect) NewTopic(name string) (*protocol.Topic, error) {
 		return nil, err
 	}
 	pt := &protocol.Topic{Name: name, Key: t.key(), Private: privateChannels[t.channel]}
+	if pt.Private {
+		pt.Login = "kraken.Login"
+	}
 	if t.symbol == "" {
-		pt.Sub = appendParams(nil, t, nil)
+		pt.Sub = appendParams(nil, t, nil, "")
 	} else {
 		pt.Sub = protocol.AppendJSONString(nil, t.symbol)
 	}
@@ -50,8 +64,9 @@ func (dialect) NewTopic(name string) (*protocol.Topic, error) {
 }
 
 // appendParams writes a subscribe's params: the channel of t, the
-// symbols (JSON strings) when it has some, and its depth or interval.
-func appendParams(dst []byte, t topic, symbols []*protocol.Topic) []byte {
+// symbols (JSON strings) when it has some, its depth or interval, and a
+// private channel's token when there is one.
+func appendParams(dst []byte, t topic, symbols []*protocol.Topic, token string) []byte {
 	dst = append(dst, `{"channel":`...)
 	dst = protocol.AppendJSONString(dst, t.channel)
 	if t.symbol != "" {
@@ -69,19 +84,68 @@ func appendParams(dst []byte, t topic, symbols []*protocol.Topic) []byte {
 		dst = protocol.AppendJSONString(dst, symbolChannels[t.channel])
 		dst = strconv.AppendInt(append(dst, ':'), int64(t.param), 10)
 	}
+	if privateChannels[t.channel] && token != "" {
+		dst = protocol.AppendJSONString(append(dst, `,"token":`...), token)
+	}
 	return append(dst, '}')
 }
 
 // AppendRequest writes {"method":METHOD,"params":PARAMS,"req_id":ID},
-// without params when there are none.
-func (dialect) AppendRequest(dst []byte, id uint64, method string, params []byte) ([]byte, error) {
+// without params when there are none. A private method's params
+// (privateMethods) get the connection's token as their first member
+// when they name none and Login left one.
+func (d dialect) AppendRequest(dst []byte, id uint64, method string, params []byte) ([]byte, error) {
 	dst = append(dst, `{"method":`...)
 	dst = protocol.AppendJSONString(dst, method)
-	if p := bytes.TrimSpace(params); len(p) > 0 {
+	p := bytes.TrimSpace(params)
+	switch tok := d.token(); {
+	case tok != "" && privateMethods[method] && tokenless(p):
+		dst = protocol.AppendJSONString(append(dst, `,"params":{"token":`...), tok)
+		if len(p) == 0 {
+			dst = append(dst, '}')
+			break
+		}
+		if inner := bytes.TrimSpace(p[1:]); inner[0] != '}' {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, p[1:]...)
+	case len(p) > 0:
 		dst = append(append(dst, `,"params":`...), p...)
 	}
 	dst = strconv.AppendUint(append(dst, `,"req_id":`...), id, 10)
 	return append(dst, '}'), nil
+}
+
+// privateMethods are the methods whose params carry the token: Kraken's
+// trading methods (https://docs.kraken.com/api/docs/websocket-v2/add_order
+// and its siblings).
+var privateMethods = map[string]bool{
+	"add_order": true, "amend_order": true, "edit_order": true, "cancel_order": true,
+	"cancel_all": true, "cancel_all_orders_after": true, "batch_add": true, "batch_cancel": true,
+}
+
+// tokenless reports whether params are none, or an object naming no
+// token.
+func tokenless(params []byte) bool {
+	if len(params) == 0 {
+		return true
+	}
+	m := jsonscan.Object(params, 0)
+	for k, _, more := m.Next(); more; k, _, more = m.Next() {
+		m.Skip()
+		if string(k) == "token" {
+			return false
+		}
+	}
+	return m.Err() == nil && jsonscan.AtEnd(params, m.End())
+}
+
+// token is the token Login left for the connection, or "".
+func (d dialect) token() string {
+	if d.s == nil {
+		return ""
+	}
+	return d.s.token()
 }
 
 // maxFrameBytes bounds a subscribe frame: Kraken documents no limit, and
@@ -94,16 +158,16 @@ const opOverhead = 96
 // Subscribe writes the topics as subscribe requests: one a channel (and
 // depth or interval) for the symbols, at most chunk symbols each when
 // chunk > 0; one a topic for a channel of no symbol.
-func (dialect) Subscribe(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, chunk int) {
-	encode(b, topics, nextID, chunk, "subscribe")
+func (d dialect) Subscribe(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, chunk int) {
+	encode(b, topics, nextID, chunk, "subscribe", d.token())
 }
 
 // Unsubscribe writes the topics as unsubscribe requests, as Subscribe.
-func (dialect) Unsubscribe(b *protocol.Batch, topics []*protocol.Topic, _ []string, nextID func() uint64, chunk int) {
-	encode(b, topics, nextID, chunk, "unsubscribe")
+func (d dialect) Unsubscribe(b *protocol.Batch, topics []*protocol.Topic, _ []string, nextID func() uint64, chunk int) {
+	encode(b, topics, nextID, chunk, "unsubscribe", d.token())
 }
 
-func encode(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, chunk int, method string) {
+func encode(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, chunk int, method, token string) {
 	var order []string
 	groups := make(map[string][]*protocol.Topic)
 	first := make(map[string]topic)
@@ -127,7 +191,7 @@ func encode(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, c
 		for part, size := range protocol.Runs(groups[g], chunk, maxFrameBytes, opOverhead) {
 			id := nextID()
 			m := append(b.NewMessage(size), `{"method":"`+method+`","params":`...)
-			m = appendParams(m, t, part)
+			m = appendParams(m, t, part, token)
 			m = strconv.AppendUint(append(m, `,"req_id":`...), id, 10)
 			m = append(m, '}')
 			b.Requests = append(b.Requests, protocol.Request{ID: id, Topics: part, Message: len(b.Messages)})

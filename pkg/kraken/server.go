@@ -72,7 +72,7 @@ func (server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Inco
 	case "unsubscribe":
 		req.Op = protocol.OpUnsubscribe
 	default:
-		req.Params = params
+		req.Params, req.Credential = params, paramsToken(params)
 		return append(dst, req), false, nil
 	}
 	topics, private, ok := topicsOfParams(params)
@@ -81,7 +81,27 @@ func (server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Inco
 		return append(dst, req), false, nil
 	}
 	req.Topics, req.Private = topics, private
+	if private {
+		req.Credential = paramsToken(params)
+	}
 	return append(dst, req), false, nil
+}
+
+// paramsToken returns the token a request's params carry (raw JSON), or
+// nil.
+func paramsToken(params []byte) []byte {
+	var tok []byte
+	m := jsonscan.Object(params, 0)
+	for k, start, more := m.Next(); more; k, start, more = m.Next() {
+		end := m.Skip()
+		if string(k) == "token" {
+			tok = params[start:end]
+		}
+	}
+	if m.Err() != nil {
+		return nil
+	}
+	return tok
 }
 
 // topicsOfParams reads a subscribe's params as the topics they name: the

@@ -1,0 +1,8 @@
+package kraken
+
+import "github.com/wsfan/wsfan/internal/clock"
+
+// WithClock makes the dead man's switch's refreshes on clk's time.
+func WithClock(clk clock.Clock) LoginOption {
+	return func(c *loginConfig) { c.clock = clk }
+}
