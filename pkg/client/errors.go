@@ -2,6 +2,7 @@ package client
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"strconv"
 
@@ -56,19 +57,27 @@ type RPCError = protocol.Error
 // {"event":"error","code":"60012","msg":…}: a code of digits is that
 // number, and msg is the message); or a status refusal whose code is a
 // name (Ethereal's {"ok":false,"code":"SUBSCRIPTION_LIMIT_EXCEEDED"}),
-// which becomes the Message with Code 0. A malformed one still yields an
-// *RPCError carrying the raw text.
+// which becomes the Message with Code 0; or a frame whose "error" is a
+// string, the refusal's text alone (Kraken's {"error":"EOrder:Insufficient
+// funds","success":false,…}), which becomes the Message with Code 0. A
+// malformed one still yields an *RPCError carrying the raw text.
 func parseRPCError(raw []byte) *RPCError {
 	e := new(RPCError)
 	if err := decodeInPlace(copying, raw, e); err == nil && (e.Code != 0 || e.Message != "") {
 		return e
 	}
 	var status struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		Msg     string `json:"msg"`
+		Code    string          `json:"code"`
+		Message string          `json:"message"`
+		Msg     string          `json:"msg"`
+		Error   json.RawMessage `json:"error"`
 	}
-	if err := decodeInPlace(copying, raw, &status); err == nil && status.Code != "" {
+	err := decodeInPlace(copying, raw, &status)
+	var text string
+	if err == nil && status.Code == "" && len(status.Error) > 0 && json.Unmarshal(status.Error, &text) == nil && text != "" {
+		return &RPCError{Message: text} // a refusal that is its text alone (Kraken)
+	}
+	if err == nil && status.Code != "" {
 		msg := cmp.Or(status.Message, status.Msg)
 		if code, err := strconv.Atoi(status.Code); err == nil && code != 0 {
 			return &RPCError{Code: code, Message: msg}

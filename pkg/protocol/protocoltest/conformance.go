@@ -51,6 +51,10 @@ type Suite struct {
 	// and false: JSON-RPC's.
 	InvalidParams int
 	NoErrorData   bool
+	// ErrorText says its errors are their text alone, a frame's "error"
+	// string with no code (Kraken), which the client reads as the
+	// Message of an RPCError of code 0.
+	ErrorText bool
 }
 
 // Run runs the conformance suite: the dialect is registered under its
@@ -307,8 +311,14 @@ func testCall(t *testing.T, s Suite) {
 		Message string
 		Msg     string
 		Data    json.RawMessage
+		Error   any
 	}
 	require.NoError(t, json.Unmarshal(f.Error, &e), "%s", f.Error)
+	if s.ErrorText {
+		assert.Equal(t, message, e.Error, "the error's text")
+		assert.Empty(t, e.Code.String(), "no code")
+		return
+	}
 	wantCode := cmp.Or(s.InvalidParams, protocol.CodeInvalidParams)
 	assert.Equal(t, strconv.Itoa(wantCode), e.Code.String())
 	assert.Equal(t, message, cmp.Or(e.Message, e.Msg))
