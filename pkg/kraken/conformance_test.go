@@ -39,4 +39,5 @@ var suite = protocoltest.Suite{
 	Method:      "add_order",
 	Params:      []byte(`{"order_type":"limit","side":"buy","limit_price":26500.4,"order_qty":1.2,"symbol":"BTC/USD","token":"G38a1tGFzqGiUCmnegBcm8d4nfP3tytiNQz6tkCBYXY"}`),
 	NoErrorData: true,
+	ErrorText:   true,
 }

@@ -203,3 +203,26 @@ func TestAnOrdersOwnTokenIsKept(t *testing.T) {
 	}
 	assert.True(t, found, "the params as the program wrote them")
 }
+
+// A refusal is Kraken's error text alone, with no code or message
+// member, and the client reads it as an RPCError of that text: an
+// order's, and a subscribe's naming its symbol.
+func TestRefusalsAreKrakensErrorText(t *testing.T) {
+	srv, _, restURL := venueWithTokens(t)
+	srv.Handle("add_order", func(json.RawMessage) (any, *protocol.Error) {
+		return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: "EOrder:Insufficient funds"}
+	})
+	ctx := testutil.Context(t)
+	c := dialWithLogin(ctx, t, srv, restURL)
+	err := c.Call(ctx, "add_order", json.RawMessage(`{"symbol":"BTC/USD"}`), nil)
+	var rpcErr *client.RPCError
+	require.ErrorAs(t, err, &rpcErr)
+	assert.Equal(t, "EOrder:Insufficient funds", rpcErr.Message)
+	assert.Zero(t, rpcErr.Code)
+
+	srv.SetRefused("ticker:BTC/US")
+	_, err = c.Subscribe(ctx, []string{"ticker:BTC/US"})
+	require.ErrorAs(t, err, &rpcErr)
+	assert.Contains(t, rpcErr.Message, "Currency pair not supported")
+	assert.NotContains(t, err.Error(), "malformed")
+}

@@ -196,15 +196,15 @@ func (server) AppendResult(dst, id, result []byte) []byte {
 	return append(appendReqID(appendTimes(dst), id), '}')
 }
 
-// AppendError appends a refusal, {"error":MESSAGE,"success":false,…}.
-// Kraken's refusal is its error text alone; wsfan's servers add the
-// JSON-RPC code it stands for and the text again as message, so a
-// program reads them as any venue's (client.RPCError).
-func (server) AppendError(dst, id []byte, code int, message string, _ []byte) []byte {
+// AppendError appends a refusal, {"error":MESSAGE,"success":false,
+// "time_in":…,"time_out":…,"req_id":ID}: Kraken's refusal is its error
+// text alone ("EOrder:Insufficient funds",
+// https://docs.kraken.com/api/docs/websocket-v2/add_order), which the
+// client reads as an RPCError of that Message and Code 0. Kraken's
+// answers also name their method; the server half is not told it, and
+// the client reads none.
+func (server) AppendError(dst, id []byte, _ int, message string, _ []byte) []byte {
 	dst = append(dst, `{"error":`...)
-	dst = protocol.AppendJSONString(dst, message)
-	dst = strconv.AppendInt(append(dst, `,"code":`...), int64(code), 10)
-	dst = append(dst, `,"message":`...)
 	dst = protocol.AppendJSONString(dst, message)
 	dst = append(dst, `,"success":false`...)
 	return append(appendReqID(appendTimes(dst), id), '}')
@@ -290,7 +290,6 @@ func (s server) AppendTopicRefusal(dst, id []byte, key string, e *protocol.Error
 	dst = append(dst, protocol.RecordSeparator)
 	dst = append(dst, `{"error":`...)
 	dst = protocol.AppendJSONString(dst, strings.ReplaceAll(e.Message, "{0}", name))
-	dst = strconv.AppendInt(append(dst, `,"code":`...), int64(e.Code), 10)
 	dst = append(dst, `,"method":"subscribe","success":false`...)
 	if t.symbol != "" {
 		dst = append(dst, `,"symbol":`...)
