@@ -18,7 +18,7 @@ func newBenchClient(p protocol.Protocol, opts ...Option) *Client {
 	for _, o := range opts {
 		o.applyClient(&cfg)
 	}
-	return &Client{
+	c := &Client{
 		cfg:          cfg,
 		proto:        p,
 		log:          cfg.logger,
@@ -26,6 +26,10 @@ func newBenchClient(p protocol.Protocol, opts ...Option) *Client {
 		events:       make(chan Event, 1),
 		cadenceEvery: cadenceEvery(cfg.staleFactor, cfg.staleFloor), // as Dial sets it
 	}
+	if cfg.registerer != nil { // the collector, unregistered: the reader's metrics alone
+		c.metrics = newCollector(c, cfg.metricsName)
+	}
+	return c
 }
 
 // newBenchConn is a connection with no socket: the reader's frame
@@ -131,9 +135,4 @@ func (sb *Standby) Merges() int {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	return len(sb.merges)
-}
-
-// WithReadClock sets the clock the reader stamps frames with.
-func WithReadClock(now func() time.Time) Option {
-	return clientOption(func(c *config) { c.now = now })
 }

@@ -43,6 +43,7 @@ type stats struct {
 type collector struct {
 	c       *Client
 	latency prometheus.Histogram
+	delays  *delays // the venue's stamps' age (delays.go)
 
 	frames, bytes, delivered, dropped, reconnects, rpcErrors, gaps *prometheus.Desc
 	stale                                                          *prometheus.Desc
@@ -64,6 +65,7 @@ func newCollector(c *Client, name string) *collector {
 			ConstLabels: labels,
 			Buckets:     prometheus.ExponentialBuckets(50e-6, 2, 16),
 		}),
+		delays:        newDelays(labels),
 		frames:        desc("frames_total", "Frames read from the server."),
 		bytes:         desc("bytes_total", "Bytes of frames read from the server."),
 		delivered:     desc("delivered_total", "Messages delivered to subscription channels."),
@@ -84,6 +86,7 @@ func newCollector(c *Client, name string) *collector {
 
 func (m *collector) Describe(ch chan<- *prometheus.Desc) {
 	prometheus.DescribeByCollect(m, ch)
+	m.delays.describe(ch) // no series until a stamped message came
 }
 
 func (m *collector) Collect(ch chan<- prometheus.Metric) {
@@ -123,6 +126,7 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.endpoint, prometheus.GaugeValue, in, ep.shown)
 	}
 	m.latency.Collect(ch)
+	m.delays.collect(ch)
 }
 
 // modulePath is wsfan's module, whose version wsfan_build_info reports.

@@ -257,6 +257,9 @@ func (cn *conn) deliver(ts *topicState, data []byte, snapshot bool, now time.Tim
 	msg := Message{Topic: ts.name, Data: data, Flags: flags, RecvTime: now}
 	if st != (stamps{}) {
 		st.fill(&msg)
+		if st.venue != 0 && c.metrics != nil {
+			c.metrics.delays.observe(ts, now.UnixNano(), st.venue)
+		}
 	}
 	if ts.topic.Backfill { // a node's heads and logs (backfill.go, reorg.go)
 		if ts.topic.Retracts && c.retracting != nil && c.retracting.Retracted(data) {

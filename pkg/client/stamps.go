@@ -23,6 +23,13 @@ import (
 // off, and both times are zero.
 func WithStamps() Option { return clientOption(func(c *config) { c.stamps = true }) }
 
+// WithReadClock sets the clock the reader stamps each frame with when it
+// reads it (Message.RecvTime, and the delays measured from it), for
+// tests and simulations on a clock of their own. Default: time.Now.
+func WithReadClock(now func() time.Time) Option {
+	return clientOption(func(c *config) { c.now = now })
+}
+
 // stamps are the times the reader carries with a notification to its
 // Message, in Unix nanoseconds; 0 for none.
 type stamps struct {

@@ -1,0 +1,112 @@
+package client_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/internal/clock"
+	"github.com/wsfan/wsfan/internal/latency"
+	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
+)
+
+// TestUpstreamDelayHistogram: on a fake clock, a venue stamping every
+// message 50 ms before the client reads it is observed at exactly 50 ms
+// in wsfan_upstream_delay_seconds under the topic's family; stamping
+// 50 ms ahead counts each in wsfan_clock_skew_total, observes it at
+// -50 ms, and delivers every message.
+func TestUpstreamDelayHistogram(t *testing.T) {
+	clk := clock.NewFake(time.UnixMilli(1737043200123))
+	srv := newServer(t, deribit.Name)
+	reg := prometheus.NewRegistry()
+	c := dial(t, srv, deribit.Protocol(deribit.WithHeartbeat(0)),
+		client.WithReadClock(clk.Now), client.WithStamps(), client.WithMetrics(reg, "venue"))
+	const topic = "ticker.BTC-PERPETUAL.100ms"
+	sub, err := c.Subscribe(testutil.Context(t), []string{topic})
+	require.NoError(t, err)
+
+	send := func(i int, offset time.Duration) {
+		venue := clk.Now().Add(offset)
+		srv.Publish(topic, fmt.Appendf(nil, `{"timestamp":%d,"i":%d}`, venue.UnixMilli(), i))
+		m := receive(t, sub)
+		require.JSONEq(t, fmt.Sprintf(`{"timestamp":%d,"i":%d}`, venue.UnixMilli(), i), string(m.Data))
+		clk.Advance(time.Second)
+	}
+	for i := range 4 {
+		send(i, -50*time.Millisecond)
+	}
+	delay := reading(t, reg, "wsfan_upstream_delay_seconds", "connection=venue,family=ticker")
+	require.EqualValues(t, 4, delay.Count)
+	require.InDelta(t, 4*0.050, delay.Sum, 1e-9, "each observed at 50 ms")
+	require.Zero(t, metric(t, reg, latency.SkewName, map[string]string{"connection": "venue", "path": "upstream"}))
+
+	for i := range 3 {
+		send(4+i, 50*time.Millisecond) // every one delivered (send receives it)
+	}
+	require.Equal(t, 3.0, metric(t, reg, latency.SkewName, map[string]string{"connection": "venue", "path": "upstream"}))
+	delay = reading(t, reg, "wsfan_upstream_delay_seconds", "connection=venue,family=ticker")
+	require.EqualValues(t, 7, delay.Count)
+	require.InDelta(t, 4*0.050-3*0.050, delay.Sum, 1e-9, "a stamp ahead observed negative, not clamped")
+	require.Equal(t, 7.0, metric(t, reg, "wsfan_client_delivered_total", map[string]string{"connection": "venue"}))
+}
+
+// reading is the series of histogram name whose labels read labels
+// (latency.Reading.LabelString).
+func reading(t *testing.T, reg prometheus.Gatherer, name, labels string) latency.Reading {
+	t.Helper()
+	rs, err := latency.Read(reg, name)
+	require.NoError(t, err)
+	for _, r := range rs {
+		if r.LabelString() == labels {
+			return r
+		}
+	}
+	require.Failf(t, "no series", "%s{%s} in %v", name, labels, rs)
+	return latency.Reading{}
+}
+
+// deribitTicker is a Deribit ticker notification, stamped.
+var deribitTicker = []byte(`{"jsonrpc":"2.0","method":"subscription","params":{"channel":"ticker.BTC-PERPETUAL.100ms","data":{"timestamp":1737043200123,"stats":{"volume_usd":1.2e9,"volume":18000.5,"price_change":1.8,"low":66850.0,"high":68420.5},"state":"open","settlement_price":68011.2,"open_interest":8421.7,"min_price":66652.1,"max_price":69373.5,"mark_price":68012.81,"last_price":68012.5,"instrument_name":"BTC-PERPETUAL","index_price":68009.74,"funding_8h":0.0000125,"current_funding":0.0,"best_bid_price":68012.5,"best_bid_amount":1.25,"best_ask_price":68013.0,"best_ask_amount":0.4}}}`)
+
+// BenchmarkRouteStamped is BenchmarkRouteTicker's one topic of a
+// stamped Deribit ticker: plain, under WithStamps (the venue's stamp
+// read), and under WithStamps and WithMetrics (its delay observed too).
+func BenchmarkRouteStamped(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		opts []client.Option
+	}{
+		{"plain", nil},
+		{"stamps", []client.Option{client.WithStamps()}},
+		{"stamps+metrics", []client.Option{client.WithStamps(), client.WithMetrics(prometheus.NewRegistry(), "bench")}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := client.NewBenchClient(deribit.Protocol(deribit.WithHeartbeat(0)), bc.opts...)
+			cn := client.NewBenchConn(c)
+			sub := c.SubscribeLocal("ticker.BTC-PERPETUAL.100ms")
+			now := time.Now()
+			b.SetBytes(int64(len(deribitTicker)))
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				cn.HandleFrame(deribitTicker, now)
+				if i++; i == drainEvery {
+					b.StopTimer()
+					for range i {
+						<-sub.C()
+					}
+					i = 0
+					b.StartTimer()
+				}
+			}
+			for range i {
+				<-sub.C()
+			}
+		})
+	}
+}
