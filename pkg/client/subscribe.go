@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -367,6 +368,10 @@ func (c *Client) refreshTopic(ts *topicState) {
 func (c *Client) refreshLoop(ts *topicState) {
 	defer c.wg.Done()
 	for {
+		if !c.sleep(c.resyncPause(ts, time.Now())) {
+			ts.refreshing.Store(false)
+			return // closed
+		}
 		c.refreshOnce(ts)
 		ts.refreshing.Store(false)
 		if !ts.refreshAgain.Swap(false) || !ts.refreshing.CompareAndSwap(false, true) {

@@ -50,6 +50,12 @@ type topicState struct {
 	// next sequenced message starts the topic over (the exchange's fresh
 	// snapshot), whether or not it names a previous change.
 	resubscribed atomic.Bool
+	// lastResync (unix ns) is when the last refresh went out, and
+	// resyncWait the wait before a refresh that follows it closely, for
+	// a dialect that spaces them (protocol.ResyncPaced); the refresh
+	// goroutine writes both (resyncpace.go).
+	lastResync atomic.Int64
+	resyncWait atomic.Int64
 
 	// Client.mu protects the following.
 	key       string        // routing key on the current connection
