@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -116,4 +117,15 @@ func TestRandomUpdatesMatchTheExchangeChecksum(t *testing.T) {
 	assert.False(t, books[0].Valid())
 	require.NoError(t, books[0].Apply(f.Snapshot(ft), true), "a fresh snapshot makes it whole")
 	assert.True(t, books[0].Valid())
+}
+
+// A book resubscribed again and again (its checksum failing on each
+// fresh snapshot) is resubscribed after 1 s, doubling to 30 s: the
+// dialect spaces its resyncs (protocol.ResyncPaced).
+func TestRepeatedResyncsAreSpaced(t *testing.T) {
+	p, ok := Protocol().(protocol.ResyncPaced)
+	require.True(t, ok)
+	first, most := p.ResyncBackoff()
+	assert.Equal(t, time.Second, first)
+	assert.Equal(t, 30*time.Second, most)
 }

@@ -437,6 +437,13 @@ func (dialect) Handshake() []protocol.Call                 { return nil }
 // checked by the book's rules (book.go).
 func (dialect) Sequence([]byte) (id, prev uint64, ok bool) { return 0, 0, false }
 
+// ResyncBackoff implements protocol.ResyncPaced: a book whose checksum
+// fails again right after its fresh snapshot is resubscribed after 1 s,
+// then 2 s, doubling to 30 s, so a pair whose books keep failing (a
+// precision changed under them) does not spend the connection's
+// subscribe budget at the pace of its snapshots.
+func (dialect) ResyncBackoff() (first, most time.Duration) { return time.Second, 30 * time.Second }
+
 // KeepaliveInterval is how often the client sends {"method":"ping"}:
 // Kraken sends a heartbeat about once a second on a subscribed
 // connection (https://docs.kraken.com/api/docs/websocket-v2/heartbeat)
@@ -462,4 +469,5 @@ func (dialect) IsKeepaliveAnswer(frame []byte) bool {
 var (
 	_ protocol.TopicAcking = dialect{}
 	_ protocol.Keepalive   = dialect{}
+	_ protocol.ResyncPaced = dialect{}
 )
