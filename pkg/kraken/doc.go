@@ -38,9 +38,14 @@
 //     while armed, and is disarmed with DisarmDeadMansSwitch
 //     (deadman.go).
 //
-// Not built yet: Kraken's rate limits, the instrument channel as the
-// source of a pair's precision, and a back-off between repeated resyncs
-// of a book.
+//   - A book resubscribed again and again (its checksum failing on each
+//     fresh snapshot) waits 1 s, doubling to 30 s, between resyncs
+//     (protocol.ResyncPaced).
+//   - New connections to a host are paced under Cloudflare's 150 an IP
+//     every 10 minutes (ConnectLimit, limits.go).
+//
+// Not built yet: the instrument channel as the source of a pair's
+// precision (the precision is the one the book's own texts show).
 //
 // Sources: Kraken's API documentation as published in 2026: the Spot
 // WebSocket v2 pages (book, ticker, trade, ohlc, instrument, heartbeat,
