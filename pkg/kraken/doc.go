@@ -37,7 +37,6 @@
 //     connection, made again on each new one, holds the connection
 //     while armed, and is disarmed with DisarmDeadMansSwitch
 //     (deadman.go).
-//
 //   - A book resubscribed again and again (its checksum failing on each
 //     fresh snapshot) waits 1 s, doubling to 30 s, between resyncs
 //     (protocol.ResyncPaced).
