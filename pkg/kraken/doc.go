@@ -43,8 +43,14 @@
 //   - New connections to a host are paced under Cloudflare's 150 an IP
 //     every 10 minutes (ConnectLimit, limits.go).
 //
-// Not built yet: the instrument channel as the source of a pair's
-// precision (the precision is the one the book's own texts show).
+// A book's precision is read from its own numbers' texts, not from the
+// instrument channel: Kraken writes every price and qty "containing full
+// precision", so each text shows its pair's price_precision or
+// qty_precision, and a book needs no second subscription (nor waits for
+// one) to verify its first message. A precision raised under a book is
+// read from the texts that follow it; one lowered fails the checksum (the
+// higher is kept until a snapshot), and the resync's snapshot starts
+// over at the new one.
 //
 // Sources: Kraken's API documentation as published in 2026: the Spot
 // WebSocket v2 pages (book, ticker, trade, ohlc, instrument, heartbeat,
