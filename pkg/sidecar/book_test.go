@@ -15,6 +15,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/ethereal"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/kraken"
 	"github.com/wsfan/wsfan/pkg/okx"
 	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/sidecar"
@@ -32,6 +33,7 @@ var bookCases = []struct {
 	{thalex.Name, "book.BTC-PERPETUAL.none.10.100ms", false},
 	{ethereal.Name, "L2Book:BTCUSD", true},
 	{okx.Name, "books:BTC-USDT", true},
+	{kraken.Name, "book:BTC/USD:10", true}, // a lost change fails the checksum
 }
 
 // follow keeps the book of topic over a client of dialect d connected
@@ -131,6 +133,8 @@ func instrumentOf(topic string) string {
 		return "BTCUSD"
 	case topic == "books:BTC-USDT":
 		return "BTC-USDT"
+	case topic == "book:BTC/USD:10":
+		return "BTC/USD"
 	default:
 		return "BTC-PERPETUAL"
 	}
