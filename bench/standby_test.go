@@ -8,6 +8,7 @@ import (
 
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/ethereum"
+	"github.com/wsfan/wsfan/pkg/standby"
 )
 
 // BenchmarkStandbyBlast is what a hot standby costs a message: the node
@@ -15,7 +16,7 @@ import (
 // as fast as the socket takes them (feed=blast) or one every 50 µs
 // (feed=20k, a steady 20,000 a second), and the program counts them.
 // impl=one reads one connection (client.Dial); impl=standby reads two
-// legs (client.DialStandby with one standby), each head arriving twice
+// legs (standby.Dial with one standby), each head arriving twice
 // and delivered once; the clock (and the CPU count) runs on for settle
 // after the last head delivered, in both, so the trailing leg's copies
 // are counted. cpu-µs/op is this process's CPU a message (the
@@ -27,12 +28,12 @@ func BenchmarkStandbyBlast(b *testing.B) {
 		b.Run("server="+srv.name, func(b *testing.B) {
 			node := srv.start(b)
 			for _, feed := range []struct{ name, every string }{{"blast", "0"}, {"20k", "50us"}} {
-				for _, standby := range []int{0, 1} {
-					name := map[int]string{0: "impl=one", 1: "impl=standby"}[standby]
+				for _, spares := range []int{0, 1} {
+					name := map[int]string{0: "impl=one", 1: "impl=standby"}[spares]
 					b.Run("feed="+feed.name+"/"+name, func(b *testing.B) {
 						url := fmt.Sprintf("%s/blast?n=%d&chain=1&every=%s", node.base, b.N, feed.every)
 						var sub *client.Subscription
-						if standby == 0 {
+						if spares == 0 {
 							c, err := client.Dial(setupCtx(b), url, client.WithProtocol(ethereum.Protocol()))
 							if err != nil {
 								b.Fatal(err)
@@ -40,7 +41,7 @@ func BenchmarkStandbyBlast(b *testing.B) {
 							b.Cleanup(func() { _ = c.Close() })
 							sub = subscribeHeads(b, c)
 						} else {
-							sb, err := client.DialStandby(setupCtx(b), url, standby, client.WithProtocol(ethereum.Protocol()))
+							sb, err := standby.Dial(setupCtx(b), url, spares, client.WithProtocol(ethereum.Protocol()))
 							if err != nil {
 								b.Fatal(err)
 							}

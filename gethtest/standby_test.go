@@ -11,6 +11,7 @@ import (
 	"github.com/wsfan/wsfan/internal/faultproxy"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/ethereum"
+	"github.com/wsfan/wsfan/pkg/standby"
 )
 
 // A hot standby in front of go-ethereum's own node, each leg through a
@@ -23,7 +24,7 @@ func TestStandbyOnGethLosesNoHead(t *testing.T) {
 	legs := []*faultproxy.Proxy{faultproxy.Start(t, url[len("ws://"):]), faultproxy.Start(t, url[len("ws://"):])}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	sb, err := client.DialStandby(ctx, legs[0].URL(url), 1,
+	sb, err := standby.Dial(ctx, legs[0].URL(url), 1,
 		append(fastReconnect, client.WithProtocol(ethereum.Protocol()), client.WithEndpoints(legs[1].URL(url)))...)
 	require.NoError(t, err)
 	defer sb.Close()

@@ -10,11 +10,12 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/standby"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // A Standby's legs start on distinct endpoints (leg i on endpoint i of
-// the list DialStandby was given), and a leg that failed over to
+// the list standby.Dial was given), and a leg that failed over to
 // another's comes back to its own once it answers probes, so the legs
 // are on distinct endpoints again; each leg reports its endpoint's index
 // in that shared list (a leg's own list starts at its own endpoint, and
@@ -25,7 +26,7 @@ func TestStandbyLegsOnDistinctEndpointsAfterAFailoverAndBack(t *testing.T) {
 	t.Cleanup(exch.Close)
 	p0, p1 := faultproxy.Start(t, exch.Addr()), faultproxy.Start(t, exch.Addr())
 	const topic = "ticker.BTC-PERPETUAL.raw"
-	sb, err := client.DialStandby(ctx, p0.URL(exch.URL()), 1, client.WithProtocol(thalex.Protocol()),
+	sb, err := standby.Dial(ctx, p0.URL(exch.URL()), 1, client.WithProtocol(thalex.Protocol()),
 		client.WithEndpoints(p1.URL(exch.URL())), client.WithSwitchBack(20*time.Millisecond, 200*time.Millisecond),
 		client.WithReconnectWait(10*time.Millisecond, 50*time.Millisecond))
 	require.NoError(t, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/standby"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
@@ -18,7 +19,7 @@ import (
 // legs alone: one exchange, two Toxiproxy proxies in front of it, each
 // delaying what it forwards 20 ms ± 10 (drawn independently), and a feed
 // of one message a millisecond. impl=leg0 and impl=leg1 read through one
-// proxy (client.Dial); impl=merged reads both (client.DialStandby, the
+// proxy (client.Dial); impl=merged reads both (standby.Dial, the
 // second proxy its standby's endpoint), each message delivered at its
 // first arrival. p50-ms and p99-ms are from publish to delivery.
 func BenchmarkStandbyJitter(b *testing.B) {
@@ -40,7 +41,7 @@ func BenchmarkStandbyJitter(b *testing.B) {
 			switch impl {
 			case "merged":
 				legs = 2
-				sb, err := client.DialStandby(ctx, urls[0], 1, append(opts, client.WithEndpoints(urls[1]))...)
+				sb, err := standby.Dial(ctx, urls[0], 1, append(opts, client.WithEndpoints(urls[1]))...)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -25,6 +25,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/okx"
 	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/sidecar"
+	"github.com/wsfan/wsfan/pkg/standby"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
@@ -83,7 +84,7 @@ func TestStandbyLosesNothingWhenALegDies(t *testing.T) {
 }
 
 func runStandby(t *testing.T, tc standbyCase, fault string) {
-	const total, faultAt, standby = 600, 200, 1
+	const total, faultAt, spares = 600, 200, 1
 	want := total
 	if tc.repeats {
 		want += 2
@@ -92,13 +93,13 @@ func runStandby(t *testing.T, tc standbyCase, fault string) {
 	exch := exchangetest.NewServer(exchangetest.Dialect(tc.dialect))
 	t.Cleanup(exch.Close)
 	proxy := faultproxy.Start(t, exch.Addr())
-	sb, err := client.DialStandby(ctx, proxy.URL(exch.URL()), standby,
+	sb, err := standby.Dial(ctx, proxy.URL(exch.URL()), spares,
 		client.WithProtocol(tc.proto), client.WithEndpoints(exch.URL()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sb.Close() })
 	sub, err := sb.Subscribe(ctx, []string{tc.topic})
 	require.NoError(t, err)
-	require.NoError(t, exch.WaitSubscribers(ctx, tc.topic, 1+standby), "one subscription a leg")
+	require.NoError(t, exch.WaitSubscribers(ctx, tc.topic, 1+spares), "one subscription a leg")
 
 	var got []string
 	flagged := 0
@@ -293,7 +294,7 @@ func TestStandbyLegTakesItsEndpointBack(t *testing.T) {
 	t.Cleanup(exch.Close)
 	proxy := faultproxy.Start(t, exch.Addr())
 	const topic = "ticker.BTC-PERPETUAL.raw"
-	sb, err := client.DialStandby(ctx, proxy.URL(exch.URL()), 1, client.WithProtocol(thalex.Protocol()),
+	sb, err := standby.Dial(ctx, proxy.URL(exch.URL()), 1, client.WithProtocol(thalex.Protocol()),
 		client.WithEndpoints(exch.URL()), client.WithSwitchBack(20*time.Millisecond, 200*time.Millisecond))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sb.Close() })

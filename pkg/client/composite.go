@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -71,4 +72,13 @@ func WithMetricsSuffix(suffix string) Option {
 			c.metricsName += suffix
 		}
 	})
+}
+
+// CallJSON makes a call through callRaw (a composite's CallRaw) with
+// params and result as Client.Call takes them: params marshalled to JSON
+// (nil for none, json.RawMessage or []byte as they are), the result
+// decoded into result (nil to ignore it).
+func CallJSON(ctx context.Context, method string, params, result any,
+	callRaw func(context.Context, string, json.RawMessage) (json.RawMessage, error)) error {
+	return callJSON(ctx, method, params, result, callRaw)
 }

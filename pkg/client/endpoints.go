@@ -45,7 +45,7 @@ func endpointsOf(url string, more []string, header http.Header) []endpoint {
 // Endpoint returns the endpoint the client is connected to, or dialling,
 // redacted as logs show it, and its index: 0 for Dial's URL, then
 // WithEndpoints' in order. A Standby's leg counts in the Standby's list,
-// the one DialStandby was given, although it prefers its own endpoint.
+// the one standby.Dial was given, although it prefers its own endpoint.
 func (c *Client) Endpoint() (url string, index int) {
 	i := int(c.current.Load())
 	return c.eps[i].shown, c.shownIndex(i)
@@ -53,7 +53,7 @@ func (c *Client) Endpoint() (url string, index int) {
 
 // shownIndex is the index of the client's i-th endpoint as Endpoint, its
 // events and its ConnInfo count it: a Standby's leg lists the Standby's
-// endpoints from its own (legOptions), and counts in the Standby's list.
+// endpoints from its own (AsLeg), and counts in the Standby's list.
 func (c *Client) shownIndex(i int) int {
 	return (i + c.cfg.endpointBase) % len(c.eps)
 }

@@ -119,20 +119,3 @@ func WriterTookAll(c *Client) bool {
 	cn := c.conn.Load()
 	return cn != nil && cn.queueLen() == 0 && cn.pending.len() > 0
 }
-
-// OneBudget reports whether every leg paces its requests with one budget.
-func (sb *Standby) OneBudget() bool {
-	for _, c := range sb.legs {
-		if c.cfg.pace == nil || c.cfg.pace != sb.legs[0].cfg.pace {
-			return false
-		}
-	}
-	return true
-}
-
-// Merges counts the Standby's merged subscriptions not ended.
-func (sb *Standby) Merges() int {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	return len(sb.merges)
-}

@@ -5,12 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Taking the preferred endpoint back, make before break. A Client whose
@@ -57,8 +56,8 @@ type handover struct {
 
 	mu       sync.Mutex // orders every delivery of both readers while the handover runs
 	seams    map[*topicState]*seam
-	finished bool       // the old connection delivers nothing more
-	ids      identifier // under mu
+	finished bool        // the old connection delivers nothing more
+	ids      *Identifier // under mu
 }
 
 // seam is one topic's overlap.
@@ -87,7 +86,7 @@ func newHandover(c *Client, old, nc *conn, topics []*topicState) *handover {
 	for _, ts := range topics {
 		h.topics[ts] = true
 	}
-	h.ids.ident, _ = c.proto.(protocol.Identifying)
+	h.ids = NewIdentifier(c.proto, maphash.MakeSeed())
 	return h
 }
 
@@ -123,7 +122,7 @@ func (h *handover) offer(cn *conn, ts *topicState, data []byte, snapshot bool, n
 	case cn == h.old && (h.finished || s.met):
 		// The new connection carries the topic now.
 	case cn == h.old:
-		id := h.ids.of(ts.name, data)
+		id := h.ids.Of(ts.name, data)
 		cn.deliver(ts, data, snapshot, now, st)
 		if i := s.heldIndex(id); i >= 0 { // the old connection was behind
 			h.meet(s, ts, i+1)
@@ -134,7 +133,7 @@ func (h *handover) offer(cn *conn, ts *topicState, data []byte, snapshot bool, n
 		}
 		s.last = id
 	default: // the new connection
-		id := h.ids.of(ts.name, data)
+		id := h.ids.Of(ts.name, data)
 		if n := s.seen[id]; n > 0 { // delivered by the old connection
 			s.seen[id] = n - 1
 			if !s.met {

@@ -6,20 +6,29 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// identifier hashes what identifies a message within its topic, so the
+// Identifier hashes what identifies a message within its topic, so the
 // same message arriving on two connections is known for one: the
 // venue's documented fields (protocol.Identifying), or the whole payload
-// where it has none. A Standby's merges and a switch-back's handover use
+// where it has none. A standby's merges and a switch-back's handover use
 // it. Not safe for concurrent use: each user holds its own, under its
 // lock.
-type identifier struct {
+type Identifier struct {
 	ident   protocol.Identifying // nil: payloads
 	hash    maphash.Hash
 	scratch []byte
 }
 
-// of hashes topic and the identity of data within it.
-func (d *identifier) of(topic string, data []byte) uint64 {
+// NewIdentifier returns an identifier of p's messages, hashing with seed
+// (one seed for identities that are compared).
+func NewIdentifier(p protocol.Protocol, seed maphash.Seed) *Identifier {
+	d := new(Identifier)
+	d.ident, _ = p.(protocol.Identifying)
+	d.hash.SetSeed(seed)
+	return d
+}
+
+// Of hashes topic and the identity of data within it.
+func (d *Identifier) Of(topic string, data []byte) uint64 {
 	d.hash.Reset()
 	_, _ = d.hash.WriteString(topic)
 	_ = d.hash.WriteByte(0)

@@ -51,7 +51,7 @@ type config struct {
 	headLag          int           // WithHeadLag: a Standby's
 	probeEvery       time.Duration // WithSwitchBack
 	switchAfter      time.Duration
-	leg              bool // a Standby's leg: the Standby takes its endpoint back (switchback.go)
+	leg              bool // a standby.Standby's leg (AsLeg): the Standby takes its endpoint back
 	endpointBase     int  // a Standby's leg: its own endpoint's index in the Standby's list (endpoints.go)
 	readLimit        int64
 	stamps           bool             // WithStamps

@@ -10,7 +10,7 @@ import (
 // trade's trade_id (a trades notification is an array of trades); else
 // the timestamp (a ticker, a quote). Two notifications with one
 // timestamp stay two: the merge counts how often each connection sent
-// one (client.DialStandby).
+// one (standby.Dial).
 func (*dialect) AppendIdentity(dst, data []byte) ([]byte, bool) {
 	i := jsonscan.SkipSpace(data, 0)
 	if i < len(data) && data[i] == '[' {

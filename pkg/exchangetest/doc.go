@@ -71,6 +71,7 @@
 //     subscription ids, which differ per connection: Ethereum). It blocks while a subscriber's queue is
 //     full, so benchmarks measure the client, not the server's memory.
 //   - Close stops every goroutine the server started.//
+//
 // It is the one test-helper package the product imports, by design: the
 // sidecar's demo mode (-demo) and cmd/replay serve a test exchange. A
 // repository test (imports_test.go) fails when any other package of

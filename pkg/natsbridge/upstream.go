@@ -4,13 +4,14 @@ import (
 	"context"
 
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/standby"
 )
 
 // Upstream is the connection to the exchange that the leader holds: a
 // client.Feed it can close. A member that is given a Dialer
 // (WithUpstream) is a candidate: when it wins the lease it dials, and
 // when it loses the lease it closes the Upstream before the lease could
-// have expired. A *client.Client is one, and so is a *client.Standby.
+// have expired. A *client.Client is one, and so is a *standby.Standby.
 type Upstream interface {
 	client.Feed
 	// State says whether the connection is up: a leader whose upstream
@@ -24,7 +25,7 @@ type Upstream interface {
 
 var (
 	_ Upstream = (*client.Client)(nil)
-	_ Upstream = (*client.Standby)(nil)
+	_ Upstream = (*standby.Standby)(nil)
 )
 
 // Dialer connects to the upstream. It is called by the leader, again
@@ -47,13 +48,13 @@ func DialClient(url string, opts ...client.Option) Dialer {
 }
 
 // DialStandby returns a Dialer that dials url with a hot standby
-// (client.DialStandby, standby more connections, opts as DialClient's):
+// (standby.Dial, spares more connections, opts as DialClient's):
 // the leader's upstream then loses nothing when one of its connections
 // dies.
-func DialStandby(url string, standby int, opts ...client.Option) Dialer {
+func DialStandby(url string, spares int, opts ...client.Option) Dialer {
 	opts = append([]client.Option(nil), opts...)
 	return func(ctx context.Context) (Upstream, error) {
-		sb, err := client.DialStandby(ctx, url, standby, opts...)
+		sb, err := standby.Dial(ctx, url, spares, opts...)
 		if err != nil {
 			return nil, err
 		}

@@ -6,7 +6,7 @@ import (
 )
 
 // AppendIdentity appends what identifies a push's data for a hot
-// standby's merge (client.DialStandby): a trade's tradeId ("the last
+// standby's merge (standby.Dial): a trade's tradeId ("the last
 // trade ID in the trades aggregation"), every item's; a book's prevSeqId
 // and seqId, which OKX documents as the same on every connection ("The
 // set of sequence ID received by users is the same if users are

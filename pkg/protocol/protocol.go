@@ -311,7 +311,7 @@ type SessionSetting struct {
 // AccountSettings is a Protocol with calls whose setting covers the
 // whole account and acts when any one of its connections is lost
 // (Deribit's cancel-on-disconnect of the "account" scope). A
-// client.Standby refuses them: a standby connection that dies would
+// standby.Standby refuses them: a standby connection that dies would
 // cancel the account's orders.
 type AccountSettings interface {
 	AccountSetting(method string, params []byte) bool
@@ -374,7 +374,7 @@ type Chaining interface {
 
 // Identifying is a Protocol whose messages carry their identity in
 // fields its venue documents, so a message that reaches the client on
-// several connections (client.DialStandby's legs) is delivered once even
+// several connections (standby.Dial's legs) is delivered once even
 // where the connections' servers spell it differently (two Ethereum
 // nodes). AppendIdentity appends to dst what identifies data within its
 // topic (Deribit: a book change's change_id, a trade's trade_id;

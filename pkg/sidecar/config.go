@@ -16,6 +16,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/natsbridge"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/standby"
 	"github.com/wsfan/wsfan/pkg/venue"
 )
 
@@ -36,11 +37,11 @@ type Config struct {
 	// HotStandby is how many more upstream connections are kept live
 	// beside the one in use, each carrying every topic, merged so each
 	// message reaches the local clients once, in order of first arrival
-	// (client.DialStandby): when a connection dies the others carry on,
+	// (standby.Dial): when a connection dies the others carry on,
 	// and the local clients see nothing. Each counts against the venue's
 	// connections per address and request budget. With Fallbacks,
 	// connection i prefers endpoint i. In a NATS group, the leader holds
-	// its upstream so. 0 to client.MaxStandby. Default: 0.
+	// its upstream so. 0 to standby.Max. Default: 0.
 	HotStandby int `yaml:"hot_standby"`
 	// UpstreamHeader is sent with the upstream WebSocket handshake: the
 	// place for a provider's API key (Authorization: Bearer KEY,
@@ -285,8 +286,8 @@ func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 	setDefault(&c.MaxBatch, 1000)
 	setDefault(&c.SSEHistory, 1000)
 	setDefault(&c.SSEHistoryBytes, 1<<20)
-	if c.HotStandby < 0 || c.HotStandby > client.MaxStandby {
-		return c, nil, fmt.Errorf("hot standby %d: want 0 to %d", c.HotStandby, client.MaxStandby)
+	if c.HotStandby < 0 || c.HotStandby > standby.Max {
+		return c, nil, fmt.Errorf("hot standby %d: want 0 to %d", c.HotStandby, standby.Max)
 	}
 	if c.RateLimit < 0 || math.IsNaN(c.RateLimit) || math.IsInf(c.RateLimit, 0) || c.RateBurst < 0 {
 		return c, nil, fmt.Errorf("rate limit %v a second in bursts of %d: want a finite rate and burst, 0 or more", c.RateLimit, c.RateBurst)

@@ -10,10 +10,11 @@ import (
 
 	"github.com/wsfan/wsfan/internal/redact"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/standby"
 )
 
 // upstreamClient is what an upstream holds: one client.Client, or with
-// Config.HotStandby a client.Standby, whose legs answer as one.
+// Config.HotStandby a standby.Standby, whose legs answer as one.
 type upstreamClient interface {
 	client.Feed
 	State() client.State
@@ -56,7 +57,7 @@ func newUpstream(url string, standby int, opts []client.Option, st *stats, log *
 func (u *upstream) dial(ctx context.Context) (upstreamClient, error) {
 	opts := append(u.opts, client.WithRetryOnFailedConnect())
 	if u.standby > 0 {
-		return client.DialStandby(ctx, u.url, u.standby, opts...)
+		return standby.Dial(ctx, u.url, u.standby, opts...)
 	}
 	return client.Dial(ctx, u.url, opts...)
 }
@@ -196,7 +197,7 @@ func (u *upstream) endpoint() string {
 
 // legs describes a hot standby's connections, or is nil without one.
 func (u *upstream) legs() []LegStatus {
-	sb, ok := u.client().(*client.Standby)
+	sb, ok := u.client().(*standby.Standby)
 	if !ok {
 		return nil
 	}

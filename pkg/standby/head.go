@@ -1,77 +1,65 @@
-package client
+package standby
 
-import "time"
+import (
+	"time"
+
+	"github.com/wsfan/wsfan/pkg/client"
+)
 
 // Which leg of a Standby takes calls on a chain (Ethereum): the node
-// with the highest head leads, and a node more than WithHeadLag blocks
+// with the highest head leads, and a node more than client.WithHeadLag blocks
 // behind it takes none, so a call never reads a state the others have
 // left behind. Each leg's head is the highest it delivered on a chain
 // topic (newHeads); with none subscribed, every leg is level.
 
-// DefaultHeadLag is how many blocks a Standby's leg may be behind the
-// highest head and still take calls (WithHeadLag).
-const DefaultHeadLag = 2
-
-// WithHeadLag sets how many blocks a Standby's leg may be behind the
-// leg with the highest head and still take calls: one further behind
-// takes none until it catches up. It applies to dialects whose heads
-// form a chain (protocol.Chaining: Ethereum); the legs' heads are read
-// from a newHeads subscription, which the program holds. Default:
-// DefaultHeadLag (2).
-func WithHeadLag(blocks int) Option {
-	return clientOption(func(c *config) { c.headLag = max(blocks, 0) })
+// legNow is what the choice of a caller reads of a leg.
+type legNow struct {
+	connected bool
+	head      uint64 // client.Leg.Head, while connected
+	late      bool   // client.Leg.Late, while connected
 }
 
-// head is the highest head the client delivered on a chain topic, 0
-// when it holds none.
-func (c *Client) head() uint64 {
-	if c.chaining == nil {
-		return 0
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var top uint64
-	for _, ts := range c.topics.all() {
-		if ts.topic.Backfill && !ts.topic.Retracts {
-			top = max(top, ts.lastPos.Load())
+// caller picks the leg a call goes to, among those not tried (see
+// pickCaller), from the legs as they are now.
+func (sb *Standby) caller(tried []bool) int {
+	legs := make([]legNow, len(sb.legs))
+	now := time.Now()
+	for i, c := range sb.legs {
+		if c.State() == client.StateConnected {
+			legs[i] = legNow{connected: true, head: sb.ctl[i].Head(), late: sb.ctl[i].Late(now)}
 		}
 	}
-	return top
+	return pickCaller(legs, tried, sb.headLag)
 }
 
-// caller picks the leg a call goes to, among those not tried: the
-// connected leg with the highest head, none more than the lag allowed
-// behind the highest connected one, and one whose pongs are late
-// (Client.late: the link may be dying) only when no other can take it;
-// else the first not tried that is not connected (whose call fails at
-// once, naming why); -1 when none is left.
-func (sb *Standby) caller(tried []bool) int {
-	heads := make([]uint64, len(sb.legs))
-	late := make([]bool, len(sb.legs))
-	now := time.Now()
+// pickCaller picks, among the legs not tried: the connected leg with the
+// highest head, none more than headLag blocks behind the highest
+// connected one, and one whose pongs are late (client.Leg.Late: the link
+// may be dying) only when no other can take it; else the first not tried
+// that is not connected (whose call fails at once, naming why); -1 when
+// none is left.
+func pickCaller(legs []legNow, tried []bool, headLag int) int {
 	var top uint64
-	for i, c := range sb.legs {
-		if c.State() == StateConnected {
-			heads[i] = c.head()
-			top = max(top, heads[i])
-			late[i] = c.late(now)
+	for _, l := range legs {
+		if l.connected {
+			top = max(top, l.head)
 		}
 	}
 	best, fallback := -1, -1
-	for i, c := range sb.legs {
+	for i, l := range legs {
 		if tried[i] {
 			continue
 		}
-		if c.State() != StateConnected {
+		if !l.connected {
 			if fallback < 0 {
 				fallback = i
 			}
 			continue
 		}
-		if top > heads[i]+uint64(sb.headLag) {
+		if top > l.head+uint64(headLag) {
 			continue // behind: it takes no call
 		}
-		if best < 0 || late[best] && !late[i] || late[best] == late[i] && heads[i] > heads[best] {
+		if best < 0 || legs[best].late && !l.late || legs[best].late == l.late && l.head > legs[best].head {
 			best = i
 		}
 	}

@@ -1,4 +1,4 @@
-package client
+package standby
 
 import (
 	"context"
@@ -6,54 +6,56 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// StandbyWindow is how many message identities a merged subscription of
-// a Standby remembers, with how often each leg sent each (see Standby).
-const StandbyWindow = 1024
+// Window is how many message identities a merged subscription of a
+// Standby remembers, with how often each leg sent each (see Standby).
+const Window = 1024
 
-// standbyMerge is a Standby subscription: one part on each leg, carrying
-// the same topics, merged into one Subscription (out), attached to no
-// topic itself. A part has no channel: its leg's reader offers each
-// message to the merge (a sink, sinkTo), which delivers the first
-// arrival of each into out; the two legs' readers take turns on mu.
-type standbyMerge struct {
+// merge is a Standby subscription: one part on each leg, carrying the
+// same topics, merged into one Subscription (out, client.NewMerge),
+// attached to no topic itself. A part has no channel: its leg's reader
+// offers each message to the merge (a sink, client.SinkTo), which
+// delivers the first arrival of each into out; the two legs' readers
+// take turns on mu.
+type merge struct {
 	sb  *Standby
-	out *Subscription
+	out *client.Inlet
 
 	// mu serializes the legs' offers: it protects the following, and
 	// orders out's deliveries. out.end never waits for it, so a delivery
 	// waiting under Block is always released (end, Standby.Close).
 	mu      sync.Mutex
-	parts   []*Subscription // set once every leg subscribed; nil where a leg holds none
-	alive   []bool          // alive[i]: leg i's part is subscribed and has not ended
-	lastAt  []int64         // lastAt[i]: when leg i's last message here was read (UnixNano), or the merge made
+	parts   []*client.Subscription // set once every leg subscribed; nil where a leg holds none
+	alive   []bool                 // alive[i]: leg i's part is subscribed and has not ended
+	lastAt  []int64                // lastAt[i]: when leg i's last message here was read (UnixNano), or the merge made
 	seen    identityWindow
 	legs    []rejoining // legs[i] is leg i's, while it rejoins after a hole
-	ids     identifier
+	ids     *client.Identifier
 	places  map[string]*topicPlace // the placed topics (standbyorder.go), nil for none
 	live    int                    // legs whose part has not ended
 	lastErr error                  // why the last part to end ended
 	ended   bool                   // ended: no hold's timer is set again
 }
 
-// StandbyRejoinHold is the longest a leg back from a hole holds its
-// messages while another leg carried the stream through the hole (see
-// standbyMerge.offer).
-const StandbyRejoinHold = 500 * time.Millisecond
+// RejoinHold is the longest a leg back from a hole holds its messages
+// while another leg carried the stream through the hole (see
+// merge.offer).
+const RejoinHold = 500 * time.Millisecond
 
 // rejoining is a leg back from a hole that another leg carried: its
 // messages resume at the live stream, while the other leg's may still
 // have older ones on their way, which must be delivered first. The leg's
 // messages are held until the merged stream reaches one of them (the
 // legs are then in step), or the other legs are no longer up, or
-// StandbyRejoinHold passes; then those not delivered meanwhile are, in
+// RejoinHold passes; then those not delivered meanwhile are, in
 // order.
 type rejoining struct {
 	on    bool
 	held  []heldMessage
-	timer *time.Timer // releases held after StandbyRejoinHold
+	timer *time.Timer // releases held after RejoinHold
 	gen   uint64      // counts releases: a timer of an earlier hold does nothing
 }
 
@@ -63,38 +65,43 @@ type heldMessage struct {
 	id  uint64
 	n   uint32
 	at  placed
-	msg Message
+	msg client.Message
 }
 
 // newMerge returns the merge of a subscription to names (topics, parsed)
-// under sc, whose parts are yet to be subscribed on each leg with its
-// sinkTo.
-func (sb *Standby) newMerge(names []string, topics []*protocol.Topic, sc subConfig) (*standbyMerge, error) {
+// under opts, whose parts are yet to be subscribed on each leg with its
+// client.SinkTo.
+func (sb *Standby) newMerge(names []string, topics []*protocol.Topic, opts []client.SubscribeOption) (*merge, error) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	if sb.closed {
-		return nil, ErrClosed
+		return nil, client.ErrClosed
 	}
+	m := sb.mergeInto(topics)
+	m.out = sb.legs[0].NewMerge(names, m, opts...)
+	sb.merges[m] = struct{}{}
+	return m, nil
+}
+
+// mergeInto returns the merge of topics, its out yet to be set (a test
+// sets an Inlet of its own). It reads only what Dial set.
+func (sb *Standby) mergeInto(topics []*protocol.Topic) *merge {
 	n := len(sb.legs)
-	m := &standbyMerge{sb: sb, seen: newIdentityWindow(StandbyWindow), legs: make([]rejoining, n),
+	m := &merge{sb: sb, seen: newIdentityWindow(Window), legs: make([]rejoining, n),
 		alive: make([]bool, n), lastAt: make([]int64, n), live: n}
 	now := time.Now().UnixNano()
 	for i := range n {
 		m.alive[i], m.lastAt[i] = true, now
 	}
-	m.ids.ident = sb.ident
-	m.ids.hash.SetSeed(sb.seed)
-	m.places = newPlaces(sb.legs[0], topics)
-	m.out = newSubscription(sb.legs[0], names, sc, channelSlots)
-	m.out.merge = m
-	sb.merges[m] = struct{}{}
-	return m, nil
+	m.ids = client.NewIdentifier(sb.proto, sb.seed)
+	m.places = newPlaces(sb.proto, topics)
+	return m
 }
 
 // setParts records the parts once every leg subscribed (nil where one
 // did not): end unsubscribes them. A merge that ended meanwhile (its
 // consumer too slow under CloseSubscription) leaves them at once.
-func (m *standbyMerge) setParts(ctx context.Context, parts []*Subscription) {
+func (m *merge) setParts(ctx context.Context, parts []*client.Subscription) {
 	m.mu.Lock()
 	if m.ended {
 		m.mu.Unlock()
@@ -120,7 +127,7 @@ func (m *standbyMerge) setParts(ctx context.Context, parts []*Subscription) {
 
 // partEnded counts the end of leg's part; the last one ends out with the
 // last error a part ended with (none when the legs were closed).
-func (m *standbyMerge) partEnded(leg int, err error) {
+func (m *merge) partEnded(leg int, err error) {
 	m.mu.Lock()
 	if !m.alive[leg] {
 		m.mu.Unlock()
@@ -143,7 +150,7 @@ func (m *standbyMerge) partEnded(leg int, err error) {
 
 // stopLocked marks the merge ended and stops its holds' timers. Called
 // with m.mu held.
-func (m *standbyMerge) stopLocked() {
+func (m *merge) stopLocked() {
 	m.ended = true
 	for i := range m.legs {
 		if t := m.legs[i].timer; t != nil {
@@ -154,8 +161,8 @@ func (m *standbyMerge) stopLocked() {
 }
 
 // finish ends out with err and forgets the merge. Called without m.mu.
-func (m *standbyMerge) finish(err error) {
-	m.out.end(err)
+func (m *merge) finish(err error) {
+	m.out.End(err)
 	m.sb.mu.Lock()
 	delete(m.sb.merges, m)
 	m.sb.mu.Unlock()
@@ -164,7 +171,7 @@ func (m *standbyMerge) finish(err error) {
 // covered reports whether another leg with a live part has been up since
 // before leg's last message here, so it carried what leg missed: leg's
 // hole is none of the merged stream's. Called with m.mu held.
-func (m *standbyMerge) covered(leg int) bool {
+func (m *merge) covered(leg int) bool {
 	since := m.lastAt[leg]
 	for j, alive := range m.alive {
 		if up := m.sb.health[j].upSince.Load(); j != leg && alive && up != 0 && up <= since {
@@ -178,20 +185,17 @@ func (m *standbyMerge) covered(leg int) bool {
 // leg has sent its identity more times than any leg had before. A leg's
 // first message after a hole that another leg carried loses its
 // reconnect flag, and the leg rejoins (see rejoining).
-func (m *standbyMerge) offer(leg int, msg Message) {
-	if m.out.policy == Block {
-		// This reader may wait for the consumer (or for the other leg's,
-		// waiting): its read deadline is re-armed after (liveness.go).
-		m.sb.legs[leg].stalled.Store(true)
-	}
+func (m *merge) offer(leg int, msg client.Message) {
+	// Under Block this reader may wait for the consumer (or for the other
+	// leg's, waiting): the part's sink marked it (client.SinkTo).
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	id := m.ids.of(msg.Topic, msg.Data)
+	id := m.ids.Of(msg.Topic, msg.Data)
 	s := m.seen.add(id, leg)
 	n := s.legs[leg]
 	r := &m.legs[leg]
-	if msg.Flags&FlagReconnected != 0 && m.covered(leg) {
-		msg.Flags &^= FlagReconnected
+	if msg.Flags&client.FlagReconnected != 0 && m.covered(leg) {
+		msg.Flags &^= client.FlagReconnected
 		r.on = true
 	}
 	m.lastAt[leg] = msg.RecvTime.UnixNano()
@@ -216,18 +220,18 @@ func (m *standbyMerge) offer(leg int, msg Message) {
 	}
 	s.delivered = n
 	at.delivered()
-	m.out.deliver(msg)
+	m.out.Deliver(msg, 1)
 	m.inStep(leg, id)
 }
 
 // hold keeps a rejoining leg's message, and starts the timer that
-// releases what it holds after StandbyRejoinHold. Called with m.mu held.
-func (m *standbyMerge) hold(leg int, h heldMessage) {
+// releases what it holds after RejoinHold. Called with m.mu held.
+func (m *merge) hold(leg int, h heldMessage) {
 	r := &m.legs[leg]
 	r.held = append(r.held, h)
 	if r.timer == nil && !m.ended {
 		gen := r.gen
-		r.timer = time.AfterFunc(StandbyRejoinHold, func() {
+		r.timer = time.AfterFunc(RejoinHold, func() {
 			m.mu.Lock()
 			defer m.mu.Unlock()
 			if m.legs[leg].gen == gen { // else released already, and maybe holding anew
@@ -240,7 +244,7 @@ func (m *standbyMerge) hold(leg int, h heldMessage) {
 // inStep releases the legs rejoining that hold id, just delivered by
 // leg: the merged stream has reached their place, and what they hold
 // after it is newer. Called with m.mu held.
-func (m *standbyMerge) inStep(leg int, id uint64) {
+func (m *merge) inStep(leg int, id uint64) {
 	for j := range m.legs {
 		r := &m.legs[j]
 		if j == leg || !r.on {
@@ -258,7 +262,7 @@ func (m *standbyMerge) inStep(leg int, id uint64) {
 // release ends leg's rejoining: it delivers, in order, what the leg held
 // that no leg delivered meanwhile and the merged stream is not past.
 // Called with m.mu held.
-func (m *standbyMerge) release(leg int) {
+func (m *merge) release(leg int) {
 	r := &m.legs[leg]
 	if r.timer != nil {
 		r.timer.Stop()
@@ -274,7 +278,7 @@ func (m *standbyMerge) release(leg int) {
 			continue
 		}
 		h.at.delivered()
-		m.out.deliver(h.msg)
+		m.out.Deliver(h.msg, 1)
 	}
 	clear(r.held)
 	r.held, r.on = r.held[:0], false
@@ -284,8 +288,8 @@ func (m *standbyMerge) release(leg int) {
 // end ends out with err and unsubscribes the parts, each on its leg. It
 // returns the first failure to unsubscribe. Safe from any goroutine,
 // more than once.
-func (m *standbyMerge) end(ctx context.Context, err error) error {
-	m.out.end(err) // first: releases a delivery waiting under Block, which holds mu
+func (m *merge) end(ctx context.Context, err error) error {
+	m.out.End(err) // first: releases a delivery waiting under Block, which holds mu
 	m.mu.Lock()
 	m.stopLocked()
 	parts := m.parts
@@ -295,11 +299,11 @@ func (m *standbyMerge) end(ctx context.Context, err error) error {
 }
 
 // Leave is the consumer's Unsubscribe (client.Leaver).
-func (m *standbyMerge) Leave(ctx context.Context) error { return m.end(ctx, nil) }
+func (m *merge) Leave(ctx context.Context) error { return m.end(ctx, nil) }
 
 // LeaveAsync leaves the parts off the goroutine that ended out (a
 // forwarder, under out's overflow policy), counted in the Standby's wg.
-func (m *standbyMerge) LeaveAsync() {
+func (m *merge) LeaveAsync() {
 	m.sb.wg.Add(1)
 	go func() {
 		defer m.sb.wg.Done()
@@ -309,13 +313,13 @@ func (m *standbyMerge) LeaveAsync() {
 
 // unsubscribeParts unsubscribes each part (nil ones skipped) and returns
 // the first failure; a part already ended is none.
-func unsubscribeParts(ctx context.Context, parts []*Subscription) error {
+func unsubscribeParts(ctx context.Context, parts []*client.Subscription) error {
 	var first error
 	for _, p := range parts {
 		if p == nil {
 			continue
 		}
-		if err := p.Unsubscribe(ctx); err != nil && !errors.Is(err, ErrUnsubscribed) && first == nil {
+		if err := p.Unsubscribe(ctx); err != nil && !errors.Is(err, client.ErrUnsubscribed) && first == nil {
 			first = err
 		}
 	}
@@ -340,7 +344,7 @@ type identitySlot struct {
 	id        uint64
 	at        uint64 // given when it was given its slot
 	delivered uint32
-	legs      [MaxStandby + 1]uint32
+	legs      [Max + 1]uint32
 }
 
 func newIdentityWindow(n int) identityWindow {

@@ -1,4 +1,4 @@
-package client
+package standby
 
 import (
 	"testing"
@@ -12,7 +12,7 @@ import (
 // window is full) is delivered again.
 func TestIdentityWindowCountsEachLegsSendings(t *testing.T) {
 	w := newIdentityWindow(3)
-	first := func(id uint64, leg int) bool { // as standbyMerge.offer decides
+	first := func(id uint64, leg int) bool { // as merge.offer decides
 		s := w.add(id, leg)
 		if s.legs[leg] <= s.delivered {
 			return false

@@ -1,6 +1,9 @@
-package client
+package standby
 
-import "github.com/wsfan/wsfan/pkg/protocol"
+import (
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
 
 // A merged stream never goes backwards. Where a topic's messages carry
 // their place in it (a book's change id: Deribit change_id, OKX seqId,
@@ -35,12 +38,13 @@ const (
 // topicPlace is a merge's record of one placed topic. Owned by the
 // merge, under its mu.
 type topicPlace struct {
-	how       placing
-	topic     *protocol.Topic
-	delivered uint64 // the place of the last placed message delivered
-	any       bool   // one was
-	leg       [MaxStandby + 1]uint64
-	legAny    [MaxStandby + 1]bool // leg[i] holds the place of leg i's last placed message
+	how         placing
+	topic       *protocol.Topic
+	backfilling protocol.Backfilling // placeHeight's reader of a head's position
+	delivered   uint64               // the place of the last placed message delivered
+	any         bool                 // one was
+	leg         [Max + 1]uint64
+	legAny      [Max + 1]bool // leg[i] holds the place of leg i's last placed message
 }
 
 // placed is a message's place, read once on offer.
@@ -51,16 +55,17 @@ type placed struct {
 	reorg    bool
 }
 
-// newPlaces returns the places of the merge of topics on c's dialect:
-// one for each topic whose messages are placed, nil when none is.
-func newPlaces(c *Client, topics []*protocol.Topic) map[string]*topicPlace {
+// newPlaces returns the places of the merge of topics on dialect p: one
+// for each topic whose messages are placed, nil when none is.
+func newPlaces(p protocol.Protocol, topics []*protocol.Topic) map[string]*topicPlace {
+	backfilling, _ := p.(protocol.Backfilling)
 	var places map[string]*topicPlace
 	for _, t := range topics {
 		var how placing
 		switch {
 		case t.Sequenced:
 			how = placeSequence
-		case t.Backfill && !t.Retracts && c.backfilling != nil: // heads: a log goes back when retracted
+		case t.Backfill && !t.Retracts && backfilling != nil: // heads: a log goes back when retracted
 			how = placeHeight
 		default:
 			continue
@@ -68,14 +73,14 @@ func newPlaces(c *Client, topics []*protocol.Topic) map[string]*topicPlace {
 		if places == nil {
 			places = make(map[string]*topicPlace, len(topics))
 		}
-		places[t.Name] = &topicPlace{how: how, topic: t}
+		places[t.Name] = &topicPlace{how: how, topic: t, backfilling: backfilling}
 	}
 	return places
 }
 
 // placeOf reads msg's place, and records it as leg's last. Called with
 // m.mu held.
-func (m *standbyMerge) placeOf(leg int, msg Message) placed {
+func (m *merge) placeOf(leg int, msg client.Message) placed {
 	pl := m.places[msg.Topic]
 	if pl == nil {
 		return placed{}
@@ -84,20 +89,20 @@ func (m *standbyMerge) placeOf(leg int, msg Message) placed {
 	var ok bool
 	switch pl.how {
 	case placeSequence:
-		pos, _, ok = m.sb.legs[0].proto.Sequence(msg.Data)
+		pos, _, ok = m.sb.proto.Sequence(msg.Data)
 	case placeHeight:
-		pos, ok = m.sb.legs[0].backfilling.Position(pl.topic, msg.Data)
+		pos, ok = pl.backfilling.Position(pl.topic, msg.Data)
 	}
 	if !ok {
 		return placed{}
 	}
 	pl.leg[leg], pl.legAny[leg] = pos, true
-	return placed{at: pl, pos: pos, snapshot: msg.Flags&FlagSnapshot != 0, reorg: msg.Flags&FlagReorg != 0}
+	return placed{at: pl, pos: pos, snapshot: msg.Flags&client.FlagSnapshot != 0, reorg: msg.Flags&client.FlagReorg != 0}
 }
 
 // behind reports whether a message of leg placed at p would take the
 // merged stream back (see above). Called with m.mu held.
-func (m *standbyMerge) behind(leg int, p placed) bool {
+func (m *merge) behind(leg int, p placed) bool {
 	pl := p.at
 	if pl == nil || !pl.any {
 		return false

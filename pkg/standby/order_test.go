@@ -1,4 +1,4 @@
-package client
+package standby
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -39,39 +40,38 @@ func (d bookDialect) AppendIdentity(dst, data []byte) ([]byte, bool) {
 // bookStandby is a Standby of legs connectionless legs on bookDialect,
 // each up since t0, and a merge of topic on it; offers are made by the
 // test, as each leg's reader would.
-func bookStandby(t *testing.T, legs int, topic string, t0 time.Time) *standbyMerge {
+func bookStandby(t *testing.T, legs int, topic string, t0 time.Time) *merge {
 	p := bookDialect{}
-	sb := &Standby{legs: make([]*Client, legs), health: make([]legHealth, legs), seed: maphash.MakeSeed(),
-		merges: make(map[*standbyMerge]struct{}), ident: p}
+	sb := &Standby{legs: make([]*client.Client, legs), health: make([]legHealth, legs), seed: maphash.MakeSeed(),
+		merges: make(map[*merge]struct{}), proto: p}
 	sb.ctx, sb.cancel = context.WithCancel(context.Background())
 	t.Cleanup(sb.cancel)
 	for i := range sb.legs {
-		sb.legs[i] = newBenchClient(p)
 		sb.health[i].upSince.Store(t0.UnixNano())
 	}
-	names, parsed, err := sb.legs[0].parseTopics([]string{topic})
+	parsed, err := p.NewTopic(topic)
 	require.NoError(t, err)
-	m, err := sb.newMerge(names, parsed, sb.legs[0].subscribeConfig(nil))
-	require.NoError(t, err)
+	m := sb.mergeInto([]*protocol.Topic{parsed})
+	m.out = client.NewInlet([]string{topic}) // the delivery a leg's NewMerge gives, on no connection
 	t.Cleanup(func() { _ = m.end(context.Background(), nil) })
 	return m
 }
 
 // bookMsg is a message of topic placed at id, following prev (0: a
 // snapshot, flagged as the leg's reader flags one).
-func bookMsg(topic string, id, prev uint64, at time.Time, flags Flags) Message {
+func bookMsg(topic string, id, prev uint64, at time.Time, flags client.Flags) client.Message {
 	if prev == 0 {
-		flags |= FlagSnapshot
+		flags |= client.FlagSnapshot
 	}
-	return Message{Topic: topic, Data: fmt.Appendf(nil, "%d/%d", id, prev), Flags: flags, RecvTime: at}
+	return client.Message{Topic: topic, Data: fmt.Appendf(nil, "%d/%d", id, prev), Flags: flags, RecvTime: at}
 }
 
 // delivered drains what the merge delivered so far.
-func delivered(m *standbyMerge) []string {
+func delivered(m *merge) []string {
 	var got []string
 	for {
 		select {
-		case msg := <-m.out.C():
+		case msg := <-m.out.Subscription().C():
 			got = append(got, string(msg.Data))
 		default:
 			return got
@@ -99,7 +99,7 @@ func TestStandbyRejoinBehindNeverReachesTheProgram(t *testing.T) {
 	m.sb.health[1].upSince.Store(0) // leg 1 is cut
 	m.offer(0, bookMsg(topic, 4, 3, at(4), 0))
 	m.sb.health[1].upSince.Store(at(5).UnixNano()) // and back, restored
-	m.offer(1, bookMsg(topic, 3, 0, at(5), FlagReconnected))
+	m.offer(1, bookMsg(topic, 3, 0, at(5), client.FlagReconnected))
 	m.offer(0, bookMsg(topic, 5, 4, at(6), 0))
 	m.offer(1, bookMsg(topic, 4, 3, at(6), 0))
 	m.offer(1, bookMsg(topic, 5, 4, at(7), 0))

@@ -1,4 +1,15 @@
-package client
+// Package standby keeps hot standby connections (legs) beside the one in
+// use, merging each subscription's messages from every leg into one
+// stream. It is built on exported seams of package client (NewMerge,
+// SinkTo, Settings and Budget, AsLeg and Leg, Identifier) and knows
+// nothing of a Client's internals.
+//
+// Goroutines: one event relay per leg (relay.Relay), the switch-back
+// loop when there are several endpoints (switchback.go), a merge's
+// LeaveAsync, and a rejoin hold's timer (merge.go); all but the timers
+// are counted in the Standby's wait group and ended by Close. A merge's
+// offers run on the legs' readers.
+package standby
 
 import (
 	"cmp"
@@ -11,12 +22,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wsfan/wsfan/internal/relay"
+	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// MaxStandby is the most standby connections DialStandby keeps beside
-// the one in use.
-const MaxStandby = 3
+// Max is the most standby connections Dial keeps beside the one in use.
+const Max = 3
 
 // Standby keeps hot standby connections (legs) beside the one in use,
 // as market-data lines are run on two feeds: every leg carries the same
@@ -67,9 +79,10 @@ const MaxStandby = 3
 // another; any other call, an order above all, never is. It is safe for
 // concurrent use.
 type Standby struct {
-	legs     []*Client
-	health   []legHealth // health[i] is legs[i]'s, written by its relay
-	ident    protocol.Identifying
+	legs     []*client.Client
+	ctl      []client.Leg // ctl[i] is legs[i]'s
+	health   []legHealth  // health[i] is legs[i]'s, written by its relay
+	proto    protocol.Protocol
 	settings protocol.SessionSettings // nil where the dialect has none
 	account  protocol.AccountSettings // nil where the dialect has none
 	seed     maphash.Seed
@@ -77,9 +90,9 @@ type Standby struct {
 
 	mu     sync.Mutex // protects closed and merges
 	closed bool
-	merges map[*standbyMerge]struct{} // the merged subscriptions not ended
+	merges map[*merge]struct{} // the merged subscriptions not ended
 
-	events    *eventRelay
+	events    *relay.Relay
 	ctx       context.Context // cancelled by Close
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup // event relays and merge forwarders
@@ -92,73 +105,76 @@ type legHealth struct {
 	upSince atomic.Int64
 }
 
-// DialStandby dials 1+standby legs to url (and the endpoints of
-// WithEndpoints, leg i preferring the i-th), all at once, and returns
-// once each leg's first attempt has ended with at least one leg up (with
-// WithRetryOnFailedConnect, even with none). A leg whose first attempt
-// failed keeps dialing in the background, its subscriptions queued
-// meanwhile.
-// standby is 0 to MaxStandby; 0 is one connection, as Dial.
-func DialStandby(ctx context.Context, url string, standby int, opts ...Option) (*Standby, error) {
-	if standby < 0 || standby > MaxStandby {
-		return nil, fmt.Errorf("DialStandby: %d standby connections, want 0 to %d", standby, MaxStandby)
+// Dial dials 1+standby legs to url (and the endpoints of
+// client.WithEndpoints, leg i preferring the i-th), all at once, and
+// returns once each leg's first attempt has ended with at least one leg
+// up (with client.WithRetryOnFailedConnect, even with none). A leg whose
+// first attempt failed keeps dialing in the background, its
+// subscriptions queued meanwhile. standby is 0 to Max; 0 is one
+// connection, as client.Dial.
+func Dial(ctx context.Context, url string, standby int, opts ...client.Option) (*Standby, error) {
+	if standby < 0 || standby > Max {
+		return nil, fmt.Errorf("standby.Dial: %d standby connections, want 0 to %d", standby, Max)
 	}
-	cfg := defaultConfig()
-	for _, o := range opts {
-		o.applyClient(&cfg)
+	set, err := client.Resolve(opts...)
+	if err != nil {
+		return nil, err
+	}
+	proto := set.Protocol()
+	if l, ok := proto.(protocol.ConnectionLimited); ok && standby+1 > l.ConnectionsPerIP() {
+		return nil, fmt.Errorf("standby.Dial: %d connections would pass the venue's limit of %d from one IP address", standby+1, l.ConnectionsPerIP())
 	}
 	sb := &Standby{
-		legs:   make([]*Client, standby+1),
-		health: make([]legHealth, standby+1),
-		seed:   maphash.MakeSeed(),
-		merges: make(map[*standbyMerge]struct{}),
-		events: newEventRelay(cfg.eventBuffer),
+		legs:    make([]*client.Client, standby+1),
+		ctl:     make([]client.Leg, standby+1),
+		health:  make([]legHealth, standby+1),
+		proto:   proto,
+		seed:    maphash.MakeSeed(),
+		headLag: set.HeadLag(),
+		merges:  make(map[*merge]struct{}),
 	}
-	if cfg.err != nil {
-		return nil, cfg.err
-	}
-	if l, ok := cfg.protocol.(protocol.ConnectionLimited); ok && standby+1 > l.ConnectionsPerIP() {
-		return nil, fmt.Errorf("DialStandby: %d connections would pass the venue's limit of %d from one IP address", standby+1, l.ConnectionsPerIP())
-	}
-	cfg.exchangeLimits() // one budget for every leg: the venue counts them all
-	sb.ident, _ = cfg.protocol.(protocol.Identifying)
-	sb.settings, _ = cfg.protocol.(protocol.SessionSettings)
-	sb.account, _ = cfg.protocol.(protocol.AccountSettings)
-	sb.headLag = cfg.headLag
+	sb.settings, _ = proto.(protocol.SessionSettings)
+	sb.account, _ = proto.(protocol.AccountSettings)
 	sb.ctx, sb.cancel = context.WithCancel(context.Background())
-	urls := append([]string{url}, cfg.endpoints...)
+	budget := set.Budget() // one budget for every leg: the venue counts them all
+	urls := append([]string{url}, set.Endpoints()...)
 	errs := make([]error, len(sb.legs))
 	var dials sync.WaitGroup
 	for i := range sb.legs {
 		dials.Add(1)
 		go func() {
 			defer dials.Done()
-			sb.legs[i], errs[i] = Dial(ctx, urls[i%len(urls)], legOptions(opts, urls, i, cfg.pace)...)
+			sb.legs[i], errs[i] = client.Dial(ctx, urls[i%len(urls)], legOptions(opts, urls, i, budget)...)
 		}()
 	}
 	dials.Wait()
-	up := false
-	for i, c := range sb.legs {
+	for i := range sb.legs {
 		if errs[i] != nil {
+			sb.cancel()
 			sb.closeLegs()
 			return nil, fmt.Errorf("leg %d: %w", i, errs[i])
 		}
-		if c.State() == StateConnected {
+		sb.ctl[i] = client.LegOf(sb.legs[i])
+	}
+	sb.events = relay.New(cap(sb.legs[0].Events()))
+	up := false
+	for i, c := range sb.legs {
+		if c.State() == client.StateConnected {
 			sb.health[i].upSince.Store(time.Now().UnixNano())
 			up = true
 		}
 		sb.wg.Add(1)
 		go func() {
 			defer sb.wg.Done()
-			sb.events.relay(c, i, func(ev Event) { sb.health[i].seen(ev) })
+			sb.events.Relay(c.Events(), i, func(ev client.Event) { sb.health[i].seen(ev) })
 		}()
 	}
-	if len(urls) > 1 && cfg.probeEvery > 0 {
+	if every, after := set.SwitchBack(); len(urls) > 1 && every > 0 {
 		sb.wg.Add(1)
-		go sb.switchBacks(cfg.probeEvery, cfg.switchAfter)
+		go sb.switchBacks(every, after)
 	}
-	if !up && !cfg.retryFirst {
-		if _, err := sb.legs[0].activeConn(ctx); err != nil { // it names the last failure
+	if !up && !set.RetryOnFailedConnect() {
+		if err := sb.ctl[0].Connected(ctx); err != nil { // it names the last failure
 			_ = sb.Close()
 			return nil, fmt.Errorf("no leg connected: %w", err)
 		}
@@ -166,102 +182,94 @@ func DialStandby(ctx context.Context, url string, standby int, opts ...Option) (
 	return sb, nil
 }
 
-// legOptions are leg i's: the caller's, dialing on at once when the
-// first attempt fails, its endpoints starting at the i-th, the budget
-// every leg shares (nil for none), and its metrics (WithMetrics) named
-// "<name>-leg<i>" after the first.
-func legOptions(opts []Option, urls []string, i int, budget *pacer) []Option {
+// legOptions are leg i's: the caller's, then the leg's place (client.AsLeg:
+// its endpoints starting at the i-th, dialing on at once when the first
+// attempt fails), the budget every leg shares (the zero one for none),
+// and its metrics (client.WithMetrics) named "<name>-leg<i>" after the
+// first.
+func legOptions(opts []client.Option, urls []string, i int, budget client.Budget) []client.Option {
 	rest := make([]string, 0, len(urls)-1)
 	for k := 1; k < len(urls); k++ {
 		rest = append(rest, urls[(i+k)%len(urls)])
 	}
-	return append(opts[:len(opts):len(opts)], clientOption(func(c *config) {
-		c.retryFirst = true
-		c.endpoints = rest
-		c.leg = true
-		c.endpointBase = i % len(urls)
-		if budget != nil {
-			c.pace, c.paceSet = budget, true
-		}
-		if i > 0 && c.registerer != nil {
-			c.metricsName = fmt.Sprintf("%s-leg%d", c.metricsName, i)
-		}
-	}))
+	leg := append(opts[:len(opts):len(opts)], client.AsLeg(i%len(urls), rest), client.WithBudget(budget))
+	if i > 0 {
+		leg = append(leg, client.WithMetricsSuffix(fmt.Sprintf("-leg%d", i)))
+	}
+	return leg
 }
 
 // seen keeps the leg's health from its events: up once its subscriptions
 // are live again (Connected follows the restore), down from its
 // disconnect.
-func (h *legHealth) seen(ev Event) {
+func (h *legHealth) seen(ev client.Event) {
 	switch ev.Kind {
-	case Connected:
+	case client.Connected:
 		h.upSince.Store(ev.Time.UnixNano())
-	case Disconnected:
+	case client.Disconnected:
 		h.upSince.Store(0)
 	}
 }
 
 // Legs returns the legs' clients, the first dialled first: for their
 // state, endpoints and lag. Closing one is closing the Standby's leg.
-func (sb *Standby) Legs() []*Client { return append([]*Client(nil), sb.legs...) }
+func (sb *Standby) Legs() []*client.Client { return append([]*client.Client(nil), sb.legs...) }
 
 // Events returns every leg's events, each marked with its leg's index
 // (Event.Connection). It is closed by Close.
-func (sb *Standby) Events() <-chan Event { return sb.events.ch }
+func (sb *Standby) Events() <-chan client.Event { return sb.events.C() }
 
 // State returns StateConnected while any leg is connected, and otherwise
 // the first leg's state.
-func (sb *Standby) State() State {
+func (sb *Standby) State() client.State {
 	for _, c := range sb.legs {
-		if c.State() == StateConnected {
-			return StateConnected
+		if c.State() == client.StateConnected {
+			return client.StateConnected
 		}
 	}
 	return sb.legs[0].State()
 }
 
 // Subscribe subscribes to topics on every leg and returns one
-// Subscription of their merged messages, with opts as Client.Subscribe
-// takes them. It fails if a leg refuses the topics; a leg that is down
-// queues them (see DialStandby). The Subscription ends when every leg's
+// Subscription of their merged messages, with opts as
+// client.Client.Subscribe takes them. It fails if a leg refuses the
+// topics; a leg that is down queues them (see Dial). The Subscription ends when every leg's
 // part has ended (a leg closed, a topic refused on its restore), with
 // the last one's error.
-func (sb *Standby) Subscribe(ctx context.Context, topics []string, opts ...SubscribeOption) (*Subscription, error) {
-	names, parsed, err := sb.legs[0].parseTopics(topics)
+func (sb *Standby) Subscribe(ctx context.Context, topics []string, opts ...client.SubscribeOption) (*client.Subscription, error) {
+	names, parsed, err := sb.legs[0].ParseTopics(topics)
 	if err != nil {
 		return nil, err
 	}
-	m, err := sb.newMerge(names, parsed, sb.legs[0].subscribeConfig(opts))
+	m, err := sb.newMerge(names, parsed, opts)
 	if err != nil {
 		return nil, err
 	}
-	parts := make([]*Subscription, len(sb.legs))
+	parts := make([]*client.Subscription, len(sb.legs))
 	for i, c := range sb.legs {
-		sink := sinkTo{sink: func(msg Message) { m.offer(i, msg) }, end: func(_ *Subscription, err error) { m.partEnded(i, err) }}
-		if parts[i], err = c.Subscribe(ctx, names, Buffer(1), sink); err != nil {
+		sink := client.SinkTo(m.out, func(msg client.Message) { m.offer(i, msg) }, func(_ *client.Subscription, err error) { m.partEnded(i, err) })
+		if parts[i], err = c.Subscribe(ctx, names, client.Buffer(1), sink); err != nil {
 			m.setParts(ctx, parts)
 			_ = m.end(ctx, nil) // the failure returned is the subscribe's
 			return nil, fmt.Errorf("leg %d: %w", i, err)
 		}
 	}
 	m.setParts(ctx, parts)
-	return m.out, nil
+	return m.out.Subscription(), nil
 }
 
 // SubscribeStreams subscribes each topic on its own on every leg, in as
 // few requests as each leg allows, and returns a merged Stream each (see
-// Subscribe): a Standby is a Feed. A topic a leg refuses is refused.
-func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]Stream, []error, error) {
-	merges := make(map[string]*standbyMerge, len(topics))
+// Subscribe): a Standby is a client.Feed. A topic a leg refuses is
+// refused.
+func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
+	merges := make(map[string]*merge, len(topics))
 	for _, name := range topics {
 		err := fmt.Errorf("SubscribeStreams: %q given twice", name) // a part's messages name only their topic
-		var m *standbyMerge
+		var m *merge
 		if merges[name] == nil {
-			var parsed []*protocol.Topic // none for a topic the legs refuse, each in errs
-			if t, terr := sb.legs[0].newTopic(name); terr == nil {
-				parsed = []*protocol.Topic{t}
-			}
-			m, err = sb.newMerge([]string{name}, parsed, sb.legs[0].subscribeConfig(nil))
+			_, parsed, _ := sb.legs[0].ParseTopics([]string{name}) // none for a topic the legs refuse, each in errs
+			m, err = sb.newMerge([]string{name}, parsed, nil)
 		}
 		if err != nil {
 			for _, made := range merges { // nothing subscribed yet: forget them
@@ -271,15 +279,17 @@ func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]Str
 		}
 		merges[name] = m
 	}
-	byLeg := make([][]*Subscription, len(sb.legs))
+	byLeg := make([][]*client.Subscription, len(sb.legs))
 	errs := make([]error, len(topics))
 	var failed error
 	for i, c := range sb.legs {
-		sink := sinkTo{
-			sink: func(msg Message) { merges[msg.Topic].offer(i, msg) },
-			end:  func(part *Subscription, err error) { merges[part.topics[0]].partEnded(i, err) },
+		if len(topics) == 0 {
+			break
 		}
-		subs, serrs, err := c.SubscribeEach(ctx, topics, Buffer(1), sink)
+		sink := client.SinkTo(merges[topics[0]].out, // every merge has the default delivery
+			func(msg client.Message) { merges[msg.Topic].offer(i, msg) },
+			func(part *client.Subscription, err error) { merges[part.Topics()[0]].partEnded(i, err) })
+		subs, serrs, err := c.SubscribeEach(ctx, topics, client.Buffer(1), sink)
 		if err != nil {
 			failed = fmt.Errorf("leg %d: %w", i, err)
 			break
@@ -289,9 +299,9 @@ func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]Str
 			errs[k] = cmp.Or(errs[k], e)
 		}
 	}
-	streams := make([]Stream, len(topics))
+	streams := make([]client.Stream, len(topics))
 	for k, name := range topics {
-		parts := make([]*Subscription, len(sb.legs))
+		parts := make([]*client.Subscription, len(sb.legs))
 		for i := range sb.legs {
 			if byLeg[i] != nil {
 				parts[i] = byLeg[i][k]
@@ -303,7 +313,7 @@ func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]Str
 			_ = m.end(ctx, nil) // the failure returned is the subscribe's
 			continue
 		}
-		streams[k] = m.out
+		streams[k] = m.out.Subscription()
 	}
 	if failed != nil {
 		return nil, nil, failed
@@ -313,22 +323,22 @@ func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]Str
 
 // UnsubscribeStreams ends streams, each merged subscription on every
 // leg. A stream already ended is not a failure.
-func (sb *Standby) UnsubscribeStreams(ctx context.Context, streams []Stream) error {
+func (sb *Standby) UnsubscribeStreams(ctx context.Context, streams []client.Stream) error {
 	var first error
 	for _, s := range streams {
-		if err := s.Unsubscribe(ctx); err != nil && !errors.Is(err, ErrUnsubscribed) && first == nil {
+		if err := s.Unsubscribe(ctx); err != nil && !errors.Is(err, client.ErrUnsubscribed) && first == nil {
 			first = err
 		}
 	}
 	return first
 }
 
-var _ Feed = (*Standby)(nil)
+var _ client.Feed = (*Standby)(nil)
 
 // Call makes a call over a connected leg (see CallRaw), its params and
-// result as Client.Call takes them.
+// result as client.Client.Call takes them.
 func (sb *Standby) Call(ctx context.Context, method string, params, result any) error {
-	return callJSON(ctx, method, params, result, sb.CallRaw)
+	return client.CallJSON(ctx, method, params, result, sb.CallRaw)
 }
 
 // CallRaw makes a call over a connected leg, the highest head's on a
@@ -338,7 +348,7 @@ func (sb *Standby) Call(ctx context.Context, method string, params, result any) 
 func (sb *Standby) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if sb.account != nil && sb.account.AccountSetting(method, params) {
 		return nil, fmt.Errorf("call %s: %w: a setting of the account's scope acts when any connection is lost, "+
-			"and a standby connection may die: give it the connection's scope, which every leg keeps", method, ErrRefused)
+			"and a standby connection may die: give it the connection's scope, which every leg keeps", method, client.ErrRefused)
 	}
 	if sb.settings != nil {
 		if set, ok := sb.settings.SessionSetting(method, params); ok {
@@ -346,12 +356,12 @@ func (sb *Standby) CallRaw(ctx context.Context, method string, params json.RawMe
 		}
 	}
 	tried := make([]bool, len(sb.legs))
-	err := fmt.Errorf("call %s: %w: no leg to take it", method, ErrConnectionLost)
+	err := fmt.Errorf("call %s: %w: no leg to take it", method, client.ErrConnectionLost)
 	var res json.RawMessage
 	for i := sb.caller(tried); i >= 0; i = sb.caller(tried) {
 		tried[i] = true
 		res, err = sb.legs[i].CallRaw(ctx, method, params)
-		if err == nil || !errors.Is(err, ErrConnectionLost) || !sb.legs[i].readOnly(method) || ctx.Err() != nil {
+		if err == nil || !errors.Is(err, client.ErrConnectionLost) || !sb.ctl[i].ReadOnly(method) || ctx.Err() != nil {
 			break
 		}
 	}
@@ -365,15 +375,15 @@ func (sb *Standby) CallRaw(ctx context.Context, method string, params json.RawMe
 // a Client's call does while it reconnects. It returns the first connected leg's answer, or
 // the first failure, naming its leg.
 func (sb *Standby) callEveryLeg(ctx context.Context, set protocol.SessionSetting, method string, params json.RawMessage) (json.RawMessage, error) {
-	if err := sb.legs[0].checkSetting(set, method); err != nil {
+	if err := sb.ctl[0].CheckSetting(set, method); err != nil {
 		return nil, err
 	}
 	var first json.RawMessage
 	answered := false
-	var down []*Client
+	var down []client.Leg
 	for i, c := range sb.legs {
-		if c.State() != StateConnected {
-			down = append(down, c)
+		if c.State() != client.StateConnected {
+			down = append(down, sb.ctl[i])
 			continue
 		}
 		res, err := c.CallRaw(ctx, method, params)
@@ -385,10 +395,10 @@ func (sb *Standby) callEveryLeg(ctx context.Context, set protocol.SessionSetting
 		}
 	}
 	if !answered {
-		return nil, fmt.Errorf("call %s: %w: no leg is connected", method, ErrConnectionLost)
+		return nil, fmt.Errorf("call %s: %w: no leg is connected", method, client.ErrConnectionLost)
 	}
-	for _, c := range down {
-		c.settings.record(set, method, params)
+	for _, l := range down {
+		l.KeepSetting(set, method, params)
 	}
 	return first, nil
 }
@@ -400,18 +410,18 @@ func (sb *Standby) Close() error {
 	sb.closeOnce.Do(func() {
 		sb.mu.Lock()
 		sb.closed = true
-		merges := make([]*standbyMerge, 0, len(sb.merges))
+		merges := make([]*merge, 0, len(sb.merges))
 		for m := range sb.merges {
 			merges = append(merges, m)
 		}
 		sb.mu.Unlock()
 		for _, m := range merges { // first: a delivery waiting under Block holds a leg's reader
-			m.out.end(nil)
+			m.out.End(nil)
 		}
 		sb.cancel()
 		sb.closeLegs()
 		sb.wg.Wait()
-		sb.events.close()
+		sb.events.Close()
 	})
 	return nil
 }

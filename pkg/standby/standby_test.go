@@ -1,4 +1,4 @@
-package client_test
+package standby_test
 
 import (
 	"encoding/json"
@@ -15,6 +15,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/ethereum"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/standby"
 )
 
 // head is block n of a chain.
@@ -32,7 +33,7 @@ func TestStandbyCallsTheHighestHead(t *testing.T) {
 		t.Cleanup(n.Close)
 		n.Handle("eth_chainId", func(json.RawMessage) (any, *protocol.Error) { return fmt.Sprintf("node %d", i), nil })
 	}
-	sb, err := client.DialStandby(ctx, nodes[0].URL(), 1, client.WithProtocol(ethereum.Protocol()),
+	sb, err := standby.Dial(ctx, nodes[0].URL(), 1, client.WithProtocol(ethereum.Protocol()),
 		client.WithEndpoints(nodes[1].URL()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sb.Close() })
@@ -91,7 +92,7 @@ func TestStandbyCancelOnDisconnectOnEveryLeg(t *testing.T) {
 	t.Cleanup(exch.Close)
 	const method = "private/enable_cancel_on_disconnect"
 	exch.Handle(method, func(json.RawMessage) (any, *protocol.Error) { return "ok", nil })
-	sb, err := client.DialStandby(ctx, exch.URL(), 1, client.WithProtocol(deribit.Protocol()))
+	sb, err := standby.Dial(ctx, exch.URL(), 1, client.WithProtocol(deribit.Protocol()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sb.Close() })
 
@@ -110,7 +111,7 @@ func TestStandbyBlockedConsumerCanLeave(t *testing.T) {
 	ctx := testutil.Context(t)
 	exch := exchangetest.NewServer(deribit.Name)
 	t.Cleanup(exch.Close)
-	sb, err := client.DialStandby(ctx, exch.URL(), 1, client.WithProtocol(deribit.Protocol()))
+	sb, err := standby.Dial(ctx, exch.URL(), 1, client.WithProtocol(deribit.Protocol()))
 	require.NoError(t, err)
 	sub, err := sb.Subscribe(ctx, []string{"ticker.BTC-PERPETUAL.100ms"}, client.Buffer(1), client.Overflow(client.Block))
 	require.NoError(t, err)
@@ -138,7 +139,7 @@ func TestStandbySubscribeStreamsRefusesATopicTwice(t *testing.T) {
 	ctx := testutil.Context(t)
 	exch := exchangetest.NewServer(deribit.Name)
 	t.Cleanup(exch.Close)
-	sb, err := client.DialStandby(ctx, exch.URL(), 1, client.WithProtocol(deribit.Protocol()))
+	sb, err := standby.Dial(ctx, exch.URL(), 1, client.WithProtocol(deribit.Protocol()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sb.Close() })
 	_, _, err = sb.SubscribeStreams(ctx, []string{"ticker.BTC-PERPETUAL.100ms", "ticker.BTC-PERPETUAL.100ms"})

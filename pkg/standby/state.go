@@ -1,17 +1,21 @@
-package client
+package standby
 
-import "time"
+import (
+	"time"
+
+	"github.com/wsfan/wsfan/pkg/client"
+)
 
 // What a Standby tells of its legs, each answer over them as one
 // upstream: the merged stream is up while any leg is, and quiet only
 // when every leg is.
 
-// Lag is the least ping round trip (Client.Lag) of the connected legs,
+// Lag is the least ping round trip (client.Client.Lag) of the connected legs,
 // the first leg's when none is.
 func (sb *Standby) Lag() time.Duration {
 	least := time.Duration(-1)
 	for _, c := range sb.legs {
-		if c.State() == StateConnected && (least < 0 || c.Lag() < least) {
+		if c.State() == client.StateConnected && (least < 0 || c.Lag() < least) {
 			least = c.Lag()
 		}
 	}
@@ -23,10 +27,10 @@ func (sb *Standby) Lag() time.Duration {
 
 // Endpoint is the endpoint of the first connected leg (the first leg's
 // when none is), redacted, and its index among Dial's URL and
-// WithEndpoints' (Client.Endpoint).
+// WithEndpoints' (client.Client.Endpoint).
 func (sb *Standby) Endpoint() (url string, index int) {
 	for _, c := range sb.legs {
-		if c.State() == StateConnected {
+		if c.State() == client.StateConnected {
 			return c.Endpoint()
 		}
 	}
@@ -34,20 +38,20 @@ func (sb *Standby) Endpoint() (url string, index int) {
 }
 
 // Stale reports whether topic is stale on every connected leg
-// (Client.Stale): a leg that still carries it keeps the merged stream
+// (client.Client.Stale): a leg that still carries it keeps the merged stream
 // fresh. With no leg connected, the first leg's answer.
-func (sb *Standby) Stale(topic string) bool { return sb.every(topic, (*Client).Stale) }
+func (sb *Standby) Stale(topic string) bool { return sb.every(topic, (*client.Client).Stale) }
 
 // Silent reports whether topic is silent beyond its stale limit on every
-// connected leg (Client.Silent).
-func (sb *Standby) Silent(topic string) bool { return sb.every(topic, (*Client).Silent) }
+// connected leg (client.Client.Silent).
+func (sb *Standby) Silent(topic string) bool { return sb.every(topic, (*client.Client).Silent) }
 
 // every reports whether quiet holds for topic on every connected leg, or
 // on the first leg when none is connected.
-func (sb *Standby) every(topic string, quiet func(*Client, string) bool) bool {
+func (sb *Standby) every(topic string, quiet func(*client.Client, string) bool) bool {
 	connected := false
 	for _, c := range sb.legs {
-		if c.State() != StateConnected {
+		if c.State() != client.StateConnected {
 			continue
 		}
 		connected = true
@@ -58,7 +62,7 @@ func (sb *Standby) every(topic string, quiet func(*Client, string) bool) bool {
 	return connected || quiet(sb.legs[0], topic)
 }
 
-// Resync asks every leg for topic's whole state again (Client.Resync);
+// Resync asks every leg for topic's whole state again (client.Client.Resync);
 // the merge delivers the first snapshot to arrive and drops the others'
 // copies. It reports whether any leg could.
 func (sb *Standby) Resync(topic string) bool {
