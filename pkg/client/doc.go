@@ -17,12 +17,32 @@
 //
 // # Goroutines
 //
-// Each connection has one reader and one writer goroutine; one supervisor
-// goroutine per client replaces lost connections. User code never runs on
-// any of them (the on-connect hook runs on the supervisor, before the
-// connection is handed out). WhileConnected runs a user task on a
-// goroutine of its own, with one more that ends the task's context when
-// its connection ends.
+// Every goroutine the package starts, each counted in the client's wait
+// group (Close waits for them) unless said otherwise:
+//
+//   - the supervisor (reconnect.go), one per client: dials, restores and
+//     replaces lost connections; the on-connect hook runs on it, before
+//     the connection is handed out, and so does a switch-back's handover
+//     (handover.go);
+//   - the reader and the writer (conn.go), one each per connection,
+//     counted in the connection's wait group, ending with it;
+//   - a subscription's mover (Subscription.moveLoop), while messages wait
+//     beside its full channel; it ends when none does, or with the
+//     subscription (not counted: it holds nothing of the client);
+//   - a topic's refresh (subscribe.go, refreshLoop), while a topic the
+//     venue expires is subscribed again;
+//   - an unsubscribe off the reader: a subscription its overflow policy
+//     ended (detachAsync, unsubscribe.go), or whose topics the server
+//     ended (serverend.go);
+//   - WhileConnected's user task, with one more that ends the task's
+//     context when its connection ends.
+//
+// User code never runs on the reader, the writer or the supervisor (but
+// the on-connect hook). Composites built on the core start their own
+// (pkg/pool: an event relay per connection and a forwarder per part of a
+// spanning subscription; pkg/standby: an event relay per leg, the legs'
+// switch-back loop, a rejoin hold's timer); a standby's merge runs on its
+// legs' readers.
 //
 // # Invariants
 //
