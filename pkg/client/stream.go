@@ -52,30 +52,25 @@ var _ Feed = (*Client)(nil)
 // options, a Stream each, for a Feed's reader. A topic the dialect
 // cannot express, or one routed like another under another name (one
 // subscription on the server), is refused (ErrRefused) rather than
-// failing the rest.
+// failing the rest. Each topic is parsed once, and clash-checked once
+// (subscribeGroups).
 func (c *Client) SubscribeStreams(ctx context.Context, topics []string) ([]Stream, []error, error) {
 	streams, errs := make([]Stream, len(topics)), make([]error, len(topics))
-	valid := make([]string, 0, len(topics))
+	groups := make([][]string, 0, len(topics))
+	parsed := make([][]*protocol.Topic, 0, len(topics))
 	at := make([]int, 0, len(topics))
-	named := make(map[string]string)
-	c.mu.Lock()
 	for i, name := range topics {
 		t, err := c.newTopic(name)
 		if err != nil {
 			errs[i] = &RefusedError{Topics: []string{name}, Cause: err}
 			continue
 		}
-		if err := c.clashesLocked([]string{name}, []*protocol.Topic{t}, named); err != nil {
-			errs[i] = err // this topic refused, not the call
-			continue
-		}
-		valid, at = append(valid, name), append(at, i)
+		groups, parsed, at = append(groups, []string{name}), append(parsed, []*protocol.Topic{t}), append(at, i)
 	}
-	c.mu.Unlock()
-	if len(valid) == 0 {
+	if len(groups) == 0 {
 		return streams, errs, nil
 	}
-	subs, serrs, err := c.SubscribeEach(ctx, valid)
+	subs, serrs, err := c.subscribeGroups(ctx, groups, parsed, nil)
 	if err != nil {
 		return nil, nil, err
 	}
