@@ -28,7 +28,9 @@ func TestDialTimeoutOnServerThatNeverUpgrades(t *testing.T) {
 			require.Nil(t, c)
 			require.ErrorIs(t, err, client.ErrTimeout)
 			assert.GreaterOrEqual(t, took, timeout)
-			assert.Less(t, took, timeout+50*time.Millisecond, "dial timeout honoured")
+			// Honoured, not exceeded by the connect's own minutes-long
+			// timeout: the bound is loose, for a loaded machine.
+			assert.Less(t, took, timeout+2*time.Second, "dial timeout honoured")
 		})
 	}
 }
@@ -46,7 +48,7 @@ func TestDialHonoursCallerContext(t *testing.T) {
 	require.Nil(t, c)
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, client.ErrTimeout, "a cancelled dial is not a timeout")
-	assert.Less(t, time.Since(start), time.Second)
+	assert.Less(t, time.Since(start), 5*time.Second, "well before the 10 s dial timeout")
 }
 
 // A server that stops answering pings is detected within ping interval +
