@@ -44,9 +44,10 @@ func Observe(o prometheus.Observer, skew prometheus.Counter, ns int64) {
 }
 
 // SkewName and SkewHelp are the skew counter's, which every part that
-// counts skew registers with the labels connection (whose clock: an SDK
-// connection's WithMetrics name, or "sidecar") and path (which
-// difference: "upstream", "delivery", "nats").
+// counts skew registers with the constant label connection (whose clock:
+// an SDK connection's WithMetrics name, or "sidecar") and the variable
+// label path (which difference: "upstream", "delivery", "nats"): one
+// registry takes them all only when each has its labels so.
 const (
 	SkewName = "wsfan_clock_skew_total"
 	SkewHelp = "Stamps found later than the time they were compared with (clock skew, or a stamp taken late), by path; their delays are observed negative, as they are."

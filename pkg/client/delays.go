@@ -23,14 +23,13 @@ type delays struct {
 }
 
 func newDelays(labels prometheus.Labels) *delays {
-	skewLabels := prometheus.Labels{"path": "upstream"}
-	for k, v := range labels {
-		skewLabels[k] = v
-	}
+	// path a variable label, as every part counting skew has it: one
+	// registry may hold them all (the sidecar's).
+	skew := prometheus.NewCounterVec(prometheus.CounterOpts{Name: latency.SkewName, Help: latency.SkewHelp, ConstLabels: labels}, []string{"path"})
 	return &delays{
 		families: latency.NewFamilies(latency.Opts("wsfan_upstream_delay_seconds",
 			"Receive time minus the venue's stamp of each message that carries one (WithStamps), by channel family; negative under clock skew.", labels)),
-		skew: prometheus.NewCounter(prometheus.CounterOpts{Name: latency.SkewName, Help: latency.SkewHelp, ConstLabels: skewLabels}),
+		skew: skew.WithLabelValues("upstream"),
 	}
 }
 

@@ -8,13 +8,17 @@ import (
 // An encoding is how one transport frames a topic's messages for its
 // clients: a WebSocket frame in the dialect's envelope (wsFrames, frame.go)
 // or an SSE event in its message or named form (sseMessages, sseNamed,
-// sseevent.go). Each session has one, set by its transport from what the
-// client asked for. A topic builds the frame of each encoding in use once
-// a message and offers the same bytes to every session of that encoding
-// (topic.publish); it knows transports only through this type.
+// sseevent.go), each also with stamps (wsStamped, sseMessagesStamped,
+// sseNamedStamped, stamps.go). Each session has one, set by its transport
+// from what the client asked for. A topic builds the frame of each
+// encoding in use once a message and offers the same bytes to every
+// session of that encoding (topic.publish); it knows transports only
+// through this type.
 type encoding struct {
 	// id indexes a topic's encoders: sessions of one id share frames.
 	id int
+	// kind is the transport whose sessions use it.
+	kind sessionKind
 	// resumable: the encoding's clients may resume a stream from a
 	// position (SSE's Last-Event-ID), so a topic that has one keeps a
 	// history of its last messages (ssehistory.go).
@@ -24,7 +28,7 @@ type encoding struct {
 }
 
 // numEncodings is how many encodings there are: ids 0 to numEncodings-1.
-const numEncodings = 4
+const numEncodings = 6
 
 // encoder is an encoding's frames for one topic. Each method returns a
 // frame of its own, which the caller may queue to any number of sessions.

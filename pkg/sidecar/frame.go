@@ -78,7 +78,7 @@ func closeFrame(code int, reason string) []byte {
 // the exchange marks whole state), and, for a client that asked
 // (protocol.WantsGapNotices), a gap notice before the message after a
 // hole.
-var wsFrames = &encoding{id: 0, newEncoder: newWSEncoder}
+var wsFrames = &encoding{id: 0, kind: kindWS, newEncoder: newWSEncoder}
 
 // wsEncoder is a topic's WebSocket frames.
 type wsEncoder struct {

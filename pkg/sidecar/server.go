@@ -63,6 +63,7 @@ type Server struct {
 	log     *zap.Logger
 	reg     *prometheus.Registry
 	coll    *collector
+	delays  *delays
 	hosts   *hostAllowlist
 	origins logOnce // the refused origins logged
 	handler http.Handler
@@ -179,6 +180,7 @@ func New(cfg Config) (*Server, error) {
 		opts = append(opts, client.WithFrameTap(s.rec))
 	}
 	opts = append(opts, cfg.UpstreamOptions...)
+	s.delays = newDelays(cfg.NATS != "")
 	if cfg.NATS != "" {
 		s.src = newNATSSource(&s.cfg, opts, &s.stats, s.log)
 	} else {
@@ -191,7 +193,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.hub = newHub(s.ctx, &s.cfg, proto, s.src.feed,
 		topicConfig{wire: wire, cache: cfg.LastMessageCache, stats: &s.stats, seq: &s.published,
-			stream: s.streamID, resync: s.src.resync, log: s.log, noBooks: cfg.NATS != "",
+			stream: s.streamID, resync: s.src.resync, log: s.log, noBooks: cfg.NATS != "", delays: s.delays,
 			history: historyLimit{messages: cfg.SSEHistory, bytes: cfg.SSEHistoryBytes}}, s.log)
 	s.clients = newRegistry(cfg.MaxClients, &s.stats)
 	s.conns = newIdleConns(cfg.MaxClients + connectionMargin)
@@ -203,6 +205,11 @@ func New(cfg Config) (*Server, error) {
 		ctx: s.ctx, callsCtx: s.callsCtx, feed: s.src.feed, clients: s.clients, log: s.log}
 	s.coll = newCollector(&s.stats, s.hub, s.clients, s.src.state, s.conns, s.guard)
 	if err := s.reg.Register(s.coll); err != nil {
+		s.cancel()
+		return nil, fmt.Errorf("failed to register metrics: %w", err)
+	}
+	if err := s.reg.Register(s.delays); err != nil {
+		s.reg.Unregister(s.coll)
 		s.cancel()
 		return nil, fmt.Errorf("failed to register metrics: %w", err)
 	}
@@ -408,6 +415,7 @@ func (s *Server) Close() {
 			}
 		}
 		s.reg.Unregister(s.coll)
+		s.reg.Unregister(s.delays)
 		s.log.Info("closed")
 	})
 }

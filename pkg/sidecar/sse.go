@@ -163,6 +163,17 @@ func (s *Server) sseSettings(r *http.Request) (*encoding, *resumePoint, error) {
 	default:
 		return nil, nil, fmt.Errorf("event=%q: want message (the default) or topic", q.Get("event"))
 	}
+	switch q.Get("stamps") {
+	case "", "0":
+	case "1":
+		if enc == sseNamed {
+			enc = sseNamedStamped
+		} else {
+			enc = sseMessagesStamped
+		}
+	default:
+		return nil, nil, fmt.Errorf("stamps=%q: want 1 (each message's times) or 0 (the default)", q.Get("stamps"))
+	}
 	id := r.Header.Get("Last-Event-ID")
 	if id == "" {
 		id = q.Get("lastEventId")

@@ -28,8 +28,8 @@ import (
 // events carrying the topic, or events named after it (?event=topic).
 // Their clients resume with Last-Event-ID, and always get the gap mark.
 var (
-	sseMessages = &encoding{id: 1, resumable: true, newEncoder: func(t *topic) encoder { return newSSEEncoder(t.cfg.stream, t.upstream, false) }}
-	sseNamed    = &encoding{id: 2, resumable: true, newEncoder: func(t *topic) encoder { return newSSEEncoder(t.cfg.stream, t.upstream, true) }}
+	sseMessages = &encoding{id: 1, kind: kindSSE, resumable: true, newEncoder: func(t *topic) encoder { return newSSEEncoder(t.cfg.stream, t.upstream, false, false) }}
+	sseNamed    = &encoding{id: 2, kind: kindSSE, resumable: true, newEncoder: func(t *topic) encoder { return newSSEEncoder(t.cfg.stream, t.upstream, true, false) }}
 )
 
 // sseEncoder encodes a topic's SSE events, in one form.
@@ -38,21 +38,23 @@ type sseEncoder struct {
 	topicJSON []byte // the topic as a JSON string
 	eventName []byte // the topic as an event name: no line breaks
 	named     bool   // events named after the topic, their data the payload alone
+	stamped   bool   // each message's data carries its times (stamps.go)
 }
 
-func newSSEEncoder(stream, topic string, named bool) *sseEncoder {
+func newSSEEncoder(stream, topic string, named, stamped bool) *sseEncoder {
 	return &sseEncoder{
 		stream:    stream,
 		topicJSON: protocol.AppendJSONString(nil, topic),
 		eventName: []byte(strings.NewReplacer("\n", " ", "\r", " ").Replace(topic)),
 		named:     named,
+		stamped:   stamped,
 	}
 }
 
 // message encodes message seq of the topic, with the reconnected mark
 // when resumed. SSE has no snapshot mark: a book's joiner gets the
 // snapshot as its first event.
-func (e *sseEncoder) message(seq uint64, data []byte, _, resumed bool, _ protocol.Stamps) []byte {
+func (e *sseEncoder) message(seq uint64, data []byte, _, resumed bool, st protocol.Stamps) []byte {
 	f := make([]byte, 0, len(data)+len(e.topicJSON)+len(e.stream)+64)
 	if e.named && resumed {
 		f = append(f, "event: wsfan.reconnected\ndata: {\"topic\":"...)
@@ -67,17 +69,27 @@ func (e *sseEncoder) message(seq uint64, data []byte, _, resumed bool, _ protoco
 		f = append(f, "\nevent: "...)
 		f = append(f, e.eventName...)
 		f = append(f, "\ndata: "...)
+		start := len(f)
 		f = appendOneLine(f, data)
+		if e.stamped && st.Recv != 0 {
+			f = appendStamped(f, start, st)
+		}
 		return append(f, '\n', '\n')
 	}
-	f = append(f, "\ndata: {\"topic\":"...)
+	f = append(f, "\ndata: "...)
+	start := len(f)
+	f = append(f, "{\"topic\":"...)
 	f = append(f, e.topicJSON...)
 	if resumed {
 		f = append(f, ",\"reconnected\":true"...)
 	}
 	f = append(f, ",\"data\":"...)
 	f = appendOneLine(f, data)
-	return append(f, '}', '\n', '\n')
+	f = append(f, '}')
+	if e.stamped && st.Recv != 0 {
+		f = appendStamped(f, start, st)
+	}
+	return append(f, '\n', '\n')
 }
 
 // hole is the gap mark when messages were lost upstream (FlagGap: a

@@ -33,6 +33,7 @@ type topicConfig struct {
 	// group relays what its leader receives and cannot resync a book
 	// (Config.NATS).
 	noBooks bool
+	delays  *delays // the Server's delay histograms (delays.go)
 	log     *zap.Logger
 }
 
@@ -81,6 +82,7 @@ type topic struct {
 	// waiting ones included.
 	encoders [numEncodings]encoder
 	users    [numEncodings]int
+	kinds    [numEncodings]sessionKind // each encoding's transport
 	hist     history
 	last     []byte // the last payload, when the cache is on
 	lastSeq  uint64 // its seq
@@ -186,11 +188,13 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 	}
 	subs := t.subs
 	var frames topicFrames
+	var kinds uint8 // the transports m goes to, a bit each
 	hole := resumed || m.Gap()
 	for id, n := range t.users {
 		if n == 0 {
 			continue
 		}
+		kinds |= 1 << t.kinds[id]
 		frames.message[id] = t.encoders[id].message(seq, m.Data, snapshot, resumed, st)
 		if hole {
 			frames.hole[id] = t.encoders[id].hole(m)
@@ -205,6 +209,9 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 	t.mu.Unlock()
 	if broken != nil {
 		t.broken(broken)
+	}
+	if t.cfg.delays != nil {
+		t.cfg.delays.observe(m, st, kinds)
 	}
 
 	if (len(subs) >= parallelOffers || (caughtUp && len(subs) >= parallelDirectOffers)) && runtime.GOMAXPROCS(0) > 1 {
@@ -342,7 +349,7 @@ func (t *topic) attachLocked(s *session) {
 func (t *topic) use(s *session) encoder {
 	id := s.enc.id
 	if t.encoders[id] == nil {
-		t.encoders[id] = s.enc.newEncoder(t)
+		t.encoders[id], t.kinds[id] = s.enc.newEncoder(t), s.enc.kind
 	}
 	t.users[id]++
 	if s.enc.resumable {
