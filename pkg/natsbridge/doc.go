@@ -25,7 +25,9 @@
 //
 // <topic> is EncodeTopic's form of the topic. Live and last-value
 // messages carry the headers Wsfan-Seq, Wsfan-Epoch and, when they apply,
-// Wsfan-Flags and Wsfan-Topic (see HeaderSeq).
+// Wsfan-Flags and Wsfan-Topic (see HeaderSeq); live messages also carry
+// the leader's receive time, Wsfan-Recv-Ns, and the venue's stamp,
+// Wsfan-Venue-Ns, when there is one (see HeaderRecvNs).
 //
 // # Goroutines
 //

@@ -30,6 +30,16 @@ const (
 	HeaderError = "Wsfan-Error"
 	// HeaderMethod carries the method of a call forwarded to the leader.
 	HeaderMethod = "Wsfan-Method"
+	// HeaderVenueNs carries the venue's stamp of a live message, Unix
+	// nanoseconds in decimal, when the leader's upstream read one
+	// (client.WithStamps: Message.ExchangeTime); a member's local clients
+	// get it as their Message.ExchangeTime.
+	HeaderVenueNs = "Wsfan-Venue-Ns"
+	// HeaderRecvNs carries when the leader read a live message from its
+	// upstream (Message.RecvTime; an upstream sidecar's receive time when
+	// the leader is behind one), Unix nanoseconds in decimal; a member's
+	// local clients get it as their Message.UpstreamRecvTime.
+	HeaderRecvNs = "Wsfan-Recv-Ns"
 )
 
 // meta is what a consumer reads from a data message's headers.
@@ -38,6 +48,8 @@ type meta struct {
 	flags      client.Flags
 	topic      string // HeaderTopic, when present
 	refusal    string // HeaderError, when present
+	venue      int64  // HeaderVenueNs; 0 when absent or malformed
+	recv       int64  // HeaderRecvNs; 0 when absent or malformed
 }
 
 // parseMeta reads the headers of a message on a live or LVC subject. It
@@ -62,6 +74,10 @@ func parseMeta(h nats.Header) (meta, bool) {
 		}
 		md.flags = client.Flags(v)
 	}
+	// The stamps inform; a message without them (an older leader's) or
+	// with a malformed one is delivered all the same.
+	md.venue, _ = strconv.ParseInt(first(h, HeaderVenueNs), 10, 64)
+	md.recv, _ = strconv.ParseInt(first(h, HeaderRecvNs), 10, 64)
 	return md, true
 }
 

@@ -36,6 +36,10 @@ func TestParseMeta(t *testing.T) {
 		{"bad seq", h(HeaderEpoch, "7", HeaderSeq, "x"), meta{epoch: 7}, false},
 		{"bad flags", h(HeaderEpoch, "7", HeaderSeq, "1", HeaderFlags, "999"), meta{epoch: 7, seq: 1}, false},
 		{"empty value list", nats.Header{HeaderEpoch: nil, HeaderSeq: {"1"}}, meta{}, false},
+		{"stamps", h(HeaderEpoch, "7", HeaderSeq, "3", HeaderVenueNs, "1737043200123000000", HeaderRecvNs, "1737043200173000000"),
+			meta{epoch: 7, seq: 3, venue: 1737043200123000000, recv: 1737043200173000000}, true},
+		{"a malformed stamp read as none", h(HeaderEpoch, "7", HeaderSeq, "3", HeaderVenueNs, "x", HeaderRecvNs, "1"),
+			meta{epoch: 7, seq: 3, recv: 1}, true},
 	} {
 		got, ok := parseMeta(c.h)
 		assert.Equal(t, c.ok, ok, c.name)

@@ -111,12 +111,19 @@ func (r *topicReader) handle(h nats.Header, data []byte, now time.Time) (release
 		return false
 	}
 	r.rhythm.observe(now.UnixNano())
-	return r.s.deliver(client.Message{
+	m := client.Message{
 		Topic:    r.names.topic,
 		Data:     data,
 		Flags:    md.flags | flags,
 		RecvTime: now,
-	}, step)
+	}
+	if md.venue > 0 {
+		m.ExchangeTime = time.Unix(0, md.venue)
+	}
+	if md.recv > 0 {
+		m.UpstreamRecvTime = time.Unix(0, md.recv)
+	}
+	return r.s.deliver(m, step)
 }
 
 // stop unsubscribes from NATS; a handler already running finishes.

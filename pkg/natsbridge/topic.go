@@ -29,16 +29,36 @@ type publisher struct {
 	msg   nats.Msg
 	seqV  []string // HeaderSeq's value slice, rewritten in place
 	flagV []string // HeaderFlags' value slice
+	recvV []string // HeaderRecvNs' value slice
+	venV  []string // HeaderVenueNs' value slice
 }
 
 func newPublisher(names topicNames, epoch string, seq uint64) *publisher {
-	p := &publisher{names: names, seq: seq, seqV: []string{""}, flagV: []string{""}}
+	p := &publisher{names: names, seq: seq, seqV: []string{""}, flagV: []string{""}, recvV: []string{""}, venV: []string{""}}
 	p.msg.Subject = names.live
 	p.msg.Header = nats.Header{HeaderEpoch: []string{epoch}, HeaderSeq: p.seqV}
 	if names.hashed {
 		p.msg.Header[HeaderTopic] = []string{names.topic}
 	}
 	return p
+}
+
+// stamp sets the stamp headers of m: its receive time (an upstream
+// sidecar's when it came through one, as a sidecar forwards it) and the
+// venue's stamp when it has one.
+func (p *publisher) stamp(m client.Message) {
+	recv := m.RecvTime
+	if !m.UpstreamRecvTime.IsZero() {
+		recv = m.UpstreamRecvTime
+	}
+	p.recvV[0] = strconv.FormatInt(recv.UnixNano(), 10)
+	p.msg.Header[HeaderRecvNs] = p.recvV
+	if m.ExchangeTime.IsZero() {
+		delete(p.msg.Header, HeaderVenueNs)
+		return
+	}
+	p.venV[0] = strconv.FormatInt(m.ExchangeTime.UnixNano(), 10)
+	p.msg.Header[HeaderVenueNs] = p.venV
 }
 
 // runTopic follows one topic for as long as it is wanted in this term:
@@ -164,6 +184,7 @@ func (l *leader) publish(p *publisher, m client.Message) {
 	} else {
 		delete(p.msg.Header, HeaderFlags)
 	}
+	p.stamp(m)
 	p.msg.Data = m.Data
 	if err := l.env.nc.PublishMsg(&p.msg); err != nil {
 		l.env.stats.publishErrors.Add(1)
