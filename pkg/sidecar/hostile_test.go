@@ -291,8 +291,11 @@ func TestBatchAnswersInOrder(t *testing.T) {
 	before := r.up.CountReceived("public/subscribe")
 	testutil.Send(t, ws, batchOf(100, `{"jsonrpc":"2.0","id":%[1]d,"method":"public/subscribe","params":{"channels":["X%06[1]d"]}}`))
 	testutil.Recv(t, ws)
-	assert.LessOrEqual(t, r.up.CountReceived("public/subscribe")-before, 2,
-		"a batch's 100 subscribes go upstream together (a round, and those gathered behind it)")
+	// A round goes at once and those reserved within 10 ms of it are
+	// gathered behind it: a loaded machine may spread the batch's
+	// reserves over a few windows, never over one request each.
+	assert.Less(t, r.up.CountReceived("public/subscribe")-before, 10,
+		"a batch's 100 subscribes go upstream together, not one request each")
 }
 
 // No answer passes the client's queue: a batch whose answers would is
