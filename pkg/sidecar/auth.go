@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"math"
 	"net"
@@ -15,15 +14,18 @@ import (
 	"go.uber.org/zap"
 )
 
-// tokenCheck requires token from every request other than those to the
-// open paths, as "Authorization: Bearer TOKEN" or as "?token=TOKEN" (for
-// browsers' EventSource and WebSocket, which cannot set headers); the
-// comparison takes constant time. A refusal is counted
+// tokenCheck requires one of the live settings' tokens (Config.Token)
+// from every request other than those to the open paths, as
+// "Authorization: Bearer TOKEN" or as "?token=TOKEN" (for browsers'
+// EventSource and WebSocket, which cannot set headers); the comparison
+// takes constant time. The request goes on with the token in its context
+// (requestToken), so a session remembers it and is closed when a reload
+// removes it (Server.Reload). A refusal is counted
 // (wsfan_sidecar_token_refusals_total) and logged once per remote host;
 // guard paces the refusals of each address (tokenguard.go), so guessing
 // is slow, and never sees a request with the right token.
 type tokenCheck struct {
-	token   []byte // empty: everything passes
+	live    *atomic.Pointer[liveSettings] // the tokens, none: everything passes
 	open    []string
 	refused *atomic.Uint64
 	guard   *tokenGuard
@@ -33,11 +35,9 @@ type tokenCheck struct {
 
 // wrap returns next behind the token check.
 func (tc *tokenCheck) wrap(next http.Handler) http.Handler {
-	if len(tc.token) == 0 {
-		return next
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if slices.Contains(tc.open, r.URL.Path) {
+		live := tc.live.Load()
+		if len(live.tokens) == 0 || slices.Contains(tc.open, r.URL.Path) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -48,29 +48,29 @@ func (tc *tokenCheck) wrap(next http.Handler) http.Handler {
 				got = strings.TrimSpace(cred)
 			}
 		}
-		if subtle.ConstantTimeCompare([]byte(got), tc.token) != 1 {
-			tc.refused.Add(1)
-			remote, _, err := net.SplitHostPort(r.RemoteAddr)
-			if err != nil {
-				remote = r.RemoteAddr
-			}
-			if logRemote, logFull := tc.logged.first(remote); logRemote {
-				tc.log.Warn("refused a request with a missing or wrong token (further ones from this address are counted, not logged)",
-					zap.String("remote", remote), zap.String("path", r.URL.Path))
-			} else if logFull {
-				tc.log.Warn("refused another address's token; further ones are counted in wsfan_sidecar_token_refusals_total")
-			}
-			if retry := tc.guard.wait(r.Context(), r.RemoteAddr); retry > 0 {
-				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
-				w.Header().Set("Connection", "close")
-				http.Error(w, "too many wrong tokens from this address at once: retry later with the right token", http.StatusTooManyRequests)
-				return
-			}
-			w.Header().Set("WWW-Authenticate", `Bearer realm="wsfan-sidecar"`)
-			http.Error(w, "missing or wrong token: send it as the header 'Authorization: Bearer TOKEN', or as ?token=TOKEN", http.StatusUnauthorized)
+		if token := []byte(got); live.holdsToken(token) {
+			next.ServeHTTP(w, r.WithContext(withToken(r.Context(), token)))
 			return
 		}
-		next.ServeHTTP(w, r)
+		tc.refused.Add(1)
+		remote, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			remote = r.RemoteAddr
+		}
+		if logRemote, logFull := tc.logged.first(remote); logRemote {
+			tc.log.Warn("refused a request with a missing or wrong token (further ones from this address are counted, not logged)",
+				zap.String("remote", remote), zap.String("path", r.URL.Path))
+		} else if logFull {
+			tc.log.Warn("refused another address's token; further ones are counted in wsfan_sidecar_token_refusals_total")
+		}
+		if retry := tc.guard.wait(r.Context(), r.RemoteAddr); retry > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
+			w.Header().Set("Connection", "close")
+			http.Error(w, "too many wrong tokens from this address at once: retry later with the right token", http.StatusTooManyRequests)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="wsfan-sidecar"`)
+		http.Error(w, "missing or wrong token: send it as the header 'Authorization: Bearer TOKEN', or as ?token=TOKEN", http.StatusUnauthorized)
 	})
 }
 
@@ -105,14 +105,14 @@ func (s *Server) refuseCrossSite(next http.Handler) http.Handler {
 
 // checkOrigin lets programs (no Origin header) and pages served by the
 // sidecar's own host in, and other web pages only when listed in
-// Config.AllowedOrigins, so a page on the open web cannot use a sidecar
+// Config.AllowedOrigins (as last reloaded), so a page on the open web cannot use a sidecar
 // running on the user's machine.
 func (s *Server) checkOrigin(r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return true
 	}
-	if slices.Contains(s.cfg.AllowedOrigins, "*") || slices.Contains(s.cfg.AllowedOrigins, origin) {
+	if allowed := s.live.Load().origins; slices.Contains(allowed, "*") || slices.Contains(allowed, origin) {
 		return true
 	}
 	u, err := url.Parse(origin)

@@ -114,12 +114,12 @@ func (c *wsConn) batchAnswer(reqs []protocol.Incoming, answers [][]byte) ([]byte
 	return textFrame(append(out, ']')), true
 }
 
-// refuseBatch answers a batch of n requests or more, past
-// Config.MaxBatch, with one error naming the limit, as go-ethereum's
+// refuseBatch answers a batch of n requests or more, past limit
+// (Config.MaxBatch), with one error naming the limit, as go-ethereum's
 // server answers one past its BatchRequestLimit. Called by the reader.
-func (c *wsConn) refuseBatch(n int) {
+func (c *wsConn) refuseBatch(n, limit int) {
 	msg := fmt.Sprintf("batch too large: more than %d requests (%d or more); the sidecar takes at most %d in one batch (-max-batch)",
-		c.cfg.MaxBatch, n, c.cfg.MaxBatch)
+		limit, n, limit)
 	c.cfg.hub.refused(c.s, nil, fmt.Errorf("%w: %s", errBatchTooLarge, msg))
 	c.s.reply(textFrame(c.cfg.wire.AppendError(nil, nil, protocol.CodeInvalidRequest, msg, nil)))
 }

@@ -113,7 +113,7 @@ func (s *Server) bookTopicOf(instrument string) string {
 	for _, t := range s.hub.list() {
 		names = append(names, t.name)
 	}
-	names = append(names, s.cfg.Topics...)
+	names = append(names, s.live.Load().topics...)
 	for _, name := range names {
 		if book.RulesFor(s.proto.Name(), name) == nil {
 			continue

@@ -47,9 +47,13 @@ func reasonTopicLost(topic string, err error) closeReason {
 }
 
 var (
-	reasonShutdown    = closeReason{websocket.CloseGoingAway, "sidecar shutting down", "shutdown"}
-	reasonBinary      = closeReason{websocket.CloseUnsupportedData, "binary frames are not supported", "binary_frame"}
-	reasonPeerClosed  = closeReason{websocket.CloseNormalClosure, "", ""}
+	reasonShutdown   = closeReason{websocket.CloseGoingAway, "sidecar shutting down", "shutdown"}
+	reasonBinary     = closeReason{websocket.CloseUnsupportedData, "binary frames are not supported", "binary_frame"}
+	reasonPeerClosed = closeReason{websocket.CloseNormalClosure, "", ""}
+	// reasonTokenRemoved closes a client whose token a reload removed
+	// (Server.Reload).
+	reasonTokenRemoved = closeReason{websocket.ClosePolicyViolation,
+		"reconfigured: the token this connection authenticated with is no longer accepted", "token_removed"}
 	disconnectReasons = []string{"slow_consumer", "frame_too_large", "too_many_topics", "too_many_clients",
-		"upstream_topic_lost", "shutdown", "binary_frame", "reply_too_large"}
+		"upstream_topic_lost", "shutdown", "binary_frame", "reply_too_large", "token_removed"}
 )

@@ -74,7 +74,9 @@ type Config struct {
 	Listen string `yaml:"listen"`
 	// Token, when set, is required from every local client as
 	// "Authorization: Bearer TOKEN" or "?token=TOKEN" (except on /healthz
-	// and /readyz). Default: none, allowed only on loopback.
+	// and /readyz): several, comma-separated, are each accepted, so one
+	// can be rotated out by a reload (Server.Reload), which closes the
+	// clients that used it. Default: none, allowed only on loopback.
 	Token string `yaml:"token"`
 
 	// Grace is how long an upstream subscription outlives its last local
@@ -100,6 +102,9 @@ type Config struct {
 	// any other is refused at once, naming them, without a word upstream
 	// (a typo gets an answer, not a silent subscription). /v1/status lists
 	// them. Default: none, every topic of the dialect is asked upstream.
+	// A reload changes it, as it changes AllowedOrigins, AllowedHosts,
+	// Token and the per-client limits (Server.Reload); every other
+	// setting needs a restart.
 	Topics []string `yaml:"topics"`
 
 	// MaxClients caps local clients: WebSocket sessions, SSE streams,

@@ -60,7 +60,8 @@ func TestHostRefusalsLoggedOncePerHost(t *testing.T) {
 	var refused atomic.Uint64
 	h, err := newHostAllowlist(nil, "127.0.0.1:8765", &refused, zap.New(core))
 	require.NoError(t, err)
-	handler := h.wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { t.Error("a refused request was served") }))
+	next := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { t.Error("a refused request was served") })
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.serve(next, w, r) })
 	send := func(host string) {
 		r := httptest.NewRequest(http.MethodGet, "/v1/status", nil)
 		r.Host = host

@@ -155,26 +155,29 @@ func hostOnly(hostport string) string {
 	return strings.Trim(hostport, "[]")
 }
 
-// wrap refuses, before anything else runs, a request whose Host is not
-// allowed: 403 with a body naming the host and how to allow it, logged
-// once per host and counted.
-func (h *hostAllowlist) wrap(next http.Handler) http.Handler {
-	if h.off {
-		return next
-	}
+// wrapHosts refuses, before anything else runs, a request whose Host the
+// allowlist of the moment (live, swapped by a reload) does not allow: 403
+// with a body naming the host and how to allow it, logged once per host
+// and counted.
+func wrapHosts(live *atomic.Pointer[liveSettings], next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h.allows(r.Host) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		h.refused.Add(1)
-		host := hostOnly(r.Host)
-		h.logRefusal(host, r)
-		http.Error(w, fmt.Sprintf("host %q is not allowed: this sidecar answers only requests addressed to its own names "+
-			"(localhost, loopback addresses, its listen address; a guard against DNS rebinding). "+
-			"To serve it under %q, add that name to -allowed-hosts (WSFAN_ALLOWED_HOSTS, allowed_hosts in the config file, Config.AllowedHosts).",
-			host, host), http.StatusForbidden)
+		live.Load().hosts.serve(next, w, r)
 	})
+}
+
+// serve serves r with next when its Host is allowed, else refuses it.
+func (h *hostAllowlist) serve(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	if h.off || h.allows(r.Host) {
+		next.ServeHTTP(w, r)
+		return
+	}
+	h.refused.Add(1)
+	host := hostOnly(r.Host)
+	h.logRefusal(host, r)
+	http.Error(w, fmt.Sprintf("host %q is not allowed: this sidecar answers only requests addressed to its own names "+
+		"(localhost, loopback addresses, its listen address; a guard against DNS rebinding). "+
+		"To serve it under %q, add that name to -allowed-hosts (WSFAN_ALLOWED_HOSTS, allowed_hosts in the config file, Config.AllowedHosts).",
+		host, host), http.StatusForbidden)
 }
 
 // logRefusal logs the first refusal of each host, up to mostLogged

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -28,14 +29,14 @@ import (
 // feed.
 type hub struct {
 	// Set by newHub, read only after.
-	ctx      context.Context // ends upstream subscribes and unsubscribes when the Server closes
-	cfg      *Config         // MaxTopics, Grace, RequestTimeout
+	ctx      context.Context               // ends upstream subscribes and unsubscribes when the Server closes
+	cfg      *Config                       // MaxTopics, Grace, RequestTimeout
+	live     *atomic.Pointer[liveSettings] // the offered topics and MaxTopicsPerClient, as last reloaded
 	proto    protocol.Protocol
 	feed     func(context.Context) (client.Feed, error) // the source's (source.feed)
 	topicCfg topicConfig
-	twins    bool                // the dialect acknowledges subscriptions with ids: a connection may hold twins (twins.go)
-	offered  map[string]struct{} // Config.Topics as a set; empty when every topic of the dialect is asked upstream
-	stats    *stats              // the refusals' counters
+	twins    bool   // the dialect acknowledges subscriptions with ids: a connection may hold twins (twins.go)
+	stats    *stats // the refusals' counters
 	log      *zap.Logger
 
 	// mu protects the following and every topic's refs, grace, gen, dead.
@@ -66,15 +67,15 @@ type hub struct {
 // newHub returns a hub whose topics are subscribed and unsubscribed
 // upstream through the feed that feed returns, their names checked by
 // proto, and built from tc.
-func newHub(ctx context.Context, cfg *Config, proto protocol.Protocol, feed func(context.Context) (client.Feed, error), tc topicConfig, log *zap.Logger) *hub {
+func newHub(ctx context.Context, cfg *Config, live *atomic.Pointer[liveSettings], proto protocol.Protocol, feed func(context.Context) (client.Feed, error), tc topicConfig, log *zap.Logger) *hub {
 	return &hub{
 		ctx:      ctx,
 		cfg:      cfg,
+		live:     live,
 		proto:    proto,
 		feed:     feed,
 		twins:    tc.wire.SubscriptionID() != "",
 		topicCfg: tc,
-		offered:  offeredSet(cfg.Topics),
 		stats:    tc.stats,
 		log:      log,
 		topics:   make(map[string]*topic),
@@ -105,13 +106,14 @@ func (h *hub) validate(name string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUnknownTopic, err)
 	}
-	if _, ok := h.offered[name]; len(h.offered) > 0 && !ok {
+	live := h.live.Load()
+	if _, ok := live.offeredSet[name]; len(live.offeredSet) > 0 && !ok {
 		if t.Private {
 			return fmt.Errorf("%w %q: a private channel: it needs a login on the upstream connection (a program embedding "+
 				"pkg/sidecar gives it in Config.UpstreamOptions, as client.WithOnConnect with the venue's login, e.g. okx.Login) "+
-				"and a place in -topics; this sidecar offers %s", errUnknownTopic, name, offered(h.cfg.Topics))
+				"and a place in -topics; this sidecar offers %s", errUnknownTopic, name, offered(live.topics))
 		}
-		return fmt.Errorf("%w %q: this sidecar offers %s", errUnknownTopic, name, offered(h.cfg.Topics))
+		return fmt.Errorf("%w %q: this sidecar offers %s", errUnknownTopic, name, offered(live.topics))
 	}
 	return nil
 }
@@ -159,10 +161,11 @@ func offered(topics []string) string {
 // limit as one-by-one requests would. For a session, called by its
 // subscription goroutine, which owns s.topics and s.pending.
 func (h *hub) reserve(s *session, names []string) (reserved []*topic, invalid, refusal error) {
-	wanted, over := h.unheld(s, names)
+	limit := h.live.Load().maxTopicsPerClient
+	wanted, over := h.unheld(s, names, limit)
 	if over {
-		s.close(reasonTooManyTopics(s.cfg.MaxTopicsPerClient), true)
-		err := fmt.Errorf("%w: the limit is %d per client", errTooManyTopics, s.cfg.MaxTopicsPerClient)
+		s.close(reasonTooManyTopics(limit), true)
+		err := fmt.Errorf("%w: the limit is %d per client", errTooManyTopics, limit)
 		h.refused(s, names, err)
 		return nil, nil, err
 	}
@@ -187,13 +190,14 @@ func (h *hub) reserve(s *session, names []string) (reserved []*topic, invalid, r
 
 // unheld returns the distinct names of names that s does not hold or
 // have pending (all of them for s nil), in request order, and whether
-// they would take s past Config.MaxTopicsPerClient; it stops counting
+// they would take s past limit (Config.MaxTopicsPerClient: a client
+// above a lowered limit keeps its topics and may take no more); it stops counting
 // there, so its cost is bounded by the limit and the request's length,
 // never their product.
-func (h *hub) unheld(s *session, names []string) (wanted []string, over bool) {
+func (h *hub) unheld(s *session, names []string, limit int) (wanted []string, over bool) {
 	room := len(names)
 	if s != nil {
-		room = s.cfg.MaxTopicsPerClient - len(s.topics) - len(s.pending)
+		room = limit - len(s.topics) - len(s.pending)
 	}
 	seen := make(map[string]struct{}, min(len(names), max(room, 0)+1))
 	for _, n := range names {

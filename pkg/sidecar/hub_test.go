@@ -51,7 +51,9 @@ func newTestUpstream(t *testing.T, st *stats) (exch *exchangetest.Server, u *ups
 // upstream ends the pumps), then the hub waits for its goroutines.
 func newTestHub(t *testing.T, cfg *Config, st *stats, feed func(context.Context) (client.Feed, error), stop func()) *hub {
 	ctx, cancel := context.WithCancel(context.Background())
-	h := newHub(ctx, cfg, thalex.Protocol(), feed,
+	live := new(atomic.Pointer[liveSettings])
+	live.Store(newLiveSettings(cfg, nil, nil))
+	h := newHub(ctx, cfg, live, thalex.Protocol(), feed,
 		testTopicConfig(thalexWire, st), zap.NewNop())
 	t.Cleanup(func() {
 		cancel()

@@ -25,6 +25,7 @@ type collector struct {
 	hostRefusals, crossSiteRefusals, tokenRefusals                    *prometheus.Desc
 	invalidUTF8, refusals, refusalLogsSuppressed                      *prometheus.Desc
 	openConns, idleReaped, tokenDelayed, tokenThrottled, tokenSlowed  *prometheus.Desc
+	reloads                                                           *prometheus.Desc
 }
 
 func newCollector(st *stats, h *hub, sessions *registry, upstream func() client.State, conns *idleConns, guard *tokenGuard) *collector {
@@ -66,6 +67,7 @@ func newCollector(st *stats, h *hub, sessions *registry, upstream func() client.
 		tokenDelayed:          desc("token_delayed_total", "Requests with a wrong token whose 401 was delayed: guessing slowed down."),
 		tokenThrottled:        desc("token_throttled_total", "Requests with a wrong token refused at once with 429: too many of their address were waiting."),
 		tokenSlowed:           desc("token_slowed_addresses", "Addresses whose wrong tokens are being slowed down."),
+		reloads:               desc("config_reloads_total", "Configuration reloads, by outcome: applied, refused (a setting that needs a restart), invalid.", "outcome"),
 	}
 }
 
@@ -73,7 +75,7 @@ func (m *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.clients, m.topics, m.upstreamUp, m.queueBytes,
 		m.connections, m.dropped, m.disconnects, m.written, m.calls, m.callErrors,
 		m.reconnects, m.resumes, m.received, m.delivered, m.topicDropped, m.topicRefs, m.hostRefusals, m.crossSiteRefusals, m.tokenRefusals, m.invalidUTF8, m.refusals, m.refusalLogsSuppressed,
-		m.openConns, m.idleReaped, m.tokenDelayed, m.tokenThrottled, m.tokenSlowed} {
+		m.openConns, m.idleReaped, m.tokenDelayed, m.tokenThrottled, m.tokenSlowed, m.reloads} {
 		ch <- d
 	}
 	m.build.Describe(ch)
@@ -130,6 +132,9 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 	counter(m.tokenDelayed, m.guard.delayed.Load())
 	counter(m.tokenThrottled, m.guard.throttled.Load())
 	gauge(m.tokenSlowed, float64(m.guard.slowedAddresses()))
+	for i, outcome := range reloadOutcomeNames {
+		counter(m.reloads, m.stats.reloads[i].Load(), outcome)
+	}
 	topics := m.hub.status()
 	gauge(m.topics, float64(len(topics)))
 	for _, t := range topics {

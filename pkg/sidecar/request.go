@@ -109,8 +109,9 @@ func (c *wsConn) handle(data []byte) {
 			return
 		}
 	}
-	if n, over := batchLen(data, c.cfg.MaxBatch); over && w.Batches() {
-		c.refuseBatch(n)
+	maxBatch := c.cfg.live.Load().maxBatch // as last reloaded
+	if n, over := batchLen(data, maxBatch); over && w.Batches() {
+		c.refuseBatch(n, maxBatch)
 		return
 	}
 	reqs, batch, ferr := w.ParseFrame(nil, data)

@@ -64,7 +64,6 @@ type Server struct {
 	reg     *prometheus.Registry
 	coll    *collector
 	delays  *delays
-	hosts   *hostAllowlist
 	origins logOnce // the refused origins logged
 	handler http.Handler
 	upg     websocket.Upgrader
@@ -76,8 +75,15 @@ type Server struct {
 	addr      atomic.Pointer[string] // the listener's address, once Serve has it
 	streamID  string
 
-	offered     []OfferedTopic // Config.Topics and how to try each
-	statusCache statusCache    // the status streams' shared event (statuspage.go)
+	statusCache statusCache // the status streams' shared event (statuspage.go)
+
+	// live holds the settings a reload changes (reload.go), read on each
+	// use; reloadMu serialises reloads and protects applied, the running
+	// configuration with its defaults (cfg as New took it, before any
+	// reload).
+	live     atomic.Pointer[liveSettings]
+	reloadMu sync.Mutex
+	applied  Config
 
 	src     source           // the upstream held here, or a NATS group's
 	rec     *record.Recorder // Config.Record's; nil without
@@ -112,12 +118,15 @@ func New(cfg Config) (*Server, error) {
 		log:   cfg.Logger.With(zap.String("component", "sidecar"), zap.String("protocol", proto.Name())),
 		reg:   cfg.Registry,
 	}
-	if s.hosts, err = newHostAllowlist(cfg.AllowedHosts, cfg.Listen, &s.stats.hostRefusals, s.log); err != nil {
+	hosts, err := newHostAllowlist(cfg.AllowedHosts, cfg.Listen, &s.stats.hostRefusals, s.log)
+	if err != nil {
 		return nil, err
 	}
-	if cfg.Token != "" && !isLoopback(cfg.Listen) && len(cfg.Token) < minTokenLen {
-		s.log.Warn("the token is short for a sidecar off loopback: anyone who reaches the port may guess it; use 32 random characters or more",
-			zap.Int("length", len(cfg.Token)), zap.String("listen", cfg.Listen))
+	s.applied = cfg
+	s.live.Store(newLiveSettings(&cfg, offeredTopics(proto, cfg.Topics), hosts))
+	if short := shortestToken(cfg.Token); short > 0 && !isLoopback(cfg.Listen) && short < minTokenLen {
+		s.log.Warn("a token is short for a sidecar off loopback: anyone who reaches the port may guess it; use 32 random characters or more",
+			zap.Int("length", short), zap.String("listen", cfg.Listen))
 	}
 	// Every local client holds a descriptor, and so does the upstream,
 	// the listener and each idle keep-alive connection.
@@ -125,7 +134,7 @@ func New(cfg Config) (*Server, error) {
 		s.log.Warn("-max-clients is above what the open-file limit allows: clients past it are refused by the kernel, not by the sidecar; raise the limit (ulimit -n) or lower -max-clients",
 			zap.Int("max_clients", cfg.MaxClients), zap.Uint64("open_files_limit", limit))
 	}
-	if s.hosts.off {
+	if hosts.off {
 		s.log.Warn("the Host check is off (allowed hosts *): a web page whose domain resolves to this machine can use the sidecar (DNS rebinding)")
 	}
 	if s.reg == nil {
@@ -191,18 +200,17 @@ func New(cfg Config) (*Server, error) {
 		s.cancel()
 		return nil, err
 	}
-	s.hub = newHub(s.ctx, &s.cfg, proto, s.src.feed,
+	s.hub = newHub(s.ctx, &s.cfg, &s.live, proto, s.src.feed,
 		topicConfig{wire: wire, cache: cfg.LastMessageCache, stats: &s.stats, seq: &s.published,
 			stream: s.streamID, resync: s.src.resync, log: s.log, noBooks: cfg.NATS != "", delays: s.delays,
 			history: historyLimit{messages: cfg.SSEHistory, bytes: cfg.SSEHistoryBytes}}, s.log)
 	s.clients = newRegistry(cfg.MaxClients, &s.stats)
 	s.conns = newIdleConns(cfg.MaxClients + connectionMargin)
 	s.guard = newTokenGuard(s.log, s.ctx.Done())
-	s.offered = offeredTopics(proto, cfg.Topics)
 	ex := venue.ByName(proto.Name())
 	keepalive, _ := wire.(protocol.KeepaliveServer)
 	s.wsCfg = wsConfig{Config: &s.cfg, wire: wire, keepalive: keepalive, subIDs: wire.SubscriptionID() != "", noticeTopic: ex.NoticeTopic, renamed: ex.Renamed, stats: &s.stats, hub: s.hub,
-		ctx: s.ctx, callsCtx: s.callsCtx, feed: s.src.feed, clients: s.clients, log: s.log}
+		ctx: s.ctx, callsCtx: s.callsCtx, feed: s.src.feed, clients: s.clients, log: s.log, live: &s.live}
 	s.coll = newCollector(&s.stats, s.hub, s.clients, s.src.state, s.conns, s.guard)
 	if err := s.reg.Register(s.coll); err != nil {
 		s.cancel()
@@ -260,8 +268,8 @@ func (s *Server) routes() http.Handler {
 	// The Host check comes first, for every path: a rebound page is
 	// refused before anything else answers it; then a page of another
 	// site without an allowed origin; the token applies on top.
-	tc := &tokenCheck{token: []byte(s.cfg.Token), open: []string{"/healthz", "/readyz"}, refused: &s.stats.tokenRefusals, guard: s.guard, log: s.log}
-	return s.hosts.wrap(s.refuseCrossSite(tc.wrap(mux)))
+	tc := &tokenCheck{live: &s.live, open: []string{"/healthz", "/readyz"}, refused: &s.stats.tokenRefusals, guard: s.guard, log: s.log}
+	return wrapHosts(&s.live, s.refuseCrossSite(tc.wrap(mux)))
 }
 
 // Handler returns the sidecar's HTTP handler, for embedding it in a

@@ -77,7 +77,11 @@ type session struct {
 	// resumeFrom is where the client resumes its topics' streams (SSE's
 	// Last-Event-ID); nil for a fresh start.
 	resumeFrom *resumePoint
-	id         uint64 // set by registry.add, before the session is shared
+	// token is the one the client authenticated with (requestToken),
+	// nil when none was asked; a reload that removes it closes the
+	// session (Server.Reload). Set by the transport before registering.
+	token []byte
+	id    uint64 // set by registry.add, before the session is shared
 
 	// Counters: offered = delivered + dropped, exactly.
 	delivered    atomic.Uint64 // frames queued

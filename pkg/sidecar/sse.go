@@ -33,7 +33,7 @@ const sseRetry = 2 * time.Second
 // goroutine is the session's reader and writer both. A topic that cannot
 // be subscribed fails the whole request.
 func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
-	topics, err := streamTopics(r.URL.RawQuery, s.cfg.MaxTopicsPerClient)
+	topics, err := streamTopics(r.URL.RawQuery, s.live.Load().maxTopicsPerClient)
 	if err != nil {
 		httpRefusal(w, http.StatusBadRequest, err.Error(), nil)
 		return
@@ -69,12 +69,13 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	}
 	ss := newSession(r.RemoteAddr, &s.cfg, &s.stats, s.hub, tr)
 	ss.enc, ss.marks, ss.resumeFrom = enc, true, from
+	ss.token = requestToken(r)
 	if sock != nil {
 		sock.s = ss
 	} else {
 		st.s = ss
 	}
-	if reason, ok := s.clients.add(ss); !ok {
+	if reason, ok := s.register(ss); !ok {
 		http.Error(w, reason.text, http.StatusServiceUnavailable)
 		return
 	}

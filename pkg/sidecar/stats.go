@@ -31,7 +31,9 @@ type stats struct {
 	// an allowed origin; tokenRefusals requests without the token.
 	crossSiteRefusals atomic.Uint64
 	tokenRefusals     atomic.Uint64
-	disconnect        [8]atomic.Uint64
+	disconnect        [9]atomic.Uint64
+	// reloads counts Server.Reload's outcomes (reload.go).
+	reloads [reloadOutcomes]atomic.Uint64
 	// refusals counts refused local subscribes and batches by reason
 	// (refusals.go); refusalLogsSuppressed those not logged, over a
 	// client's pace of refusal lines.

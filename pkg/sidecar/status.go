@@ -17,7 +17,7 @@ type Status struct {
 	Upstream UpstreamStatus `json:"upstream"` // the upstream connection
 	Topics   []TopicStatus  `json:"topics"`   // every upstream topic held, those in their grace period included
 	Clients  []ClientStatus `json:"clients"`  // every local client
-	// Offered is Config.Topics: what the upstream offers, when known,
+	// Offered is Config.Topics, as last reloaded: what the upstream offers, when known,
 	// each with the frame that subscribes it.
 	Offered []OfferedTopic `json:"offered_topics,omitempty"`
 	// Refusals are the last local subscribes refused, newest first: who
@@ -25,6 +25,9 @@ type Status struct {
 	Refusals []Refusal `json:"refusals,omitempty"`
 	// Recording is Config.Record's recorder: what it kept and dropped.
 	Recording *RecordingStatus `json:"recording,omitempty"`
+	// Config is the running configuration's version and reloads
+	// (Server.Reload).
+	Config ConfigStatus `json:"config"`
 }
 
 // RecordingStatus is the recording's line of /v1/status (Config.Record).
@@ -175,7 +178,7 @@ type ClientStatus struct {
 
 // Status returns a snapshot of the upstream, the topics and the clients.
 func (s *Server) Status() Status {
-	st := Status{Topics: []TopicStatus{}, Clients: []ClientStatus{}, Offered: s.offered}
+	st := Status{Topics: []TopicStatus{}, Clients: []ClientStatus{}, Offered: s.live.Load().offered, Config: s.configStatus()}
 	st.Upstream = UpstreamStatus{
 		URL:        redact.URL(s.cfg.Upstream),
 		Protocol:   s.proto.Name(),

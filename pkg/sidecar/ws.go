@@ -37,10 +37,11 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	c := newWSConn(ws, r.RemoteAddr, &s.wsCfg)
 	c.s.marks = protocol.WantsGapNotices(r)
+	c.s.token = requestToken(r)
 	if protocol.WantsStamps(r) {
 		c.s.enc = wsStamped
 	}
-	if reason, ok := s.clients.add(c.s); !ok {
+	if reason, ok := s.register(c.s); !ok {
 		c.refuse(reason)
 		return
 	}
@@ -50,9 +51,12 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 // wsConfig is what every WebSocket session is built from; New makes the
 // one they share.
 type wsConfig struct {
-	*Config                 // read only: the limits and timeouts, the session's too
-	wire    protocol.Server // the dialect spoken to local clients
-	subIDs  bool            // the dialect acknowledges a subscription with an id (Ethereum)
+	*Config // read only: the limits and timeouts, the session's too
+	// live holds the settings a reload changes: MaxBatch,
+	// MaxCallsPerClient (read when a client connects).
+	live   *atomic.Pointer[liveSettings]
+	wire   protocol.Server // the dialect spoken to local clients
+	subIDs bool            // the dialect acknowledges a subscription with an id (Ethereum)
 	// noticeTopic is the exchange's notice channel (Thalex's system),
 	// answered by the sidecar itself; "" for none.
 	noticeTopic string
@@ -116,7 +120,7 @@ type wsConn struct {
 // newWSConn wraps an upgraded connection and builds its session.
 func newWSConn(ws *websocket.Conn, remote string, cfg *wsConfig) *wsConn {
 	c := &wsConn{cfg: cfg, ws: ws, nc: ws.NetConn(), readDone: make(chan struct{}),
-		calls: make(chan struct{}, cfg.MaxCallsPerClient)}
+		calls: make(chan struct{}, cfg.live.Load().maxCallsPerClient)}
 	c.flush = c.writeLoop
 	c.raw = rawConnOf(c.nc)
 	c.s = newSession(remote, cfg.Config, cfg.stats, cfg.hub, c)
