@@ -35,7 +35,8 @@ type clientOption func(*config)
 func (f clientOption) applyClient(c *config) { f(c) }
 
 type config struct {
-	tap              FrameTap // nil without WithFrameTap
+	tap              FrameTap   // nil without WithFrameTap
+	copyFilter       CopyFilter // nil without WithCopyFilter
 	protocol         protocol.Protocol
 	header           http.Header
 	dialer           *websocket.Dialer

@@ -150,6 +150,12 @@ func (cn *conn) handleFrame(data []byte, now time.Time, st stamps) {
 	if c.keepalive != nil && c.keepalive.IsKeepaliveAnswer(data) {
 		return // the answer to the writer's keepalive: the venue is there
 	}
+	if c.cfg.copyFilter != nil { // a composite's leg: a copy another leg delivered (copyfilter.go)
+		if cp, drop := c.cfg.copyFilter(data, now); drop {
+			c.tookCopy(cp, now)
+			return
+		}
+	}
 	f := &cn.frame
 	f.WantTime = c.cfg.stamps && st.upstream == 0
 	if err := c.proto.Classify(data, f); err != nil {

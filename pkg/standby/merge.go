@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/client"
@@ -18,11 +19,22 @@ const Window = 1024
 // same topics, merged into one Subscription (out, client.NewMerge),
 // attached to no topic itself. A part has no channel: its leg's reader
 // offers each message to the merge (a sink, client.SinkTo), which
-// delivers the first arrival of each into out; the two legs' readers
-// take turns on mu.
+// delivers the first arrival of each into out; the legs' readers take
+// turns on mu. A copy of a message delivered already is dropped on its
+// leg's reader before it is classified, where the venue allows
+// (copies.go): only first arrivals come here, and the lock is seldom
+// wanted by two legs at once.
 type merge struct {
 	sb  *Standby
 	out *client.Inlet
+
+	// lastAt[i]: when leg i's last message here was read (UnixNano), or
+	// the merge made; written by leg i's reader (a dropped copy's too),
+	// read under mu.
+	lastAt []atomic.Int64
+	// drops[i] are the identities of leg i's copies dropped on its
+	// reader, yet to be counted in seen (fold).
+	drops []legDrops
 
 	// mu serializes the legs' offers: it protects the following, and
 	// orders out's deliveries. out.end never waits for it, so a delivery
@@ -30,7 +42,6 @@ type merge struct {
 	mu      sync.Mutex
 	parts   []*client.Subscription // set once every leg subscribed; nil where a leg holds none
 	alive   []bool                 // alive[i]: leg i's part is subscribed and has not ended
-	lastAt  []int64                // lastAt[i]: when leg i's last message here was read (UnixNano), or the merge made
 	seen    identityWindow
 	legs    []rejoining // legs[i] is leg i's, while it rejoins after a hole
 	ids     *client.Identifier
@@ -53,10 +64,11 @@ const RejoinHold = 500 * time.Millisecond
 // RejoinHold passes; then those not delivered meanwhile are, in
 // order.
 type rejoining struct {
-	on    bool
-	held  []heldMessage
-	timer *time.Timer // releases held after RejoinHold
-	gen   uint64      // counts releases: a timer of an earlier hold does nothing
+	on     bool
+	rejoin atomic.Bool // on, for the leg's reader to read without mu (copies.go)
+	held   []heldMessage
+	timer  *time.Timer // releases held after RejoinHold
+	gen    uint64      // counts releases: a timer of an earlier hold does nothing
 }
 
 // heldMessage is a rejoining leg's message, its identity and which
@@ -88,10 +100,11 @@ func (sb *Standby) newMerge(names []string, topics []*protocol.Topic, opts []cli
 func (sb *Standby) mergeInto(topics []*protocol.Topic) *merge {
 	n := len(sb.legs)
 	m := &merge{sb: sb, seen: newIdentityWindow(Window), legs: make([]rejoining, n),
-		alive: make([]bool, n), lastAt: make([]int64, n), live: n}
+		alive: make([]bool, n), lastAt: make([]atomic.Int64, n), drops: make([]legDrops, n), live: n}
 	now := time.Now().UnixNano()
 	for i := range n {
-		m.alive[i], m.lastAt[i] = true, now
+		m.alive[i] = true
+		m.lastAt[i].Store(now)
 	}
 	m.ids = client.NewIdentifier(sb.proto, sb.seed)
 	m.places = newPlaces(sb.proto, topics)
@@ -172,7 +185,7 @@ func (m *merge) finish(err error) {
 // before leg's last message here, so it carried what leg missed: leg's
 // hole is none of the merged stream's. Called with m.mu held.
 func (m *merge) covered(leg int) bool {
-	since := m.lastAt[leg]
+	since := m.lastAt[leg].Load()
 	for j, alive := range m.alive {
 		if up := m.sb.health[j].upSince.Load(); j != leg && alive && up != 0 && up <= since {
 			return true
@@ -188,8 +201,10 @@ func (m *merge) covered(leg int) bool {
 func (m *merge) offer(leg int, msg client.Message) {
 	// Under Block this reader may wait for the consumer (or for the other
 	// leg's, waiting): the part's sink marked it (client.SinkTo).
+	key, keyed := m.sb.copies.current(leg, msg.Data) // the frame's hash, when its copies may be dropped
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.fold(leg)
 	id := m.ids.Of(msg.Topic, msg.Data)
 	s := m.seen.add(id, leg)
 	n := s.legs[leg]
@@ -197,31 +212,76 @@ func (m *merge) offer(leg int, msg client.Message) {
 	if msg.Flags&client.FlagReconnected != 0 && m.covered(leg) {
 		msg.Flags &^= client.FlagReconnected
 		r.on = true
+		r.rejoin.Store(true)
 	}
-	m.lastAt[leg] = msg.RecvTime.UnixNano()
+	m.lastAt[leg].Store(msg.RecvTime.UnixNano())
 	at := m.placeOf(leg, msg)
+	offered := func(delivered bool) { // other legs' copies of the frame are dropped once delivered
+		if keyed {
+			m.sb.copies.offered(key, m, delivered, msg.Topic, id, at)
+		}
+	}
 	if r.on {
 		switch {
 		case n <= s.delivered: // the merged stream has reached this leg's place
 			m.release(leg)
+			offered(false)
 			return
 		case !m.covered(leg): // no other leg carries the stream any more
 			m.release(leg)
 		default:
 			m.hold(leg, heldMessage{id: id, n: n, at: at, msg: msg})
+			offered(false)
 			return
 		}
 	}
-	if n <= s.delivered {
-		return
-	}
-	if m.behind(leg, at) { // the stream is past it (standbyorder.go)
+	if n <= s.delivered || m.behind(leg, at) { // a copy, or the stream is past it (order.go)
+		offered(false)
 		return
 	}
 	s.delivered = n
 	at.delivered()
+	offered(true)
 	m.out.Deliver(msg, 1)
 	m.inStep(leg, id)
+}
+
+// legDrops are the identities of a leg's copies dropped on its reader
+// (copies.go), not yet counted.
+type legDrops struct {
+	mu  sync.Mutex // the leg's reader appends, an offer for the leg folds
+	ids []uint64
+}
+
+// dropped records that leg dropped a copy of the message of identity id
+// on its reader; every copyFold of them are counted at once. Runs on
+// leg's reader, without m.mu.
+func (m *merge) dropped(leg int, id uint64) {
+	d := &m.drops[leg]
+	d.mu.Lock()
+	d.ids = append(d.ids, id)
+	full := len(d.ids) >= copyFold
+	d.mu.Unlock()
+	if full {
+		m.mu.Lock()
+		m.fold(leg)
+		m.mu.Unlock()
+	}
+}
+
+// fold counts leg's dropped copies as its sendings of their identities,
+// as an offer of each would have: only the leg's own offers read its
+// counts, and each folds first. Called with m.mu held.
+func (m *merge) fold(leg int) {
+	d := &m.drops[leg]
+	d.mu.Lock()
+	for _, id := range d.ids {
+		if s := m.seen.slot(id); s != nil {
+			s.legs[leg]++
+		}
+	}
+	d.ids = d.ids[:0]
+	d.mu.Unlock()
 }
 
 // hold keeps a rejoining leg's message, and starts the timer that
@@ -282,6 +342,7 @@ func (m *merge) release(leg int) {
 	}
 	clear(r.held)
 	r.held, r.on = r.held[:0], false
+	r.rejoin.Store(false)
 	r.gen++
 }
 

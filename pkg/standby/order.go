@@ -1,6 +1,8 @@
 package standby
 
 import (
+	"sync/atomic"
+
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -43,8 +45,10 @@ type topicPlace struct {
 	backfilling protocol.Backfilling // placeHeight's reader of a head's position
 	delivered   uint64               // the place of the last placed message delivered
 	any         bool                 // one was
-	leg         [Max + 1]uint64
-	legAny      [Max + 1]bool // leg[i] holds the place of leg i's last placed message
+	// leg[i] is the place of leg i's last placed message, plus one (0:
+	// none yet), written by leg i's reader (a dropped copy's too,
+	// copies.go) and read under the merge's mu.
+	leg [Max + 1]atomic.Uint64
 }
 
 // placed is a message's place, read once on offer.
@@ -96,7 +100,7 @@ func (m *merge) placeOf(leg int, msg client.Message) placed {
 	if !ok {
 		return placed{}
 	}
-	pl.leg[leg], pl.legAny[leg] = pos, true
+	pl.reached(leg, pos)
 	return placed{at: pl, pos: pos, snapshot: msg.Flags&client.FlagSnapshot != 0, reorg: msg.Flags&client.FlagReorg != 0}
 }
 
@@ -116,12 +120,16 @@ func (m *merge) behind(leg int, p placed) bool {
 		return false
 	}
 	for j := range m.alive {
-		if j != leg && m.alive[j] && m.sb.health[j].upSince.Load() != 0 && pl.legAny[j] && pl.leg[j] >= pl.delivered {
+		if j != leg && m.alive[j] && m.sb.health[j].upSince.Load() != 0 && pl.leg[j].Load() > pl.delivered {
 			return true
 		}
 	}
 	return false
 }
+
+// reached records pos as the place of leg's last placed message. Runs on
+// leg's reader.
+func (pl *topicPlace) reached(leg int, pos uint64) { pl.leg[leg].Store(pos + 1) }
 
 // delivered records that a message placed at p was delivered. Called
 // with m.mu held.

@@ -86,7 +86,8 @@ type Standby struct {
 	settings protocol.SessionSettings // nil where the dialect has none
 	account  protocol.AccountSettings // nil where the dialect has none
 	seed     maphash.Seed
-	headLag  int // WithHeadLag
+	headLag  int     // WithHeadLag
+	copies   *copies // the legs' fast path (copies.go); nil where the dialect has none
 
 	mu     sync.Mutex // protects closed and merges
 	closed bool
@@ -132,6 +133,7 @@ func Dial(ctx context.Context, url string, standby int, opts ...client.Option) (
 		seed:    maphash.MakeSeed(),
 		headLag: set.HeadLag(),
 		merges:  make(map[*merge]struct{}),
+		copies:  newCopies(proto, standby+1),
 	}
 	sb.settings, _ = proto.(protocol.SessionSettings)
 	sb.account, _ = proto.(protocol.AccountSettings)
@@ -144,7 +146,7 @@ func Dial(ctx context.Context, url string, standby int, opts ...client.Option) (
 		dials.Add(1)
 		go func() {
 			defer dials.Done()
-			sb.legs[i], errs[i] = client.Dial(ctx, urls[i%len(urls)], legOptions(opts, urls, i, budget)...)
+			sb.legs[i], errs[i] = client.Dial(ctx, urls[i%len(urls)], append(legOptions(opts, urls, i, budget), sb.copies.option(i)...)...)
 		}()
 	}
 	dials.Wait()

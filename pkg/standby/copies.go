@@ -1,0 +1,219 @@
+package standby
+
+import (
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// The fast path. Where a venue writes a notification the same, byte for
+// byte, on every connection but for a part each connection is given
+// (protocol.Copies: an Ethereum subscription id), each leg's reader
+// hashes those bytes (xxh3, 128 bits) before classifying the frame, and
+// counts how many times the leg has read that hash. A copy the leg has
+// read no more times than the merged stream delivered it (first
+// arrivals, from any leg) is dropped there and then: no parse, no route,
+// no merge lock (client.WithCopyFilter). Counting each leg's readings
+// keeps two identical events on one leg apart: the second is dropped
+// only once another leg delivered a second one too.
+//
+// The merge learns what a dropped copy told: how far its leg has come
+// (its last arrival, for the rejoin rule; its place in a placed topic,
+// for the never-goes-backwards rule, order.go) at once, through atomics,
+// and its identity count (merge.go's window) on the leg's next offer,
+// or after copyFold copies, under the lock. A leg rejoining after a hole
+// drops nothing here: its copies tell the merge where it stands. What
+// this does not match (a copy ahead of its first arrival's delivery, a
+// frame of another layout, a conflated channel cut differently on each
+// connection, a hash forgotten) goes on to the identity merge, which
+// stays the safety net. Answers are never hashed (CopyBytes refuses
+// them).
+//
+// Hashes are kept in two generations per shard: once the newer holds
+// copyGeneration/copyShards hashes, the older is forgotten and the newer
+// takes its place; a hash read again moves to the newer one. A hash and
+// its counts are forgotten together, so a forgotten hash's next reading
+// is a first arrival, which the identity merge judges.
+
+const (
+	copyShards     = 16
+	copyGeneration = 1 << 13 // hashes a generation holds, all shards together
+	copyFold       = 64      // a leg's dropped copies counted under the lock at once, at most
+)
+
+// copies is a Standby's fast path: the hashes its legs read, and each
+// leg's last frame.
+type copies struct {
+	proto  protocol.Copies
+	shards [copyShards]copyShard
+	legs   []copyLeg // legs[i] is leg i's, owned by its reader
+}
+
+// copyShard is a share of the hashes, under its own lock (held for a
+// map look-up: the legs' readers rarely meet on one).
+type copyShard struct {
+	mu       sync.Mutex
+	cur, old map[xxh3.Uint128]copyEntry
+}
+
+// copyEntry is one hash: how many times each leg read it, how many of
+// those readings the merged stream delivered, and what its first
+// arrival was, for a dropped copy to tell.
+type copyEntry struct {
+	legs      [Max + 1]uint32
+	delivered uint32
+	m         *merge // the merge its first arrival went to; nil: none yet
+	many      bool   // it went to more than one merge: never dropped here
+	id        uint64 // its identity in m
+	at        *topicPlace
+	pos       uint64
+	topic     string
+}
+
+// copyLeg is the frame a leg's reader read last, for the merge to tie
+// to the message it offers (merge.offer, on the same reader; mu because
+// a leg's supervisor offers the messages it fetched too).
+type copyLeg struct {
+	mu   sync.Mutex
+	last copyKey
+}
+
+// copyKey is a frame's hash and the leg's readings of it, this one
+// counted, and where the frame lies.
+type copyKey struct {
+	key    xxh3.Uint128
+	n      uint32 // the leg's readings of key, this one counted
+	lo, hi uintptr
+	ok     bool
+}
+
+// newCopies returns the fast path of a Standby of legs on dialect p, or
+// nil when p's notifications cannot be told apart by their bytes.
+func newCopies(p protocol.Protocol, legs int) *copies {
+	cp, ok := p.(protocol.Copies)
+	if !ok {
+		return nil
+	}
+	c := &copies{proto: cp, legs: make([]copyLeg, legs)}
+	for i := range c.shards {
+		c.shards[i].cur = make(map[xxh3.Uint128]copyEntry)
+		c.shards[i].old = make(map[xxh3.Uint128]copyEntry)
+	}
+	return c
+}
+
+// option installs leg's filter on its client (client.WithCopyFilter);
+// none without a fast path.
+func (c *copies) option(leg int) []client.Option {
+	if c == nil {
+		return nil
+	}
+	return []client.Option{client.WithCopyFilter(func(frame []byte, now time.Time) (client.Copy, bool) {
+		return c.read(leg, frame, now)
+	})}
+}
+
+// read counts frame's reading by leg and reports whether it is a copy of
+// one delivered, moving the merge on past it (see above). Runs on leg's
+// reader.
+func (c *copies) read(leg int, frame []byte, now time.Time) (client.Copy, bool) {
+	l := &c.legs[leg]
+	b, ok := c.proto.CopyBytes(frame)
+	if !ok {
+		l.set(copyKey{})
+		return client.Copy{}, false
+	}
+	key := xxh3.Hash128(b)
+	sh := &c.shards[key.Lo%copyShards]
+	sh.mu.Lock()
+	e := sh.take(key)
+	e.legs[leg]++
+	n := e.legs[leg]
+	sh.cur[key] = e
+	sh.mu.Unlock()
+	m := e.m
+	if m == nil || e.many || n > e.delivered || m.legs[leg].rejoin.Load() {
+		lo := uintptr(unsafe.Pointer(unsafe.SliceData(frame)))
+		l.set(copyKey{key: key, n: n, lo: lo, hi: lo + uintptr(len(frame)), ok: true})
+		return client.Copy{}, false
+	}
+	l.set(copyKey{})
+	m.lastAt[leg].Store(now.UnixNano())
+	if e.at != nil {
+		e.at.reached(leg, e.pos)
+	}
+	m.dropped(leg, e.id)
+	return client.Copy{Topic: e.topic, Place: e.pos, Placed: e.at != nil}, true
+}
+
+// take returns key's entry, the zero one when the shard holds none, and
+// makes room in the newer generation. Called with sh.mu held.
+func (sh *copyShard) take(key xxh3.Uint128) copyEntry {
+	e, ok := sh.cur[key]
+	if ok {
+		return e
+	}
+	if e, ok = sh.old[key]; ok {
+		delete(sh.old, key)
+	}
+	if len(sh.cur) >= copyGeneration/copyShards {
+		sh.old, sh.cur = sh.cur, sh.old
+		clear(sh.cur)
+	}
+	return e
+}
+
+// current returns the key of leg's last frame when data (an offered
+// message's) lies in it: the message is that frame's.
+func (c *copies) current(leg int, data []byte) (copyKey, bool) {
+	if c == nil || len(data) == 0 {
+		return copyKey{}, false
+	}
+	l := &c.legs[leg]
+	l.mu.Lock()
+	k := l.last
+	l.mu.Unlock()
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	return k, k.ok && p >= k.lo && p+uintptr(len(data)) <= k.hi
+}
+
+// set records k as the leg's last frame.
+func (l *copyLeg) set(k copyKey) {
+	l.mu.Lock()
+	l.last = k
+	l.mu.Unlock()
+}
+
+// offered records that key's reading went to m; delivered (with its
+// identity id and place at in m) that m delivered it, so that other legs'
+// copies of it are dropped. Called with m.mu held.
+func (c *copies) offered(k copyKey, m *merge, delivered bool, topic string, id uint64, at placed) {
+	sh := &c.shards[k.key.Lo%copyShards]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e, ok := sh.cur[k.key]
+	if !ok {
+		if e, ok = sh.old[k.key]; !ok {
+			return // forgotten meanwhile
+		}
+	}
+	switch {
+	case e.m == nil:
+		e.m, e.id, e.at, e.pos, e.topic = m, id, at.at, at.pos, topic
+	case e.m != m:
+		e.many = true
+	}
+	if delivered {
+		e.delivered = max(e.delivered, k.n)
+	}
+	if _, inCur := sh.cur[k.key]; inCur {
+		sh.cur[k.key] = e
+	} else {
+		sh.old[k.key] = e
+	}
+}

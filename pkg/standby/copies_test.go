@@ -1,0 +1,100 @@
+package standby
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/ethereum"
+	"github.com/wsfan/wsfan/pkg/protocol"
+)
+
+// headFrame is head n as a node writes it to the connection that holds
+// subscription sub.
+func headFrame(sub string, n int) []byte {
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"%s","result":{"number":"0x%x","hash":"0x%064x","parentHash":"0x%064x"}}}`,
+		sub, n, n+1, n)
+}
+
+// The fast path drops, on a leg's reader, a copy of a head another leg
+// delivered, though each leg's subscription id differs, and tells the
+// leg's client the head's place; two identical frames on one leg are
+// two events: the second is delivered unless another leg delivered a
+// second one too; an answer is never hashed; a leg rejoining after a
+// hole drops nothing there.
+func TestCopiesDropWhatAnotherLegDelivered(t *testing.T) {
+	p := ethereum.Protocol()
+	sb := &Standby{legs: make([]*client.Client, 2), health: make([]legHealth, 2), seed: maphash.MakeSeed(),
+		merges: make(map[*merge]struct{}), proto: p, copies: newCopies(p, 2)}
+	require.NotNil(t, sb.copies, "Ethereum's notifications are the same on every connection but for the subscription id")
+	sb.ctx, sb.cancel = context.WithCancel(context.Background())
+	t.Cleanup(sb.cancel)
+	t0 := time.Now()
+	for i := range sb.legs {
+		sb.health[i].upSince.Store(t0.UnixNano())
+	}
+	topic, err := p.NewTopic("newHeads")
+	require.NoError(t, err)
+	m := sb.mergeInto([]*protocol.Topic{topic})
+	m.out = client.NewInlet([]string{"newHeads"})
+	t.Cleanup(func() { _ = m.end(context.Background(), nil) })
+	sub := []string{"0x01", "0xcd0c3e8af590364c09d0fa6a1210faf5"}
+
+	// read is a leg's reader: the filter, then, for a frame it keeps,
+	// classification and the merge's offer.
+	read := func(leg int, frame []byte) (client.Copy, bool) {
+		cp, drop := sb.copies.read(leg, frame, t0)
+		if !drop {
+			var f protocol.Frame
+			require.NoError(t, p.Classify(frame, &f))
+			if f.Kind == protocol.KindNotification {
+				m.offer(leg, client.Message{Topic: "newHeads", Data: f.Data, RecvTime: t0})
+			}
+		}
+		return cp, drop
+	}
+	delivered := func() int { return len(m.out.Subscription().C()) }
+
+	_, drop := read(0, headFrame(sub[0], 1))
+	assert.False(t, drop, "a first arrival")
+	cp, drop := read(1, headFrame(sub[1], 1))
+	assert.True(t, drop, "leg 1's copy, its own subscription id cut out")
+	assert.Equal(t, client.Copy{Topic: "newHeads", Place: 1, Placed: true}, cp, "the leg's client learns the head's place")
+	assert.Equal(t, uint64(2), m.places["newHeads"].leg[1].Load(), "the merge learns leg 1 reached head 1")
+	assert.Equal(t, 1, delivered())
+
+	_, drop = read(1, headFrame(sub[1], 1))
+	assert.False(t, drop, "leg 1 sends the same head again: a second event, no copy")
+	assert.Equal(t, 2, delivered(), "delivered: leg 1's dropped copy was counted as its first sending")
+	_, drop = read(0, headFrame(sub[0], 1))
+	assert.True(t, drop, "leg 0's second sending, a copy of leg 1's")
+	assert.Equal(t, 2, delivered())
+
+	answer := []byte(`{"jsonrpc":"2.0","id":1,"result":"0x1"}`)
+	_, drop = read(0, answer)
+	assert.False(t, drop)
+	_, drop = read(1, answer)
+	assert.False(t, drop, "answers are never hashed")
+	for i := range sb.copies.shards {
+		assert.LessOrEqual(t, len(sb.copies.shards[i].cur)+len(sb.copies.shards[i].old), 1, "only the head was hashed")
+	}
+
+	_, drop = read(0, headFrame(sub[0], 2))
+	assert.False(t, drop)
+	m.mu.Lock()
+	m.legs[1].on = true // back from a hole another leg carried
+	m.legs[1].rejoin.Store(true)
+	m.mu.Unlock()
+	_, drop = read(1, headFrame(sub[1], 2))
+	assert.False(t, drop, "a rejoining leg's copy goes to the merge, which learns it is in step")
+	m.mu.Lock()
+	assert.False(t, m.legs[1].on, "in step again")
+	m.mu.Unlock()
+	assert.Equal(t, 3, delivered())
+}
