@@ -11,6 +11,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/book"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/sidecar"
 )
 
 // demoUpstream is the simulated exchange -demo runs the sidecar against:
@@ -42,6 +43,15 @@ func (d *demoUpstream) url() string { return d.srv.URL() }
 func (d *demoUpstream) topics() []string { return d.srv.FeedTopics() }
 
 func (d *demoUpstream) close() { d.srv.Close() }
+
+// configure points cfg at the demo's exchange and, when cfg offers no
+// topics, offers the feed's: at start and at each reload.
+func (d *demoUpstream) configure(cfg *sidecar.Config) {
+	cfg.Upstream = d.url()
+	if len(cfg.Topics) == 0 {
+		cfg.Topics = d.topics()
+	}
+}
 
 // subscribeFrame is what a program sends the sidecar to subscribe topic,
 // encoded by the dialect's client half.

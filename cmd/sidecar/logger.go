@@ -7,9 +7,10 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// newLogger logs to w at level and up: one JSON object per line for log
-// shippers, or zap's console format with a short clock for people.
-func newLogger(w io.Writer, format logFormat, level zapcore.Level) *zap.Logger {
+// newLogger logs to w at level and up (a reload may change it): one JSON
+// object per line for log shippers, or zap's console format with a short
+// clock for people.
+func newLogger(w io.Writer, format logFormat, level zap.AtomicLevel) *zap.Logger {
 	var enc zapcore.Encoder
 	if format == logJSON {
 		cfg := zap.NewProductionEncoderConfig()

@@ -11,6 +11,9 @@
 // over the file, the file over the default. Sizes take 1048576, 512KiB or
 // 4MiB. -log-format json writes one JSON object per log line. SIGINT or
 // SIGTERM drains the local clients (within -drain-timeout) and exits.
+// SIGHUP reads the settings again and applies what can change while the
+// sidecar runs, dropping no client (docs/reload.md); -config-watch does
+// so whenever the -config file's content changes.
 package main
 
 import (
@@ -57,8 +60,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		_, _ = fmt.Fprintln(stdout, versionLine(debug.ReadBuildInfo()))
 		return nil
 	}
+	// A SIGHUP from now on reloads (once the sidecar runs), never ends
+	// the process.
+	hup, stopHUP := notifyHUP()
+	defer stopHUP()
+	watch := ""
+	if opts.configWatch {
+		if watch = configPath(args, getenv); watch == "" {
+			return fmt.Errorf("%s needs a config file to watch: set -config (or WSFAN_CONFIG)", opts.named("config-watch"))
+		}
+	}
 	cfg := opts.cfg
-	cfg.Logger = newLogger(stderr, opts.logFormat, opts.logLevel)
+	level := zap.NewAtomicLevelAt(opts.logLevel)
+	cfg.Logger = newLogger(stderr, opts.logFormat, level)
 	defer func() { _ = cfg.Logger.Sync() }()
 	warnUnknownVariables(cfg.Logger, environ())
 
@@ -71,13 +85,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		defer demo.close()
-		cfg.Upstream = demo.url()
-		if len(cfg.Topics) == 0 {
-			cfg.Topics = demo.topics()
-		} else if extra := slices.DeleteFunc(slices.Clone(cfg.Topics), func(t string) bool { return slices.Contains(demo.topics(), t) }); len(extra) > 0 {
+		if extra := slices.DeleteFunc(slices.Clone(cfg.Topics), func(t string) bool { return slices.Contains(demo.topics(), t) }); len(extra) > 0 {
 			cfg.Logger.Warn("the demo publishes none of these topics from "+opts.named("topics")+"; it publishes only its feed's",
 				zap.Strings("topics", extra), zap.Strings("feed", demo.topics()))
 		}
+		demo.configure(&cfg)
 	}
 	if cfg.Upstream == "" {
 		return errors.New("no upstream: set -upstream (or WSFAN_UPSTREAM, or upstream: in -config), or try -demo")
@@ -105,5 +117,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if demo != nil {
 		demo.printHelp(stdout, dialAddr(ln.Addr()), cfg.Token)
 	}
+	rl := &reloader{args: args, getenv: getenv, srv: srv, level: level, format: opts.logFormat, demo: demo, log: cfg.Logger}
+	rctx, stopReloads := context.WithCancel(ctx)
+	reloads := make(chan struct{})
+	go func() {
+		defer close(reloads)
+		rl.run(rctx, hup, watch)
+	}()
+	defer func() {
+		stopReloads()
+		<-reloads
+	}()
 	return srv.Serve(ctx, ln)
 }

@@ -26,6 +26,8 @@ type options struct {
 	version   bool
 	logFormat logFormat
 	logLevel  zapcore.Level
+	// configWatch reloads when the -config file's content changes.
+	configWatch bool
 
 	// source says where each setting was last set, by flag name, so an
 	// error about it names what the user wrote: "-listen",
@@ -105,12 +107,13 @@ func (o *options) flagSet() *flag.FlagSet {
 
 	fs := flag.NewFlagSet("sidecar", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.String("config", "", "YAML `file` of settings: each key is a flag's name with _ for - (queue_bytes: 4MiB)")
+	fs.String("config", "", "YAML `file` of settings: each key is a flag's name with _ for - (queue_bytes: 4MiB);\nSIGHUP reads it again and applies what can change while running (docs/reload.md)")
+	fs.BoolVar(&o.configWatch, "config-watch", false, "reload whenever the -config file's content changes (read every second; follows a\nKubernetes ConfigMap's symlink swap)")
 	o.upstreams = &upstreamsValue{first: &c.Upstream, more: &c.Fallbacks}
 	fs.Var(o.upstreams, "upstream", "upstream WebSocket `URL`, e.g. wss://thalex.com/ws/api/v2; several, comma-separated or the flag again,\nare endpoints of one service in order of preference: when one fails the next is dialled at once")
 	fs.Var(protocolValue(&c.Protocol), "protocol", "`dialect`: "+format.OneOf(protocol.Names()))
 	fs.StringVar(&c.Listen, "listen", c.Listen, "local `address`; a non-loopback one requires -token")
-	fs.StringVar(&c.Token, "token", "", "bearer `token` local clients must send (Authorization: Bearer or ?token=)")
+	fs.StringVar(&c.Token, "token", "", "bearer `tokens` local clients must send one of (Authorization: Bearer or ?token=), comma-separated;\na reload that removes one closes the clients that used it")
 	fs.Var(listValue(&c.AllowedOrigins), "allowed-origins", "comma-separated browser `origins` allowed to open streams, e.g. http://localhost:3000, or * for any\n(default: none but the sidecar's own)")
 	fs.Var(listValue(&c.AllowedHosts), "allowed-hosts", "comma-separated host `names` the sidecar answers to beyond localhost, loopback addresses and -listen's host:\n"+
 		"sidecar.example, *.example.com, 10.0.0.0/8, or * for any; every other Host is refused (DNS rebinding)")

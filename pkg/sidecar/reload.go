@@ -98,9 +98,6 @@ func (l *liveSettings) holdsToken(token []byte) bool {
 // through their SHA-256.
 func configVersion(cfg *Config) string {
 	c := *cfg
-	for _, f := range codeFields {
-		reflect.ValueOf(&c).Elem().FieldByName(f).SetZero()
-	}
 	c.Token = secretHash(c.Token)
 	if len(c.UpstreamHeader) > 0 {
 		h := make(http.Header, len(c.UpstreamHeader))
@@ -111,7 +108,15 @@ func configVersion(cfg *Config) string {
 		}
 		c.UpstreamHeader = h
 	}
-	b, err := json.Marshal(c)
+	// Every field but codeFields, by name: encoding/json sorts the keys.
+	fields := make(map[string]any)
+	v := reflect.ValueOf(c)
+	for i := range v.NumField() {
+		if name := v.Type().Field(i).Name; !slices.Contains(codeFields, name) {
+			fields[name] = v.Field(i).Interface()
+		}
+	}
+	b, err := json.Marshal(fields)
 	if err != nil { // every field left is plain data
 		panic(fmt.Sprintf("sidecar: hashing the config: %v", err))
 	}
