@@ -15,7 +15,8 @@ import (
 // recorded is one notification to replay.
 type recorded struct {
 	at    time.Duration // since the window's first notification
-	key   string
+	key   string        // its routing key as recorded
+	topic string        // for a dialect of subscription ids (Ethereum): the topic key was the id of; "" otherwise
 	frame []byte
 }
 
@@ -54,6 +55,11 @@ func load(dir string, w record.Window) (*recording, error) {
 	seen := map[string]bool{}
 	type callKey struct{ client, conn, id uint64 }
 	asked := map[callKey]protocol.Incoming{}
+	// A dialect of subscription ids (Ethereum): each subscribe's answer
+	// names the id its notifications carry on that connection.
+	subIDs := srvHalf.SubscriptionID() != ""
+	subscribing := map[callKey]string{} // a subscribe's request → its topic
+	topicOf := map[string]string{}      // a recorded subscription id → its topic
 	var first time.Time
 	var f protocol.Frame
 	var reqs []protocol.Incoming
@@ -63,6 +69,9 @@ func load(dir string, w record.Window) (*recording, error) {
 			reqs, _, _ = srvHalf.ParseFrame(reqs[:0], r.Frame)
 			for _, q := range reqs {
 				if q.Op == protocol.OpSubscribe {
+					if id, ok := numericID(q.ID); ok && subIDs && len(q.Topics) == 1 {
+						subscribing[callKey{r.Client, r.Conn, id}] = q.Topics[0]
+					}
 					for _, t := range q.Topics {
 						if !seen[t] {
 							seen[t] = true
@@ -80,13 +89,20 @@ func load(dir string, w record.Window) (*recording, error) {
 			if first.IsZero() {
 				first = r.Time
 			}
-			rec.notes = append(rec.notes, recorded{at: r.Time.Sub(first), key: r.Topic, frame: bytes.Clone(r.Frame)})
+			rec.notes = append(rec.notes, recorded{at: r.Time.Sub(first), key: r.Topic, topic: topicOf[r.Topic], frame: bytes.Clone(r.Frame)})
 		case r.Kind == protocol.KindResponse:
 			f.Reset()
 			if proto.Classify(r.Frame, &f) != nil || !f.HasID || f.Result == nil {
 				return nil
 			}
 			k := callKey{r.Client, r.Conn, f.ID}
+			if topic, ok := subscribing[k]; ok {
+				delete(subscribing, k)
+				var id string
+				if json.Unmarshal(f.Result, &id) == nil {
+					topicOf[id] = topic
+				}
+			}
 			if q, ok := asked[k]; ok {
 				delete(asked, k)
 				rec.calls[q.Method] = append(rec.calls[q.Method], recordedCall{params: compact(q.Params), result: bytes.Clone(f.Result)})
@@ -145,11 +161,15 @@ func (rec *recording) serveCalls(srv *exchangetest.Server) {
 // subscribe reaches the venue, and would miss the first frames. Paced by their recorded offsets divided by speed (speed 0:
 // as fast as the subscribers take them). It returns how many it sent.
 func (rec *recording) play(ctx context.Context, srv *exchangetest.Server, speed float64, settle time.Duration) (int, error) {
-	keys := make(map[string]bool)
+	keys, topics := make(map[string]bool), make(map[string]bool)
 	for _, n := range rec.notes {
 		keys[n.key] = true
+		topics[n.topic] = true
 	}
 	played := func(topic string) bool {
+		if topics[topic] {
+			return true
+		}
 		t, err := rec.proto.NewTopic(topic)
 		return err == nil && keys[t.Key]
 	}
@@ -177,7 +197,11 @@ func (rec *recording) play(ctx context.Context, srv *exchangetest.Server, speed 
 		} else if ctx.Err() != nil {
 			return i, ctx.Err()
 		}
-		srv.PublishFrame(n.key, n.frame)
+		if n.topic != "" {
+			srv.PublishTopicFrame(n.topic, n.key, n.frame)
+		} else {
+			srv.PublishFrame(n.key, n.frame)
+		}
 	}
 	return len(rec.notes), nil
 }

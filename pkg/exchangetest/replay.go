@@ -1,6 +1,7 @@
 package exchangetest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync"
@@ -60,6 +61,38 @@ func (s *Server) PublishFrame(key string, frame []byte) int {
 	n := 0
 	for _, c := range targets {
 		if c.send(outMsg{typ: websocket.TextMessage, data: frame}, nil) {
+			n++
+		}
+	}
+	return n
+}
+
+// PublishTopicFrame sends frame, recorded on a connection whose
+// subscription to topic had the id key (Ethereum), to every connection
+// subscribed to topic, each with its own id in place of key: a recorded
+// notification replayed to programs that subscribed anew. A connection
+// subscribed without an id gets frame verbatim. It returns how many
+// connections it was queued to.
+func (s *Server) PublishTopicFrame(topic, key string, frame []byte) int {
+	s.subMu.RLock()
+	var targets []target
+	for c, ids := range s.subs[topic] {
+		if len(ids) == 0 {
+			targets = append(targets, target{c: c})
+		}
+		for _, id := range ids {
+			targets = append(targets, target{c: c, id: id})
+		}
+	}
+	s.subMu.RUnlock()
+	old := protocol.AppendJSONString(nil, key)
+	n := 0
+	for _, t := range targets {
+		out := frame
+		if t.id != "" {
+			out = bytes.Replace(frame, old, protocol.AppendJSONString(nil, t.id), 1)
+		}
+		if t.c.send(outMsg{typ: websocket.TextMessage, data: out}, nil) {
 			n++
 		}
 	}

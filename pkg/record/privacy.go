@@ -17,7 +17,9 @@ import (
 type privacy struct {
 	proto    protocol.Protocol
 	all      bool
-	readOnly protocol.ReadOnly // nil: the venue names none, so no answer is kept
+	readOnly protocol.ReadOnly // nil: the venue names none, so no call's answer is kept
+	server   protocol.Server   // the venue's server half, which reads a request's op; nil when none is registered
+	reqs     []protocol.Incoming
 	// kept holds the ids of written calls whose answers are kept;
 	// bounded by the calls in flight.
 	kept map[string]bool
@@ -31,12 +33,27 @@ const maxKeys = 10_000
 
 func newPrivacy(p protocol.Protocol, all bool) *privacy {
 	ro, _ := p.(protocol.ReadOnly)
-	return &privacy{proto: p, all: all, readOnly: ro, kept: make(map[string]bool), private: make(map[string]bool)}
+	srv, _ := protocol.ServerByName(p.Name())
+	return &privacy{proto: p, all: all, readOnly: ro, server: srv, kept: make(map[string]bool), private: make(map[string]bool)}
 }
 
-// sent notes a written request whose answer may be kept.
+// sent notes a written request whose answer may be kept: a subscribe's
+// (its answer names a subscription id a replay needs, and no account
+// data), and a read-only call's.
 func (p *privacy) sent(frame []byte) {
-	if p.all || p.readOnly == nil {
+	if p.all {
+		return
+	}
+	if p.server != nil {
+		p.reqs, _, _ = p.server.ParseFrame(p.reqs[:0], frame)
+		for _, q := range p.reqs {
+			if q.Err == nil && (q.Op == protocol.OpSubscribe || (p.readOnly != nil && q.Op == protocol.OpCall && p.readOnly.ReadOnly(q.Method))) {
+				p.kept[idKey(q.ID)] = true
+			}
+		}
+		return
+	}
+	if p.readOnly == nil {
 		return
 	}
 	var req struct {
