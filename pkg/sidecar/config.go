@@ -274,7 +274,7 @@ func (c Config) withDefaults() (Config, protocol.Protocol, error) {
 	if c.Listen == "" {
 		c.Listen = DefaultListen
 	}
-	if !isLoopback(c.Listen) && c.Token == "" {
+	if !isLoopback(c.Listen) && len(splitTokens(c.Token)) == 0 {
 		return c, nil, fmt.Errorf("listening on %s (not loopback) requires a token", c.Listen)
 	}
 	if err := c.checkOverflow(); err != nil {

@@ -280,3 +280,10 @@ func TestReloadInvalidChangesNothing(t *testing.T) {
 	assert.Equal(t, v, st.Version)
 	assert.Equal(t, map[string]uint64{"applied": 1, "refused": 0, "invalid": 2}, st.Reloads)
 }
+
+// A Token of separators alone is no token: a sidecar off loopback
+// refuses it, at start and on reload.
+func TestTokenOfCommasIsNone(t *testing.T) {
+	_, err := sidecar.New(sidecar.Config{Upstream: "ws://127.0.0.1:1", Protocol: "deribit", Listen: "0.0.0.0:0", Token: " , "})
+	assert.ErrorContains(t, err, "requires a token")
+}
