@@ -79,3 +79,40 @@ func (d *delays) Collect(ch chan<- prometheus.Metric) {
 		d.hop.Collect(ch)
 	}
 }
+
+// delayNames are the delay histograms the status shows.
+var delayNames = []string{"wsfan_upstream_delay_seconds", "wsfan_sidecar_delivery_delay_seconds", "wsfan_nats_hop_delay_seconds"}
+
+// DelayStatus is one series of a delay histogram in /v1/status: its
+// observations so far and their median and 99th percentile, estimated
+// from its buckets (within a native bucket's width, 9 %; docs/latency.md).
+type DelayStatus struct {
+	// Name is the histogram's: wsfan_upstream_delay_seconds (venue →
+	// sidecar), wsfan_sidecar_delivery_delay_seconds (sidecar → its
+	// clients) or wsfan_nats_hop_delay_seconds (leader → member).
+	Name string `json:"name"`
+	// Labels are the series' labels as name=value pairs, sorted by name
+	// and comma-separated: "connection=upstream,family=ticker".
+	Labels string `json:"labels,omitempty"`
+	Count  uint64 `json:"count"`
+	// P50 and P99 are in seconds, 0 with no observation; below zero when
+	// the stamps compared are skewed (wsfan_clock_skew_total).
+	P50 float64 `json:"p50_seconds"`
+	P99 float64 `json:"p99_seconds"`
+}
+
+// readDelays reads every series of the delay histograms back from g, the
+// sidecar's registry, where its upstream connection's (pkg/client) and
+// its own (delays) are registered: gathering it is the cost, once a
+// status.
+func readDelays(g prometheus.Gatherer) []DelayStatus {
+	rs, err := latency.Read(g, delayNames...)
+	if err != nil { // a collector failed: the status goes on without them
+		return nil
+	}
+	out := make([]DelayStatus, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, DelayStatus{Name: r.Name, Labels: r.LabelString(), Count: r.Count, P50: r.P50, P99: r.P99})
+	}
+	return out
+}

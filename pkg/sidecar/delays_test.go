@@ -163,3 +163,45 @@ func counter(t *testing.T, g prometheus.Gatherer, name, labels string) float64 {
 	}
 	return 0
 }
+
+// The status shows each delay histogram's p50 and p99: a venue stamping
+// every message 50 ms before the sidecar (on a fake receive clock) reads
+// it reads 50 ms in /v1/status (within a native bucket's width) and on
+// the status stream the page draws; the delivery's series are there for
+// both transports, and the page has the table that shows them.
+func TestDelaysOnTheStatus(t *testing.T) {
+	dc := dialects[1]
+	clk := clock.NewFake(time.Now().Truncate(time.Millisecond))
+	r := newRig(t, dc.d, func(c *sidecar.Config) {
+		c.UpstreamOptions = []client.Option{client.WithReadClock(clk.Now)}
+	})
+	ws := r.dial(t)
+	subscribeAll(t, dc, ws)
+	r.waitClients(t, 1, 1)
+	for i := range 5 {
+		r.up.Publish(dc.topic, []byte(fmt.Sprintf(`{"timestamp":%d,"i":%d}`, clk.Now().Add(-50*time.Millisecond).UnixMilli(), i)))
+		testutil.Recv(t, ws)
+	}
+
+	code, body := httpGet(t, r.url+"/v1/status")
+	require.EqualValues(t, 200, code)
+	var st sidecar.Status
+	require.NoError(t, json.Unmarshal([]byte(body), &st))
+	byName := map[string]sidecar.DelayStatus{}
+	for _, d := range st.Delays {
+		byName[d.Name+"{"+d.Labels+"}"] = d
+	}
+	up := byName["wsfan_upstream_delay_seconds{connection=upstream,family="+protocol.Family(dc.topic)+"}"]
+	require.EqualValues(t, 5, up.Count, "%+v", st.Delays)
+	require.InEpsilon(t, 0.050, up.P50, 0.1)
+	require.InEpsilon(t, 0.050, up.P99, 0.1)
+	require.EqualValues(t, 5, byName["wsfan_sidecar_delivery_delay_seconds{transport=websocket}"].Count)
+	require.Contains(t, byName, "wsfan_sidecar_delivery_delay_seconds{transport=sse}")
+	require.Len(t, st.Delays, 3, "no NATS hop outside a group")
+
+	ev := openSSE(t, r.url+"/v1/status/stream", "").next(t)
+	require.Contains(t, ev.data, `"delays":[`)
+	_, page := httpGet(t, r.url+"/")
+	require.Contains(t, page, `<table id="delays">`)
+	require.Contains(t, page, `st.delays`)
+}

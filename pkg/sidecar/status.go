@@ -28,6 +28,10 @@ type Status struct {
 	// Config is the running configuration's version and reloads
 	// (Server.Reload).
 	Config ConfigStatus `json:"config"`
+	// Delays are the latency histograms' series, each with its p50 and
+	// p99 (docs/latency.md); a series appears with its first observation,
+	// the delivery's at once.
+	Delays []DelayStatus `json:"delays,omitempty"`
 }
 
 // RecordingStatus is the recording's line of /v1/status (Config.Record).
@@ -212,6 +216,7 @@ func (s *Server) Status() Status {
 	for _, ss := range s.clients.list() {
 		st.Clients = append(st.Clients, ss.status())
 	}
+	st.Delays = readDelays(s.reg)
 	return st
 }
 
