@@ -49,6 +49,7 @@ type config struct {
 	// silentFactor and silentFloor are WithSilentAfter's.
 	silentFactor int
 	silentFloor  time.Duration
+	lateAfter    time.Duration // WithLateAfter's
 }
 
 // Defaults of the options.
@@ -79,6 +80,7 @@ func defaultConfig() config {
 		yieldAfter:   DefaultYieldAfter,
 		silentFactor: 10,
 		silentFloor:  5 * time.Second,
+		lateAfter:    DefaultLateAfter,
 	}
 }
 

@@ -29,7 +29,8 @@ type topicReader struct {
 	lost    bool        // a live message was dropped from pending
 	pos     position
 
-	rhythm rhythm // written by the handler under mu; read by Member.Silent
+	rhythm rhythm   // written by the handler under mu; read by Member.Silent
+	late   lateness // the live messages' runs of late ones, under mu
 }
 
 func newTopicReader(s *Subscription, names topicNames) *topicReader {
@@ -50,7 +51,7 @@ func (r *topicReader) onMsg(msg *nats.Msg) {
 		r.mu.Unlock()
 		return
 	}
-	release := r.handle(msg.Header, msg.Data, time.Now())
+	release := r.handle(msg.Header, msg.Data, time.Now(), true)
 	r.mu.Unlock()
 	if release {
 		r.s.release()
@@ -64,14 +65,14 @@ func (r *topicReader) start(h nats.Header, data []byte) {
 	now := time.Now()
 	release := false
 	if h != nil {
-		release = r.handle(h, data, now)
+		release = r.handle(h, data, now, false)
 		// The cache may lag the live subject by a message or two; what
 		// it misses went out before this reader's interest did.
 		r.pos.cached = r.pos.epoch != 0 && !r.lost
 	}
 	for i, msg := range r.pending {
 		if !release {
-			release = r.handle(msg.Header, msg.Data, now)
+			release = r.handle(msg.Header, msg.Data, now, false)
 		}
 		r.pending[i] = nil
 	}
@@ -83,9 +84,13 @@ func (r *topicReader) start(h nats.Header, data []byte) {
 	}
 }
 
-// handle delivers one message if it moves the topic forward. Called with
-// r.mu held; it reports whether the subscription must be released.
-func (r *topicReader) handle(h nats.Header, data []byte, now time.Time) (release bool) {
+// handle delivers one message if it moves the topic forward; a live one
+// (arrived on the live subject after start) that starts a run of late
+// ones is flagged stale (WithLateAfter). The last value and the messages
+// queued before start are not judged: they wait for the cache read.
+// Called with r.mu held; it reports whether the subscription must be
+// released.
+func (r *topicReader) handle(h nats.Header, data []byte, now time.Time, live bool) (release bool) {
 	st := &r.s.m.stats
 	md, ok := parseMeta(h)
 	if !ok || (r.names.hashed && md.topic != r.names.topic) {
@@ -111,6 +116,9 @@ func (r *topicReader) handle(h nats.Header, data []byte, now time.Time) (release
 		return false
 	}
 	r.rhythm.observe(now.UnixNano())
+	if live && r.late.mark(md.recv, now, r.s.m.cfg.lateAfter) {
+		flags |= client.FlagStale
+	}
 	m := client.Message{
 		Topic:    r.names.topic,
 		Data:     data,

@@ -1,6 +1,7 @@
 package sidecar_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/sidecar"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // An upstream reconnect is told to every program that asked: a raw
@@ -89,4 +92,61 @@ func TestGapNoticeAfterABrokenChain(t *testing.T) {
 		return
 	}
 	t.Fatal("no gap notice after the broken chain")
+}
+
+// A topic found stale (silent while another flows) and resubscribed is a
+// hole too: the opted-in client gets a notice with cause "stale" before
+// the topic's next message (a NATS group's member flags a late run of
+// messages the same way).
+func TestGapNoticeAfterAStaleTopic(t *testing.T) {
+	r := newRig(t, thalex.Name, func(c *sidecar.Config) {
+		c.UpstreamOptions = []client.Option{client.WithStaleAfter(10, 300*time.Millisecond)}
+	})
+	ctx := testutil.Context(t)
+	quiet, busy := "ticker.A.raw", "ticker.B.raw"
+	ws := r.dialWith(t, "?notify=gaps", nil)
+	testutil.Send(t, ws, `{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["`+quiet+`","`+busy+`"]}}`)
+	testutil.RecvJSON(t, ws)
+	require.NoError(t, r.up.WaitSubscribers(ctx, quiet, 1))
+	require.NoError(t, r.up.WaitSubscribers(ctx, busy, 1))
+	notices := make(chan protocol.GapNotice, 16)
+	go func() { // the client reads what it is sent
+		defer close(notices)
+		for {
+			_, data, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			if n, ok := protocol.ParseGapNotice(data); ok {
+				notices <- n
+			}
+		}
+	}()
+	for range 40 { // the rhythm records one every 15ms: 17 needed
+		r.up.Publish(quiet, []byte(`{"n":1}`))
+		r.up.Publish(busy, []byte(`{"n":1}`))
+		time.Sleep(10 * time.Millisecond)
+	}
+	flow, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		for flow.Err() == nil {
+			r.up.Publish(busy, []byte(`{"n":2}`))
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	waitFor(t, "the quiet topic stale", func() bool { return topicStatus(r.sc.Status(), quiet).Stale })
+	require.NoError(t, r.up.WaitSubscribers(ctx, quiet, 1)) // resubscribed
+	deadline := time.After(10 * time.Second)
+	for {
+		r.up.Publish(quiet, []byte(`{"n":3}`))
+		select {
+		case n := <-notices:
+			assert.Equal(t, protocol.GapNotice{Channel: quiet, Cause: protocol.GapStale}, n)
+			return
+		case <-deadline:
+			t.Fatal("no stale notice before the quiet topic's next message")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

@@ -189,7 +189,9 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 	subs := t.subs
 	var frames topicFrames
 	var kinds uint8 // the transports m goes to, a bit each
-	hole := resumed || m.Gap()
+	// A stale message (resubscribed after a silence, or in a NATS group
+	// the first of a late run) is a hole too: its notice names the cause.
+	hole := resumed || m.Gap() || m.Stale()
 	for id, n := range t.users {
 		if n == 0 {
 			continue
