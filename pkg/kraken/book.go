@@ -96,8 +96,12 @@ func (r *bookRules) Parse(payload []byte, marked bool, u *book.Update) error {
 			}
 			u.Checksum, seen = n, true
 		case "timestamp":
-			if s, ok := jsonscan.String(v, nil); ok {
-				u.Time, err = time.Parse(time.RFC3339Nano, string(s))
+			if len(v) > 0 && v[0] == '"' { // the reader Classify uses (stamp.go)
+				if ns, ok := rfc3339(v); ok {
+					u.Time = time.Unix(0, ns).UTC()
+				} else {
+					err = fmt.Errorf("not an RFC 3339 time: %.40s", v)
+				}
 			}
 		}
 		if err != nil {

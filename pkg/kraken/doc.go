@@ -24,7 +24,8 @@
 //     the precision their numbers' texts carry, and truncated to the
 //     subscribed depth after each (book.go): a mismatch breaks the book
 //     and a resync's snapshot is awaited. Timestamps (RFC 3339) are the
-//     book's exchange time.
+//     book's exchange time, and a message's venue stamp (Frame.Time,
+//     read by one reader in the scan routing already makes: stamp.go).
 //   - Private channels (executions, balances) and trading methods
 //     (add_order, cancel_order, …) carry a token in their params:
 //     Login fetches one from the REST method GetWebSocketsToken for

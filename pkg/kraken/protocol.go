@@ -320,7 +320,7 @@ func (dialect) Classify(frame []byte, f *protocol.Frame) error {
 	f.Reset()
 	// Every member is read; a repeated one counts as its last occurrence
 	// (as encoding/json decodes it).
-	var method, reqID, success, result, channel, typ, data []byte
+	var method, reqID, success, result, channel, typ, data, stamp []byte
 	m := jsonscan.Object(frame, 0)
 	for key, start, ok := m.Next(); ok; key, start, ok = m.Next() {
 		end := m.Skip()
@@ -339,6 +339,8 @@ func (dialect) Classify(frame []byte, f *protocol.Frame) error {
 			typ = frame[start:end]
 		case "data":
 			data = frame[start:end]
+		case "timestamp":
+			stamp = frame[start:end] // an ohlc message's own (stamp.go)
 		}
 	}
 	if m.Err() != nil || !jsonscan.AtEnd(frame, m.End()) {
@@ -376,7 +378,7 @@ func (dialect) Classify(frame []byte, f *protocol.Frame) error {
 		if data == nil {
 			return protocol.ErrUnrecognized
 		}
-		symbol, interval := firstItem(data)
+		symbol, interval, itemStamp := firstItem(data)
 		key, ok := appendKey(f.KeyScratch(), channel, symbol, interval)
 		if !ok {
 			return protocol.ErrUnrecognized
@@ -384,6 +386,9 @@ func (dialect) Classify(frame []byte, f *protocol.Frame) error {
 		f.KeepKey(key)
 		f.Kind, f.Data = protocol.KindNotification, data
 		f.Snapshot = jsonscan.StringIs(typ, "snapshot")
+		if f.WantTime {
+			f.Time = venueTime(stamp, itemStamp)
+		}
 		return nil
 	}
 	return protocol.ErrUnrecognized
@@ -403,16 +408,16 @@ func requestID(raw []byte) (uint64, bool) {
 	return jsonscan.Uint(raw)
 }
 
-// firstItem returns the raw symbol and interval of the first item of a
-// message's data array (nil where absent).
-func firstItem(data []byte) (symbol, interval []byte) {
+// firstItem returns the raw symbol, interval and timestamp of the first
+// item of a message's data array (nil where absent).
+func firstItem(data []byte) (symbol, interval, stamp []byte) {
 	i := jsonscan.SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '[' {
-		return nil, nil
+		return nil, nil, nil
 	}
 	i = jsonscan.SkipSpace(data, i+1)
 	if i >= len(data) || data[i] != '{' {
-		return nil, nil
+		return nil, nil, nil
 	}
 	m := jsonscan.Object(data, i)
 	for k, start, more := m.Next(); more; k, start, more = m.Next() {
@@ -422,12 +427,14 @@ func firstItem(data []byte) (symbol, interval []byte) {
 			symbol = data[start:end]
 		case "interval":
 			interval = data[start:end]
+		case "timestamp":
+			stamp = data[start:end]
 		}
 	}
 	if m.Err() != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return symbol, interval
+	return symbol, interval, stamp
 }
 
 func (dialect) HeartbeatReply(dst []byte, _ uint64) []byte { return dst }
