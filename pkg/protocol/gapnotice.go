@@ -48,6 +48,12 @@ const (
 	// the messages of the topic in between were fetched: they follow, in
 	// order, before the live ones; nothing is missing.
 	GapBackfilled = "backfilled"
+	// GapDown: the topic's source stopped (in a NATS group of sidecars:
+	// this sidecar's link to the group, or the group's upstream as its
+	// leader reports it), so messages may be lost from now on; sent when
+	// the hole starts, not before a message. The next message after it
+	// comes with its own notice when any were lost.
+	GapDown = "down"
 )
 
 // GapNotice is what a gap notice says.

@@ -46,6 +46,9 @@ type encoder interface {
 	// lost is the mark a resuming client gets first when the topic's
 	// history cannot give it every message it missed.
 	lost() []byte
+	// down is the mark sent, without a message, when the topic's source
+	// stops (holestart.go), or nil when the encoding marks none then.
+	down() []byte
 }
 
 // resumePoint is where a client resumes a stream (SSE's Last-Event-ID):

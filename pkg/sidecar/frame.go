@@ -119,3 +119,9 @@ func (e *wsEncoder) hole(m client.Message) []byte {
 
 // lost is nil: a WebSocket client does not resume.
 func (e *wsEncoder) lost() []byte { return nil }
+
+// down is the gap notice with cause "down": the hole starts now.
+func (e *wsEncoder) down() []byte {
+	n := protocol.GapNotice{Channel: e.upstream, Subscription: e.localID, Cause: protocol.GapDown}
+	return textFrame(protocol.AppendGapNotice(nil, e.rpc, n))
+}

@@ -29,6 +29,9 @@ type natsSource struct {
 	log   *zap.Logger
 
 	issues trouble // the NATS connection's last failure
+	// onDown tells the hole's start to the hub's topics (hub.holeStarts);
+	// set by NewServer before run starts, called by run's goroutine.
+	onDown func()
 
 	// mu protects the following.
 	mu sync.Mutex
@@ -143,7 +146,39 @@ func (n *natsSource) run(ctx context.Context) {
 	n.changed = make(chan struct{})
 	n.mu.Unlock()
 	n.log.Info("joined the group", zap.String("member", m.Status().MemberID))
-	<-ctx.Done()
+	n.watch(ctx)
+}
+
+// holeWatchEvery is how often watch reads the source's state.
+const holeWatchEvery = 100 * time.Millisecond
+
+// watch is run's goroutine once the group is joined, until ctx ends:
+// every holeWatchEvery it reads the source's state, and when that leaves
+// connected (this member's NATS link lost, or the leader's report of the
+// group's upstream down or unheard for the lease TTL) it tells the
+// hole's start (onDown), once a hole: programs learn of it then, not
+// only with the next message.
+func (n *natsSource) watch(ctx context.Context) {
+	tick := time.NewTicker(holeWatchEvery)
+	defer tick.Stop()
+	up := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		switch st := n.state(); {
+		case st == client.StateConnected:
+			up = true
+		case up:
+			up = false
+			n.log.Info("the group's feed stopped; telling programs", zap.Stringer("state", st))
+			if n.onDown != nil {
+				n.onDown()
+			}
+		}
+	}
 }
 
 // feed returns the group member, waiting within ctx until the group is

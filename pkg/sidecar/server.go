@@ -204,6 +204,9 @@ func New(cfg Config) (*Server, error) {
 		topicConfig{wire: wire, cache: cfg.LastMessageCache, stats: &s.stats, seq: &s.published,
 			stream: s.streamID, resync: s.src.resync, log: s.log, noBooks: cfg.NATS != "", delays: s.delays,
 			history: historyLimit{messages: cfg.SSEHistory, bytes: cfg.SSEHistoryBytes}}, s.log)
+	if n, ok := s.src.(*natsSource); ok {
+		n.onDown = s.hub.holeStarts // a hole is told when it starts (holestart.go)
+	}
 	s.clients = newRegistry(cfg.MaxClients, &s.stats)
 	s.conns = newIdleConns(cfg.MaxClients + connectionMargin)
 	s.guard = newTokenGuard(s.log, s.ctx.Done())

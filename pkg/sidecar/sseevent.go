@@ -102,6 +102,10 @@ func (e *sseEncoder) hole(m client.Message) []byte {
 	return e.lost()
 }
 
+// down is the gap mark: from the source's stop on, messages of the topic
+// are missing before the next event.
+func (e *sseEncoder) down() []byte { return e.lost() }
+
 // lost encodes the gap mark: messages of the topic are missing before
 // the next event.
 func (e *sseEncoder) lost() []byte {
