@@ -8,10 +8,11 @@ import (
 
 // Gap notices are wsfan's own notification, not a venue's: a fan-out
 // server (the sidecar) sends one to a WebSocket client that asked for
-// them, just before the message after a hole in a topic's stream, so a
-// program behind it learns what it may have missed as it would have
-// directly (no venue has such a frame, so by default none is sent and the
-// stream stays byte for byte the venue's). A client asks with the
+// them, just before the message after a hole in a topic's stream (and,
+// with GapDown, when a hole starts), so a program behind it learns what
+// it may have missed as it would have directly (no venue has such a
+// frame, so by default none is sent and the stream stays byte for byte
+// the venue's). A client asks with the
 // handshake header NotifyHeader: NotifyGaps, or the query parameter
 // notify=gaps. pkg/client asks on every dial and reads them.
 //

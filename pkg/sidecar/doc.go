@@ -54,9 +54,11 @@
 // WebSocket client that asks (the handshake header Wsfan-Notify: gaps, or
 // ?notify=gaps; pkg/client asks by itself) gets a wsfan/gap notice before
 // such a message, naming the topic and the cause (protocol.GapNotice);
-// the SDK turns it into the flag it would have seen directly. A client
-// that does not ask gets the exchange's frames and nothing else, so a
-// program written for the real server is unaffected. A topic silent far
+// the SDK turns it into the flag it would have seen directly. In a NATS
+// group a hole is also told when it starts (holestart.go: the "down"
+// notice, the member's NATS link lost or the group's upstream down). A
+// client that does not ask gets the exchange's frames and nothing else,
+// so a program written for the real server is unaffected. A topic silent far
 // beyond its usual interval while others flow is marked stale in
 // /v1/status and resubscribed (client.WithStaleAfter).
 //
