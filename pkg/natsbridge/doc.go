@@ -70,6 +70,11 @@
 //     may lag the live subject; what it misses went out before the
 //     consumer's interest existed, so the first live message after the
 //     last value moves Message.Seq by one and is not flagged as a gap.
+//   - Every hole a consumer can see is flagged on the next message: a new
+//     leader's first (FlagReconnected), a jump in sequence (FlagGap), and
+//     the first of a run of live messages that arrive more than
+//     WithLateAfter after the leader read them (FlagStale: a NATS link
+//     that stalled and healed without a reconnect).
 //   - The live path never waits on JetStream: a publisher only replaces
 //     the topic's pending last value, which the last-value writer stores
 //     in rounds.
