@@ -186,7 +186,7 @@ func fetchToken(ctx context.Context, cfg *loginConfig, key *Key) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("kraken login: GetWebSocketsToken: %w", err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if err != nil {
 		return "", fmt.Errorf("kraken login: GetWebSocketsToken: %w", err)

@@ -87,7 +87,7 @@ func readSegment(name string, w Window, st *ReadStats, fn func(*Record) error) (
 	if err != nil {
 		return false, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if off := startOffset(name+".wsidx", w.From); off > 0 {
 		if _, err := f.Seek(off, io.SeekStart); err != nil {
 			return false, err
