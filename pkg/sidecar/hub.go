@@ -164,9 +164,9 @@ func (h *hub) reserve(s *session, names []string) (reserved []*topic, invalid, r
 	limit := h.live.Load().maxTopicsPerClient
 	wanted, over := h.unheld(s, names, limit)
 	if over {
-		s.close(reasonTooManyTopics(limit), true)
 		err := fmt.Errorf("%w: the limit is %d per client", errTooManyTopics, limit)
-		h.refused(s, names, err)
+		h.refused(s, names, err) // counted before the client can see the close
+		s.close(reasonTooManyTopics(limit), true)
 		return nil, nil, err
 	}
 	wanted, invalid = h.valid(wanted)
