@@ -212,7 +212,7 @@ func newBenchUpstream() *benchUpstream {
 
 // dial hands out the upstream once: a second term (the lease lost on a
 // starved machine) finds it closed.
-func (u *benchUpstream) dial(context.Context) (natsbridge.Upstream, error) {
+func (u *benchUpstream) dial(context.Context) (client.Holder, error) {
 	if u.closed.Load() {
 		return nil, errors.New("benchmark upstream closed")
 	}
@@ -244,6 +244,13 @@ func (u *benchUpstream) Close() error {
 	u.closed.Store(true)
 	return nil
 }
+
+// Events, Stale, Silent and Resync: a benchmark's upstream reports
+// nothing and is always healthy.
+func (u *benchUpstream) Events() <-chan client.Event { return nil }
+func (u *benchUpstream) Stale(string) bool           { return false }
+func (u *benchUpstream) Silent(string) bool          { return false }
+func (u *benchUpstream) Resync(string) bool          { return false }
 
 type benchFeed struct{ u *benchUpstream }
 

@@ -160,22 +160,22 @@ func leaderOf(t testing.TB, ms ...*natsbridge.Member) *natsbridge.Member {
 
 // tagged wraps a Dialer so that every payload starts with "tag|".
 func tagged(tag string, d natsbridge.Dialer) natsbridge.Dialer {
-	return func(ctx context.Context) (natsbridge.Upstream, error) {
+	return func(ctx context.Context) (client.Holder, error) {
 		up, err := d(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return taggedUpstream{Upstream: up, tag: tag}, nil
+		return taggedUpstream{Holder: up, tag: tag}, nil
 	}
 }
 
 type taggedUpstream struct {
-	natsbridge.Upstream
+	client.Holder
 	tag string
 }
 
 func (u taggedUpstream) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
-	streams, errs, err := u.Upstream.SubscribeStreams(ctx, topics)
+	streams, errs, err := u.Holder.SubscribeStreams(ctx, topics)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,28 +2,20 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 )
 
-// Conn is what a Client and a pool.Pool both do: a program that
-// subscribes and calls can take either, and move from one connection to a
-// pool without a change.
+// Conn is a Holder with the typed calls and subscriptions a program
+// uses: a Client, a pool.Pool and a standby.Standby are each one, so a
+// program that subscribes and calls can take any, and move from one
+// connection to a pool without a change.
 type Conn interface {
+	Holder
 	// Call invokes method with params (marshalled to JSON, nil for none)
 	// and decodes the result into result (nil to ignore it).
 	Call(ctx context.Context, method string, params, result any) error
-	// CallRaw invokes method with params as JSON and returns the raw
-	// result.
-	CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 	// Subscribe subscribes to topics and returns once they are
 	// acknowledged.
 	Subscribe(ctx context.Context, topics []string, opts ...SubscribeOption) (*Subscription, error)
-	// Events reports connection state changes, gaps and notices.
-	Events() <-chan Event
-	// State is the connection state (a pool's: its worst connection's).
-	State() State
-	// Close ends every connection and subscription.
-	Close() error
 }
 
 // A Client is a Conn.

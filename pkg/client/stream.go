@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -27,29 +26,8 @@ type Stream interface {
 
 var _ Stream = (*Subscription)(nil)
 
-// Feed is where streams and calls come from: an exchange connection (a
-// *Client) or a group of sidecars sharing one (natsbridge.Member).
-// natsbridge's leader reads its upstream through a Feed
-// (natsbridge.Upstream), and the sidecar reads its topics and forwards
-// its clients' calls through one, whichever it holds.
-type Feed interface {
-	// SubscribeStreams subscribes each topic on its own, in as few
-	// requests as the feed allows: streams[i] is topic i's stream, or nil
-	// with errs[i] saying why (errors.Is(errs[i], ErrRefused) when no
-	// retry can help); err fails them all.
-	SubscribeStreams(ctx context.Context, topics []string) (streams []Stream, errs []error, err error)
-	// UnsubscribeStreams ends streams SubscribeStreams returned, in as
-	// few requests as it can, and returns the first failure.
-	UnsubscribeStreams(ctx context.Context, streams []Stream) error
-	// CallRaw makes an RPC call: params is JSON (or nil) and the result
-	// is the JSON result; a server's error is an *RPCError.
-	CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
-}
-
-var _ Feed = (*Client)(nil)
-
 // SubscribeStreams is SubscribeEach with the client's default delivery
-// options, a Stream each, for a Feed's reader. A topic the dialect
+// options, a Stream each, for a Holder's reader. A topic the dialect
 // cannot express, or one routed like another under another name (one
 // subscription on the server), is refused (ErrRefused) rather than
 // failing the rest. Each topic is parsed once, and clash-checked once

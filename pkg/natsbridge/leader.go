@@ -11,6 +11,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/client"
 )
 
 // leaderEnv is what a leader needs from its member.
@@ -73,7 +75,7 @@ type leader struct {
 	fence    *fence
 	epoch    string // HeaderEpoch's value
 	lvc      *lvcWriter
-	up       Upstream      // set by run (under mu) before any topic or call goroutine starts
+	up       client.Holder // set by run (under mu) before any topic or call goroutine starts
 	inflight chan struct{} // one token per call being forwarded
 	dropped  chan struct{} // closed once the upstream is closed (or was never dialed)
 	done     chan struct{} // closed when every goroutine of the term has ended
@@ -156,7 +158,7 @@ func (l *leader) run() {
 
 // dial connects to the upstream, retrying with backoff; nil when the term
 // ended first.
-func (l *leader) dial() Upstream {
+func (l *leader) dial() client.Holder {
 	bo := l.env.newBackoff()
 	for {
 		up, err := l.env.dial(l.ctx)

@@ -12,6 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/client"
 )
 
 // Member is one process in a group: it consumes the group's topics from
@@ -48,6 +50,10 @@ type Member struct {
 	// nil before the first.
 	report  atomic.Pointer[groupReport]
 	reports *nats.Subscription // the report subject's; unsubscribed by Close
+
+	// events is Events' channel: nothing is sent on it (the group's
+	// upstream state is State); Close closes it.
+	events chan client.Event
 
 	// mu protects the following.
 	mu     sync.Mutex
@@ -97,6 +103,7 @@ func Join(ctx context.Context, nc *nats.Conn, group string, opts ...Option) (*Me
 		wants: newWantSet(),
 		subs:  make(map[*Subscription]struct{}),
 	}
+	m.events = make(chan client.Event)
 	if m.res, err = m.bindRetry(ctx, group); err != nil {
 		return nil, err
 	}
@@ -165,6 +172,7 @@ func (m *Member) Close() error {
 		m.cancel()
 		m.wg.Wait()
 		_ = m.reports.Unsubscribe()
+		close(m.events)
 	})
 	return nil
 }

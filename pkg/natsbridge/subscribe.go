@@ -43,7 +43,7 @@ func (m *Member) Subscribe(ctx context.Context, topics ...string) (*Subscription
 }
 
 // SubscribeStreams subscribes each topic on its own (Subscribe), a
-// stream each: the member is a client.Feed.
+// stream each, for a client.Holder's reader (holder.go).
 func (m *Member) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
 	streams, errs := make([]client.Stream, len(topics)), make([]error, len(topics))
 	for i, topic := range topics {
@@ -69,8 +69,6 @@ func (m *Member) UnsubscribeStreams(ctx context.Context, streams []client.Stream
 	}
 	return first
 }
-
-var _ client.Feed = (*Member)(nil)
 
 // subscribe does Subscribe's steps for s, whose readers are set.
 func (m *Member) subscribe(ctx context.Context, s *Subscription) error {

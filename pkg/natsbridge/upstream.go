@@ -7,30 +7,20 @@ import (
 	"github.com/wsfan/wsfan/pkg/standby"
 )
 
-// Upstream is the connection to the exchange that the leader holds: a
-// client.Feed it can close. A member that is given a Dialer
+// Upstream was the connection to the exchange that the leader holds.
+//
+// Deprecated: use client.Holder, which it now names.
+type Upstream = client.Holder
+
+// Dialer connects to the upstream: the client.Holder the leader holds
+// (a *client.Client, a *standby.Standby). A member that is given a Dialer
 // (WithUpstream) is a candidate: when it wins the lease it dials, and
-// when it loses the lease it closes the Upstream before the lease could
-// have expired. A *client.Client is one, and so is a *standby.Standby.
-type Upstream interface {
-	client.Feed
-	// State says whether the connection is up: a leader whose upstream
-	// is not client.StateConnected for WithYieldAfter gives the lease
-	// up, and the group's members read it in Status.Upstream.
-	State() client.State
-	// Close drops the connection and ends every stream; the connection
-	// is gone when it returns.
-	Close() error
-}
-
-var (
-	_ Upstream = (*client.Client)(nil)
-	_ Upstream = (*standby.Standby)(nil)
-)
-
-// Dialer connects to the upstream. It is called by the leader, again
-// after a failure (with backoff) for as long as it leads.
-type Dialer func(ctx context.Context) (Upstream, error)
+// when it loses the lease it closes the Holder before the lease could
+// have expired; while the Holder's State is not client.StateConnected
+// for WithYieldAfter, the leader gives the lease up, and the group's
+// members read its state in Status.Upstream. It is called by the leader,
+// again after a failure (with backoff) for as long as it leads.
+type Dialer func(ctx context.Context) (client.Holder, error)
 
 // DialClient returns a Dialer that dials url with pkg/client and opts (the
 // same options the sidecar gives its upstream: protocol, login hook,
@@ -38,7 +28,7 @@ type Dialer func(ctx context.Context) (Upstream, error)
 // the member leads.
 func DialClient(url string, opts ...client.Option) Dialer {
 	opts = append([]client.Option(nil), opts...)
-	return func(ctx context.Context) (Upstream, error) {
+	return func(ctx context.Context) (client.Holder, error) {
 		c, err := client.Dial(ctx, url, opts...)
 		if err != nil {
 			return nil, err
@@ -53,7 +43,7 @@ func DialClient(url string, opts ...client.Option) Dialer {
 // dies.
 func DialStandby(url string, spares int, opts ...client.Option) Dialer {
 	opts = append([]client.Option(nil), opts...)
-	return func(ctx context.Context) (Upstream, error) {
+	return func(ctx context.Context) (client.Holder, error) {
 		sb, err := standby.Dial(ctx, url, spares, opts...)
 		if err != nil {
 			return nil, err
@@ -63,7 +53,7 @@ func DialStandby(url string, spares int, opts ...client.Option) Dialer {
 }
 
 // subscribeOne subscribes one topic through f.
-func subscribeOne(ctx context.Context, f client.Feed, topic string) (client.Stream, error) {
+func subscribeOne(ctx context.Context, f client.Holder, topic string) (client.Stream, error) {
 	streams, errs, err := f.SubscribeStreams(ctx, []string{topic})
 	switch {
 	case err != nil:

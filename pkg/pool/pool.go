@@ -264,5 +264,5 @@ func (p *Pool) Close() error {
 	return nil
 }
 
-// A Pool is a client.Conn.
+// A Pool is a client.Conn, and so a client.Holder.
 var _ client.Conn = (*Pool)(nil)

@@ -33,7 +33,7 @@ type hub struct {
 	cfg      *Config                       // MaxTopics, Grace, RequestTimeout
 	live     *atomic.Pointer[liveSettings] // the offered topics and MaxTopicsPerClient, as last reloaded
 	proto    protocol.Protocol
-	feed     func(context.Context) (client.Feed, error) // the source's (source.feed)
+	feed     func(context.Context) (client.Holder, error) // the source's (source.feed)
 	topicCfg topicConfig
 	twins    bool   // the dialect acknowledges subscriptions with ids: a connection may hold twins (twins.go)
 	stats    *stats // the refusals' counters
@@ -67,7 +67,7 @@ type hub struct {
 // newHub returns a hub whose topics are subscribed and unsubscribed
 // upstream through the feed that feed returns, their names checked by
 // proto, and built from tc.
-func newHub(ctx context.Context, cfg *Config, live *atomic.Pointer[liveSettings], proto protocol.Protocol, feed func(context.Context) (client.Feed, error), tc topicConfig, log *zap.Logger) *hub {
+func newHub(ctx context.Context, cfg *Config, live *atomic.Pointer[liveSettings], proto protocol.Protocol, feed func(context.Context) (client.Holder, error), tc topicConfig, log *zap.Logger) *hub {
 	return &hub{
 		ctx:      ctx,
 		cfg:      cfg,

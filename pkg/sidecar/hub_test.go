@@ -49,7 +49,7 @@ func newTestUpstream(t *testing.T, st *stats) (exch *exchangetest.Server, u *ups
 // newTestHub builds a hub of Thalex topics over feed. At the end of
 // the test its context is cancelled and stop is called (closing the
 // upstream ends the pumps), then the hub waits for its goroutines.
-func newTestHub(t *testing.T, cfg *Config, st *stats, feed func(context.Context) (client.Feed, error), stop func()) *hub {
+func newTestHub(t *testing.T, cfg *Config, st *stats, feed func(context.Context) (client.Holder, error), stop func()) *hub {
 	ctx, cancel := context.WithCancel(context.Background())
 	live := new(atomic.Pointer[liveSettings])
 	live.Store(newLiveSettings(cfg, nil, nil))
@@ -251,9 +251,9 @@ func reserveOne(h *hub, name string) (*topic, error) {
 	return ts[0], nil
 }
 
-// testFeed is a client.Feed made of a subscribe function, as a test
-// stands in for a source: its unsubscribes end each stream, and it
-// forwards no call.
+// testFeed is a client.Holder made of a subscribe function, as a test
+// stands in for a source: its unsubscribes end each stream, it forwards
+// no call, and it is always connected, its topics healthy.
 type testFeed func(ctx context.Context, topics []string) ([]client.Stream, []error, error)
 
 func (f testFeed) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
@@ -274,8 +274,15 @@ func (f testFeed) CallRaw(context.Context, string, json.RawMessage) (json.RawMes
 	return nil, errors.New("a test feed forwards no call")
 }
 
+func (f testFeed) State() client.State         { return client.StateConnected }
+func (f testFeed) Events() <-chan client.Event { return nil }
+func (f testFeed) Close() error                { return nil }
+func (f testFeed) Stale(string) bool           { return false }
+func (f testFeed) Silent(string) bool          { return false }
+func (f testFeed) Resync(string) bool          { return false }
+
 // feed is f as a source gives its feed to the hub.
-func (f testFeed) feed(context.Context) (client.Feed, error) { return f, nil }
+func (f testFeed) feed(context.Context) (client.Holder, error) { return f, nil }
 
 // oneByOne makes a testFeed of a function subscribing one topic.
 func oneByOne(subscribe func(ctx context.Context, topic string) (client.Stream, error)) testFeed {

@@ -185,7 +185,7 @@ func (n *natsSource) watch(ctx context.Context) {
 // joined. Its subscribes ask the leader for each topic, one by one; its
 // unsubscribes leave the group subscriptions on NATS, and the leader
 // unsubscribes upstream what no member wants any more.
-func (n *natsSource) feed(ctx context.Context) (client.Feed, error) {
+func (n *natsSource) feed(ctx context.Context) (client.Holder, error) {
 	for {
 		n.mu.Lock()
 		m, changed := n.m, n.changed
@@ -201,34 +201,17 @@ func (n *natsSource) feed(ctx context.Context) (client.Feed, error) {
 	}
 }
 
-// state is the member's NATS connection's state while it is not
-// connected (connecting until the group is joined); once it is, the
-// group's upstream state as the leader reports it (the leader's own
-// upstream, for the leader), reconnecting while no report arrived within
-// the lease TTL (a takeover under way, or the leader unheard).
+// state is connecting until the group is joined, then the member's
+// (natsbridge.Member.State: its NATS connection's while that is not
+// connected, else the group's upstream state as the leader reports it).
 func (n *natsSource) state() client.State {
 	n.mu.Lock()
 	nc, m := n.nc, n.m
 	n.mu.Unlock()
-	switch {
-	case nc == nil || m == nil:
+	if nc == nil || m == nil {
 		return client.StateConnecting
-	case nc.IsClosed():
-		return client.StateClosed
-	case !nc.IsConnected():
-		return client.StateReconnecting
 	}
-	return groupState(m.Status().Upstream)
-}
-
-// groupState reads the leader's report of its upstream's state.
-func groupState(reported string) client.State {
-	for _, st := range []client.State{client.StateConnected, client.StateConnecting, client.StateReconnecting} {
-		if reported == st.String() {
-			return st
-		}
-	}
-	return client.StateReconnecting
+	return m.State()
 }
 
 // resync cannot ask the group's leader for a fresh snapshot; a sidecar

@@ -8,7 +8,7 @@ import (
 )
 
 // source is where the sidecar's topics and forwarded calls come from, a
-// client.Feed with its state: the upstream connection it holds itself
+// client.Holder with what the status reads of it: the upstream connection it holds itself
 // (upstream.go), or a NATS group of sidecars whose leader holds the one
 // connection (natssource.go). Status, metrics and /readyz read its
 // state.
@@ -22,7 +22,7 @@ type source interface {
 	// the group member. It waits within ctx for the first to exist (the
 	// first dial attempt, the group joined), and fails with ErrClosed
 	// once the source is closed.
-	feed(ctx context.Context) (client.Feed, error)
+	feed(ctx context.Context) (client.Holder, error)
 	// state is the connection's state, StateConnecting before the first.
 	state() client.State
 	// group describes the NATS group, or is nil for an upstream held

@@ -13,20 +13,6 @@ import (
 	"github.com/wsfan/wsfan/pkg/standby"
 )
 
-// upstreamClient is what an upstream holds: one client.Client, or with
-// Config.HotStandby a standby.Standby, whose legs answer as one.
-type upstreamClient interface {
-	client.Feed
-	State() client.State
-	Events() <-chan client.Event
-	Lag() time.Duration
-	Endpoint() (url string, index int)
-	Stale(topic string) bool
-	Silent(topic string) bool
-	Resync(topic string) bool
-	Close() error
-}
-
 // upstream owns the one client connected to the real server. Its goroutine
 // dials (retrying until it succeeds, so the sidecar may start before the
 // upstream) and then watches the client's events. The client it made is
@@ -43,9 +29,9 @@ type upstream struct {
 
 	// mu protects the following.
 	mu      sync.Mutex
-	c       upstreamClient // nil until the first dial attempt ends
-	wasUp   bool           // the client was connected once
-	changed chan struct{}  // closed and replaced whenever c or its state changes
+	c       client.Holder // nil until the first dial attempt ends: a *client.Client, or with Config.HotStandby a *standby.Standby
+	wasUp   bool          // the client was connected once
+	changed chan struct{} // closed and replaced whenever c or its state changes
 }
 
 func newUpstream(url string, standby int, opts []client.Option, st *stats, log *zap.Logger) *upstream {
@@ -54,7 +40,7 @@ func newUpstream(url string, standby int, opts []client.Option, st *stats, log *
 
 // dial makes the upstream's client: one connection, or with a hot
 // standby 1+standby legs.
-func (u *upstream) dial(ctx context.Context) (upstreamClient, error) {
+func (u *upstream) dial(ctx context.Context) (client.Holder, error) {
 	opts := append(u.opts, client.WithRetryOnFailedConnect())
 	if u.standby > 0 {
 		return standby.Dial(ctx, u.url, u.standby, opts...)
@@ -148,7 +134,7 @@ func (u *upstream) close() {
 }
 
 // client returns the client, or nil before the first connection.
-func (u *upstream) client() upstreamClient {
+func (u *upstream) client() client.Holder {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.c
@@ -178,17 +164,18 @@ func (u *upstream) resync(topic string) bool {
 	return c != nil && c.Resync(topic)
 }
 
-// lag is the upstream client's last ping round trip.
+// lag is the upstream client's last ping round trip (client.Lagger).
 func (u *upstream) lag() time.Duration {
-	if c := u.client(); c != nil {
+	if c, ok := u.client().(client.Lagger); ok {
 		return c.Lag()
 	}
 	return 0
 }
 
-// endpoint is the upstream client's endpoint in use, redacted.
+// endpoint is the upstream client's endpoint in use, redacted
+// (client.Endpointer).
 func (u *upstream) endpoint() string {
-	if c := u.client(); c != nil {
+	if c, ok := u.client().(client.Endpointer); ok {
 		shown, _ := c.Endpoint()
 		return shown
 	}
@@ -229,7 +216,7 @@ func (u *upstream) group() *GroupStatus { return nil }
 // back), and fails calls at once, naming why (its last failure): a call
 // is never held to be sent late. Only the first dial attempt is waited
 // for, so a call made as the sidecar starts is not refused for nothing.
-func (u *upstream) feed(ctx context.Context) (client.Feed, error) {
+func (u *upstream) feed(ctx context.Context) (client.Holder, error) {
 	for {
 		u.mu.Lock()
 		c, changed := u.c, u.changed

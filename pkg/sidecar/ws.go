@@ -74,8 +74,8 @@ type wsConfig struct {
 	// with errShuttingDown as its cause.
 	ctx      context.Context
 	callsCtx context.Context
-	feed     func(context.Context) (client.Feed, error) // the source's: where calls are forwarded (source.feed)
-	clients  *registry                                  // the session leaves it when it ends
+	feed     func(context.Context) (client.Holder, error) // the source's: where calls are forwarded (source.feed)
+	clients  *registry                                    // the session leaves it when it ends
 	log      *zap.Logger
 }
 

@@ -262,7 +262,7 @@ func (sb *Standby) Subscribe(ctx context.Context, topics []string, opts ...clien
 
 // SubscribeStreams subscribes each topic on its own on every leg, in as
 // few requests as each leg allows, and returns a merged Stream each (see
-// Subscribe): a Standby is a client.Feed. A topic a leg refuses is
+// Subscribe): a Standby is a client.Holder. A topic a leg refuses is
 // refused.
 func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
 	merges := make(map[string]*merge, len(topics))
@@ -335,7 +335,13 @@ func (sb *Standby) UnsubscribeStreams(ctx context.Context, streams []client.Stre
 	return first
 }
 
-var _ client.Feed = (*Standby)(nil)
+// A Standby is a client.Conn, and so a client.Holder; it knows its lag
+// and endpoint too (state.go).
+var (
+	_ client.Conn       = (*Standby)(nil)
+	_ client.Lagger     = (*Standby)(nil)
+	_ client.Endpointer = (*Standby)(nil)
+)
 
 // Call makes a call over a connected leg (see CallRaw), its params and
 // result as client.Client.Call takes them.

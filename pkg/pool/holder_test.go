@@ -1,0 +1,47 @@
+package pool_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/thalex"
+)
+
+// A Pool is a client.Holder: SubscribeStreams places the topics as
+// Subscribe does, over as many connections as the cap needs, a stream
+// each delivering its own topic; a topic's health and resync are asked
+// of the connection holding it; UnsubscribeStreams leaves every
+// connection.
+func TestPoolIsAHolder(t *testing.T) {
+	srv := newServer(t, thalex.Name, exchangetest.WithTopicCap(2))
+	p := dialPool(t, srv, 2)
+	var h client.Holder = p
+	ctx := testutil.Context(t)
+	topics := poolTopics(5)
+	streams, errs, err := h.SubscribeStreams(ctx, topics)
+	require.NoError(t, err)
+	assert.Equal(t, 3, p.Connections())
+	for i, topic := range topics {
+		require.NoError(t, errs[i], topic)
+		require.NoError(t, srv.WaitSubscribers(ctx, topic, 1), topic)
+		srv.Publish(topic, payload(i))
+		m := receive(t, streams[i].(*client.Subscription))
+		assert.Equal(t, topic, m.Topic, "stream %d carries its own topic", i)
+	}
+
+	assert.True(t, h.Resync(topics[4]), "the connection holding it resubscribes it")
+	assert.False(t, h.Resync("ticker.NONE-PERPETUAL.raw"), "no connection holds it")
+	assert.False(t, h.Stale(topics[0]))
+	assert.False(t, h.Silent(topics[0]))
+
+	require.NoError(t, h.UnsubscribeStreams(ctx, streams))
+	for _, topic := range topics {
+		require.NoError(t, srv.WaitSubscribers(ctx, topic, 0), topic)
+	}
+	assert.False(t, h.Resync(topics[4]), "held no more")
+}
