@@ -26,7 +26,7 @@ func TestForwardedCallIsNotMadeAgain(t *testing.T) {
 	var calls atomic.Int32
 	r := newRig(t, ethereum.Name, func(c *sidecar.Config) {
 		// A pong timeout a loaded machine (race detector, 2 cores) does not miss.
-		c.UpstreamPing, c.UpstreamPingTimeout = 100*time.Millisecond, time.Second
+		c.UpstreamPing, c.UpstreamPingTimeout = 200*time.Millisecond, 3*time.Second
 	})
 	r.up.Handle("eth_blockNumber", func(json.RawMessage) (any, *protocol.Error) {
 		if calls.Add(1) == 1 {
