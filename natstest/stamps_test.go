@@ -19,7 +19,7 @@ import (
 // same venue stamp and the same receive stamp, the leader's, for each
 // message: the leader's sidecar forwards its own, the member gets them in
 // the Wsfan-Venue-Ns and Wsfan-Recv-Ns headers. The member observes the
-// NATS hop in wsfan_nats_hop_delay_seconds.
+// NATS hop in wsfan_nats_hop_delay_seconds, and its status shows it.
 func TestStampsAcrossTheGroup(t *testing.T) {
 	ns := startNATS(t)
 	ex := exchange(t)
@@ -84,4 +84,13 @@ func TestStampsAcrossTheGroup(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rs, 1)
 	require.NotZero(t, rs[0].Count, "the member observed the hop")
+	var hop []sidecar.DelayStatus
+	for _, d := range cars[member].srv.Status().Delays {
+		if d.Name == "wsfan_nats_hop_delay_seconds" {
+			hop = append(hop, d)
+		}
+	}
+	require.Len(t, hop, 1, "the member's /v1/status shows the hop")
+	require.Equal(t, rs[0].Count, hop[0].Count)
+	require.Equal(t, rs[0].P99, hop[0].P99)
 }
