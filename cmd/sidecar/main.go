@@ -107,6 +107,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		_ = ln.Close()
 		return err
 	}
+	tp, err := opts.tracing.tracerProvider(ctx, cfg.Logger)
+	if err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("%s: %w", opts.named("otlp-endpoint"), err)
+	}
+	if tp != nil {
+		cfg.TracerProvider = tp
+		defer func() { // the last spans are sent, for at most a few seconds
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tracesFlushTimeout)
+			defer cancel()
+			_ = tp.Shutdown(sctx)
+		}()
+	}
 	srv, err := sidecar.New(cfg)
 	if err != nil {
 		_ = ln.Close()
@@ -117,7 +130,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if demo != nil {
 		demo.printHelp(stdout, dialAddr(ln.Addr()), cfg.Token)
 	}
-	rl := &reloader{args: args, getenv: getenv, srv: srv, level: level, format: opts.logFormat, demo: demo, log: cfg.Logger}
+	rl := &reloader{args: args, getenv: getenv, srv: srv, level: level, format: opts.logFormat, trace: opts.tracing, demo: demo, log: cfg.Logger}
 	rctx, stopReloads := context.WithCancel(ctx)
 	reloads := make(chan struct{})
 	go func() {

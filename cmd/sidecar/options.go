@@ -28,6 +28,7 @@ type options struct {
 	logLevel  zapcore.Level
 	// configWatch reloads when the -config file's content changes.
 	configWatch bool
+	tracing     tracing // -otlp-endpoint, -trace-sample
 
 	// source says where each setting was last set, by flag name, so an
 	// error about it names what the user wrote: "-listen",
@@ -104,6 +105,7 @@ func (o *options) flagSet() *flag.FlagSet {
 	c := &o.cfg
 	c.Protocol, c.Listen = defaultProtocol, sidecar.DefaultListen
 	o.logFormat, o.logLevel = logConsole, zapcore.InfoLevel
+	o.tracing.sample = 1
 
 	fs := flag.NewFlagSet("sidecar", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -161,6 +163,9 @@ func (o *options) flagSet() *flag.FlagSet {
 	fs.Var(durationValue(&c.NATSPing), "nats-ping", "how often to ping the NATS server (`duration`, default 1s)")
 	fs.Var(countValue(&c.NATSMaxPingsOut), "nats-max-pings-out", "unanswered NATS pings (a `number`) before the link is taken for dead and dialled again:\na dead or stalled link is noticed within this many pings plus one (default 3)")
 
+	fs.Var(otlpValue(&o.tracing.endpoint), "otlp-endpoint", "OTLP/HTTP collector `URL` to send traces to, e.g. http://localhost:4318: each forwarded call and round\n"+
+		"of upstream subscribes is a span, under a local client's traceparent (docs/tracing.md; default: no tracing)")
+	fs.Var(sampleValue(&o.tracing.sample), "trace-sample", "`share` of the traces starting here that are kept, 0 to 1; a client's sampled traceparent is\nalways followed")
 	fs.TextVar(&o.logFormat, "log-format", o.logFormat, "`format` of the logs: console or json")
 	fs.Var(levelValue(&o.logLevel), "log-level", "`level` of the logs: debug, info, warn or error")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")

@@ -29,6 +29,7 @@ type reloader struct {
 	srv    *sidecar.Server
 	level  zap.AtomicLevel // the logger's, set by a reload
 	format logFormat       // the logs' format, which a reload cannot change
+	trace  tracing         // -otlp-endpoint and -trace-sample, which a reload cannot change
 	demo   *demoUpstream   // the demo's exchange, nil without -demo
 	log    *zap.Logger
 }
@@ -87,6 +88,13 @@ func (rl *reloader) reload(trigger string) {
 		}
 		if o.logFormat != rl.format {
 			return sidecar.Config{}, fmt.Errorf("%s changed: %w, and nothing of the new configuration was applied", o.named("log-format"), sidecar.ErrNeedsRestart)
+		}
+		if o.tracing != rl.trace {
+			changed := "otlp-endpoint"
+			if o.tracing.endpoint == rl.trace.endpoint {
+				changed = "trace-sample"
+			}
+			return sidecar.Config{}, fmt.Errorf("%s changed: %w, and nothing of the new configuration was applied", o.named(changed), sidecar.ErrNeedsRestart)
 		}
 		if rl.demo != nil {
 			rl.demo.configure(&o.cfg)

@@ -140,6 +140,38 @@ func rateValue(p *float64) value[float64] {
 	}
 }
 
+// sampleValue is a share from 0 to 1: 0.01 keeps one trace in a hundred.
+func sampleValue(p *float64) value[float64] {
+	return value[float64]{p: p,
+		parse: func(s string) (float64, error) {
+			r, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || !(r >= 0 && r <= 1) {
+				return 0, errors.New("want a share from 0 to 1, e.g. 0.01 for one trace in a hundred")
+			}
+			return r, nil
+		},
+		format: func(r float64) string { return strconv.FormatFloat(r, 'g', -1, 64) },
+	}
+}
+
+// otlpValue is an OTLP/HTTP collector's URL, http:// or https://; one
+// without a path gets the traces path, /v1/traces.
+func otlpValue(p *string) value[string] {
+	return value[string]{p: p,
+		parse: func(s string) (string, error) {
+			u, err := url.Parse(strings.TrimSpace(s))
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return "", errors.New("want an OTLP/HTTP URL such as http://localhost:4318")
+			}
+			if u.Path == "" || u.Path == "/" {
+				u.Path = "/v1/traces"
+			}
+			return u.String(), nil
+		},
+		format: func(s string) string { return s },
+	}
+}
+
 // durationValue is a non-negative duration: 5s, 250ms, 1m30s.
 func durationValue(p *time.Duration) value[time.Duration] {
 	return value[time.Duration]{p: p,

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/wsfan/wsfan/internal/format"
@@ -254,6 +255,14 @@ type Config struct {
 	// UpstreamOptions are added to the upstream client's options (login
 	// hook, TLS, backoff...). Default: none.
 	UpstreamOptions []client.Option `yaml:"-"`
+	// TracerProvider, when set, makes each forwarded call and each round
+	// of upstream subscribes a span, under the W3C traceparent of the
+	// local client's HTTP request (the WebSocket upgrade's, the SSE
+	// stream's) when it sent one (docs/tracing.md). The sidecar uses the
+	// OpenTelemetry API only: the program brings the SDK, its sampler and
+	// exporter (cmd/sidecar's -otlp-endpoint). Default: nil, no spans,
+	// and the call paths allocate nothing for them.
+	TracerProvider trace.TracerProvider `yaml:"-"`
 }
 
 // DefaultListen is Config.Listen's default.

@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/wsfan/wsfan/pkg/client"
 )
 
@@ -27,7 +30,9 @@ var errNotRetried = errors.New("the upstream connection was lost and the call wa
 // of the program that made it, which may have given up long before, so a
 // connection lost under it answers it at once with an error saying so,
 // and the program decides. The local connection stays open. ctx ends
-// when the client's reader does.
+// when the client's reader does. With tracing on (Config.TracerProvider)
+// the call is a span, sidecar.forward, with the upstream call its child,
+// upstream.call, under the client's traceparent when it sent one.
 func (c *wsConn) forward(ctx context.Context, id []byte, method string, params []byte) []byte {
 	w := c.cfg.wire
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
@@ -35,14 +40,20 @@ func (c *wsConn) forward(ctx context.Context, id []byte, method string, params [
 	if p := bytes.TrimSpace(params); bytes.Equal(p, []byte("null")) {
 		params = nil
 	}
+	rpcMethod := attribute.String("rpc.method", method)
+	ctx, span := c.cfg.tracer.start(ctx, c.s.trace, "sidecar.forward", trace.SpanKindServer, rpcMethod, nil)
 	var res json.RawMessage
 	f, err := c.cfg.feed(ctx)
 	if err == nil {
-		res, err = f.CallRaw(ctx, method, params)
+		callCtx, call := c.cfg.tracer.start(ctx, trace.SpanContext{}, "upstream.call", trace.SpanKindClient, rpcMethod, nil)
+		res, err = f.CallRaw(callCtx, method, params)
+		end(call, err)
 	} else {
 		err = fmt.Errorf("call %s: %w", method, err)
 	}
-	if res, err = c.cfg.stats.countCall(res, err); err == nil {
+	res, err = c.cfg.stats.countCall(res, err)
+	end(span, err)
+	if err == nil {
 		return w.AppendResult(nil, id, res)
 	}
 	if cause := context.Cause(ctx); errors.Is(cause, errShuttingDown) {

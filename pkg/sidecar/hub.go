@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/wsfan/wsfan/internal/format"
@@ -37,6 +39,7 @@ type hub struct {
 	topicCfg topicConfig
 	twins    bool   // the dialect acknowledges subscriptions with ids: a connection may hold twins (twins.go)
 	stats    *stats // the refusals' counters
+	tracer   tracer // the spans of subscribe rounds (Config.TracerProvider)
 	log      *zap.Logger
 
 	// mu protects the following and every topic's refs, grace, gen, dead.
@@ -51,8 +54,11 @@ type hub struct {
 
 	// gathering holds the topics reserved within gatherWindow of the
 	// last round's start, for the round that starts when the window ends
-	// (gather); lastRound is when the last round started. Both under mu.
+	// (gather), and joined the traced requests that added to it after
+	// the first (the round span's links); lastRound is when the last
+	// round started. All under mu.
 	gathering []*topic
+	joined    []trace.Link
 	lastRound time.Time
 
 	// leaving holds the topics whose grace ran out (or were evicted)
@@ -77,6 +83,7 @@ func newHub(ctx context.Context, cfg *Config, live *atomic.Pointer[liveSettings]
 		twins:    tc.wire.SubscriptionID() != "",
 		topicCfg: tc,
 		stats:    tc.stats,
+		tracer:   newTracer(cfg.TracerProvider),
 		log:      log,
 		topics:   make(map[string]*topic),
 		byLocal:  make(map[string]*topic),
@@ -173,7 +180,11 @@ func (h *hub) reserve(s *session, names []string) (reserved []*topic, invalid, r
 	h.mu.Lock()
 	reserved, opened, refusal := h.referenceLocked(wanted)
 	if len(opened) > 0 {
-		go h.open(opened)
+		var parent trace.SpanContext
+		if s != nil {
+			parent = s.trace
+		}
+		go h.open(opened, parent)
 	}
 	h.mu.Unlock()
 	if refusal != nil && s != nil {
@@ -283,20 +294,24 @@ const gatherWindow = 10 * time.Millisecond
 // started within gatherWindow (a lone subscribe waits for nothing), else
 // the round of every topic reserved until the window ends, which the
 // first of them waits for and returns; the others get nil, their topics
-// taken by that round. Rounds run side by side: a slow one holds up no
-// other.
-func (h *hub) gather(topics []*topic) []*topic {
+// taken by that round, and their parent (a local request's trace, when
+// valid) among the links gather returns to the first. Rounds run side by
+// side: a slow one holds up no other.
+func (h *hub) gather(topics []*topic, parent trace.SpanContext) ([]*topic, []trace.Link) {
 	h.mu.Lock()
 	if len(h.gathering) > 0 { // a gathered round is about to start
 		h.gathering = append(h.gathering, topics...)
+		if parent.IsValid() {
+			h.joined = append(h.joined, trace.Link{SpanContext: parent})
+		}
 		h.mu.Unlock()
-		return nil
+		return nil, nil
 	}
 	since := time.Since(h.lastRound)
 	if since >= gatherWindow {
 		h.lastRound = time.Now()
 		h.mu.Unlock()
-		return topics
+		return topics, nil
 	}
 	h.gathering = topics
 	h.mu.Unlock()
@@ -307,11 +322,11 @@ func (h *hub) gather(topics []*topic) []*topic {
 		window.Stop()
 	}
 	h.mu.Lock()
-	batch := h.gathering
-	h.gathering = nil
+	batch, joined := h.gathering, h.joined
+	h.gathering, h.joined = nil, nil
 	h.lastRound = time.Now()
 	h.mu.Unlock()
-	return batch
+	return batch, joined
 }
 
 // wait waits for a reserved topic's upstream subscribe. On failure the
@@ -341,10 +356,14 @@ func (h *hub) wait(ctx context.Context, t *topic) error {
 // round of requests where the upstream allows), then starts each
 // subscribed topic's goroutine, which runs its pump until the upstream
 // subscription ends; a topic that failed is removed and its waiters told.
-// Each reserve that opens topics starts one; the reserved topics' counts
-// in h.wg keep the hub from closing under it.
-func (h *hub) open(topics []*topic) {
-	if topics = h.gather(topics); len(topics) == 0 {
+// Each reserve that opens topics starts one, with the trace of the
+// local request that made it (parent); the reserved topics' counts in
+// h.wg keep the hub from closing under it. With tracing on the round is
+// a span, sidecar.subscribe, under the first request's trace and linked
+// to the others'.
+func (h *hub) open(topics []*topic, parent trace.SpanContext) {
+	topics, joined := h.gather(topics, parent)
+	if len(topics) == 0 {
 		return
 	}
 	names := make([]string, len(topics))
@@ -352,6 +371,7 @@ func (h *hub) open(topics []*topic) {
 		names[i] = t.upstream
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.RequestTimeout)
+	ctx, span := h.tracer.start(ctx, parent, "sidecar.subscribe", trace.SpanKindClient, attribute.Int("wsfan.topics", len(topics)), joined)
 	var feeds []client.Stream
 	var errs []error
 	f, err := h.feed(ctx)
@@ -387,6 +407,10 @@ func (h *hub) open(topics []*topic) {
 		}
 		go h.run(t, feeds[i])
 	}
+	if span != nil && len(failed) > 0 {
+		span.SetAttributes(attribute.Int("wsfan.topics_failed", len(failed)))
+	}
+	end(span, firstErr)
 	if len(failed) > 0 { // one line a round, however many topics it refused
 		h.log.Info("upstream subscribe failed", zap.Int("topics", len(failed)),
 			zap.Strings("names", shownTopics(failed)), zap.NamedError("first_error", firstErr))

@@ -29,7 +29,7 @@ var liveFields = []string{"Topics", "AllowedOrigins", "AllowedHosts", "Token", "
 
 // codeFields are the Config fields a configuration file cannot set: a
 // reload keeps the running ones.
-var codeFields = []string{"Logger", "Registry", "UpstreamOptions", "NATSOptions"}
+var codeFields = []string{"Logger", "Registry", "UpstreamOptions", "NATSOptions", "TracerProvider"}
 
 // ErrNeedsRestart is wrapped by Reload's error when the new configuration
 // changes a setting that cannot change while the Server runs; nothing of
@@ -154,8 +154,8 @@ type ReloadResult struct {
 // per-client limits MaxTopicsPerClient and MaxBatch (a client above a
 // lowered limit keeps what it holds; its new requests meet the new
 // limit) and MaxCallsPerClient (for clients that connect after the
-// reload). Logger, Registry, UpstreamOptions and NATSOptions are kept
-// from the running configuration.
+// reload). Logger, Registry, UpstreamOptions, NATSOptions and
+// TracerProvider are kept from the running configuration.
 //
 // A change to any other setting (Listen, Protocol, the upstream
 // endpoints, NATS...) cannot apply live: Reload then applies nothing and
@@ -191,6 +191,7 @@ func (s *Server) reload(load func() (Config, error)) (ReloadResult, int, error) 
 		return running, reloadInvalid, err
 	}
 	cfg.Logger, cfg.Registry, cfg.UpstreamOptions, cfg.NATSOptions = s.cfg.Logger, s.cfg.Registry, s.cfg.UpstreamOptions, s.cfg.NATSOptions
+	cfg.TracerProvider = s.cfg.TracerProvider
 	next, _, err := cfg.withDefaults()
 	if err != nil {
 		return running, reloadInvalid, err

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/wsfan/wsfan/pkg/client"
 )
 
@@ -81,6 +83,11 @@ type session struct {
 	// nil when none was asked; a reload that removes it closes the
 	// session (Server.Reload). Set by the transport before registering.
 	token []byte
+	// trace is the span context the client's HTTP request carried in
+	// its traceparent header (tracer.remote): the parent of the spans
+	// of its calls and subscribes; invalid for none, or tracing off.
+	// Set by the transport before registering.
+	trace trace.SpanContext
 	id    uint64 // set by registry.add, before the session is shared
 
 	// Counters: offered = delivered + dropped, exactly.

@@ -70,6 +70,7 @@ func (s *Server) serveSSE(w http.ResponseWriter, r *http.Request) {
 	ss := newSession(r.RemoteAddr, &s.cfg, &s.stats, s.hub, tr)
 	ss.enc, ss.marks, ss.resumeFrom = enc, true, from
 	ss.token = requestToken(r)
+	ss.trace = s.hub.tracer.remote(r)
 	if sock != nil {
 		sock.s = ss
 	} else {

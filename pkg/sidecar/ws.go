@@ -38,6 +38,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	c := newWSConn(ws, r.RemoteAddr, &s.wsCfg)
 	c.s.marks = protocol.WantsGapNotices(r)
 	c.s.token = requestToken(r)
+	c.s.trace = s.hub.tracer.remote(r)
 	if protocol.WantsStamps(r) {
 		c.s.enc = wsStamped
 	}
@@ -68,6 +69,7 @@ type wsConfig struct {
 	keepalive protocol.KeepaliveServer
 	stats     *stats
 	hub       *hub
+	tracer    tracer // the spans of forwarded calls
 	// ctx is the parent of subscribe waits; it ends when the Server
 	// closes. callsCtx is the parent of forwarded calls: it ends sooner,
 	// when a drain has waited for them long enough (Server.Shutdown),
