@@ -203,13 +203,7 @@ func encode(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint64, c
 // Ack reads an acknowledgement the client took for the oldest request's:
 // it accepts the topic its result names and no other.
 func (d dialect) Ack(req *protocol.Request, result []byte, keys []string) error {
-	i := d.AckedTopic(req, result)
-	for j, t := range req.Topics {
-		keys[j] = ""
-		if j == i {
-			keys[j] = t.Key
-		}
-	}
+	req.AckOne(d.AckedTopic(req, result), keys)
 	return nil
 }
 
@@ -222,7 +216,7 @@ func (dialect) AckedTopic(req *protocol.Request, result []byte) int {
 	if !ok {
 		return -1
 	}
-	return topicIndex(req, key)
+	return req.TopicIndex(key)
 }
 
 // appendAckKey appends the routing key of an acknowledgement's result:
@@ -300,16 +294,6 @@ func (dialect) RefusedTopic(req *protocol.Request, frame []byte) (int, bool) {
 		}
 	}
 	return -1, false
-}
-
-// topicIndex finds the topic of req whose routing key is key.
-func topicIndex(req *protocol.Request, key []byte) int {
-	for i, t := range req.Topics {
-		if t.Key == string(key) {
-			return i
-		}
-	}
-	return -1
 }
 
 // Classify reads a frame: a method's answer (subscribe, unsubscribe,

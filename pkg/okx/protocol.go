@@ -144,13 +144,7 @@ func encodeScope(b *protocol.Batch, topics []*protocol.Topic, nextID func() uint
 // client took it for the oldest request's): it accepts the topic its arg
 // names and no other.
 func (d dialect) Ack(req *protocol.Request, result []byte, keys []string) error {
-	i := d.AckedTopic(req, result)
-	for j, t := range req.Topics {
-		keys[j] = ""
-		if j == i {
-			keys[j] = t.Key
-		}
-	}
+	req.AckOne(d.AckedTopic(req, result), keys)
 	return nil
 }
 
@@ -162,7 +156,7 @@ func (dialect) AckedTopic(req *protocol.Request, result []byte) int {
 	if !ok {
 		return -1
 	}
-	return topicIndex(req, key)
+	return req.TopicIndex(key)
 }
 
 // RefusedTopic implements protocol.TopicAcking: a refusal's Error is the
@@ -191,7 +185,7 @@ func (dialect) RefusedTopic(req *protocol.Request, frame []byte) (int, bool) {
 	var buf [96]byte
 	if a != nil {
 		if key, ok := appendRouteKey(buf[:0], a); ok {
-			return topicIndex(req, key), false
+			return req.TopicIndex(key), false
 		}
 	}
 	if n, ok := requestID(code); ok && requestCodes[n] {
@@ -202,7 +196,7 @@ func (dialect) RefusedTopic(req *protocol.Request, frame []byte) (int, bool) {
 	if !named {
 		return -1, false
 	}
-	return topicIndex(req, key), false
+	return req.TopicIndex(key), false
 }
 
 // requestCodes refuse a request whatever its arguments
@@ -265,16 +259,6 @@ func argKeyInText(dst, msg []byte) (key []byte, named bool) {
 		return append(key, v...), true
 	}
 	return key, true
-}
-
-// topicIndex finds the topic of req whose routing key is key.
-func topicIndex(req *protocol.Request, key []byte) int {
-	for i, t := range req.Topics {
-		if t.Key == string(key) {
-			return i
-		}
-	}
-	return -1
 }
 
 // Classify reads a frame: a push (arg and data), an event (subscribe,

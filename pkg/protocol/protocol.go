@@ -194,6 +194,30 @@ type Request struct {
 	Message int
 }
 
+// TopicIndex returns the index in r.Topics of the topic whose routing
+// key is key, or -1: the topic an acknowledgement that names one key
+// answers (TopicAcking).
+func (r *Request) TopicIndex(key []byte) int {
+	for i, t := range r.Topics {
+		if t.Key == string(key) {
+			return i
+		}
+	}
+	return -1
+}
+
+// AckOne fills keys (one a topic of r) for an acknowledgement that
+// accepts topic i of r alone (-1: none), as a dialect whose venue
+// acknowledges each topic in a frame of its own answers Ack.
+func (r *Request) AckOne(i int, keys []string) {
+	for j, t := range r.Topics {
+		keys[j] = ""
+		if j == i {
+			keys[j] = t.Key
+		}
+	}
+}
+
 // Batch is what a Subscribe or Unsubscribe encodes: WebSocket messages to
 // write in one flush, and the requests whose responses acknowledge them.
 type Batch struct {
