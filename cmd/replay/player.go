@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
+	"github.com/wsfan/wsfan/pkg/book"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/record"
@@ -154,6 +156,60 @@ func (rec *recording) serveCalls(srv *exchangetest.Server) {
 	}
 }
 
+// lateJoiners keeps, while a recording plays, a book for each book topic
+// it plays (pkg/book, by the venue's rules), so that a program that
+// subscribes one after the clock started gets the book as it stands, as
+// the sidecar gives its late joiners, and not a stream of changes to a
+// book it never saw. mu is held by the playing goroutine while it applies
+// and sends a book's frame, and by a subscriber's reader while it takes
+// the snapshot, so no change falls between the two.
+type lateJoiners struct {
+	proto protocol.Protocol
+	mu    sync.Mutex
+	books map[string]*book.Book // routing key → book; nil entry: not a book
+	frame protocol.Frame        // the playing goroutine's, under mu
+}
+
+// apply moves the book of n on, if n's topic is a book. Called with mu
+// held.
+func (l *lateJoiners) apply(venue string, n recorded) {
+	b, seen := l.books[n.key]
+	if !seen {
+		if rules := book.RulesFor(venue, n.key); rules != nil {
+			b = book.New(n.key, rules)
+		}
+		l.books[n.key] = b
+	}
+	if b == nil {
+		return
+	}
+	l.frame.Reset()
+	if l.proto.Classify(n.frame, &l.frame) != nil {
+		return
+	}
+	_ = b.Apply(l.frame.Data, l.frame.Snapshot) // a broken book stays invalid until the recording's next snapshot
+}
+
+// snapshot is the payload of topic's book as it stands, or nil (not a
+// book, not valid yet). It runs on a subscriber's reader goroutine.
+func (l *lateJoiners) snapshot(topic string) []byte {
+	t, err := l.proto.NewTopic(topic)
+	if err != nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.books[t.Key]
+	if b == nil {
+		return nil
+	}
+	payload, ok := b.AppendSnapshot(nil)
+	if !ok {
+		return nil
+	}
+	return payload
+}
+
 // play sends the notifications through srv from settle after a program
 // has subscribed a topic the window has notifications of (not only a
 // venue's notice channel, which a client subscribes on connecting): a
@@ -181,6 +237,9 @@ func (rec *recording) play(ctx context.Context, srv *exchangetest.Server, speed 
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
+	late := &lateJoiners{proto: rec.proto, books: make(map[string]*book.Book)}
+	srv.SetSnapshots(late.snapshot)
+	defer srv.SetSnapshots(nil)
 	start := time.Now()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -197,11 +256,14 @@ func (rec *recording) play(ctx context.Context, srv *exchangetest.Server, speed 
 		} else if ctx.Err() != nil {
 			return i, ctx.Err()
 		}
+		late.mu.Lock()
+		late.apply(rec.venue, n)
 		if n.topic != "" {
 			srv.PublishTopicFrame(n.topic, n.key, n.frame)
 		} else {
 			srv.PublishFrame(n.key, n.frame)
 		}
+		late.mu.Unlock()
 	}
 	return len(rec.notes), nil
 }

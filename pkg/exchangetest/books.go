@@ -22,6 +22,9 @@ type liveFeed struct {
 	books map[string]venue.FeedTopic // the feed's book topics
 	lose  map[string]int             // book topic → changes to lose (LoseBookChanges)
 	cross map[string]bool            // book topic → cross the next change (CrossBook)
+	// snapshots gives a book topic's snapshot payload where no running
+	// feed holds the book (SetSnapshots: a replay's); nil for none.
+	snapshots func(topic string) []byte
 }
 
 // delivery is one message of a feed round and who gets it.
@@ -82,11 +85,33 @@ func (s *Server) join(c *conn, topic, id string) []byte {
 	s.lv.mu.Lock()
 	defer s.lv.mu.Unlock()
 	s.addSub(c, topic, id)
-	ft, ok := s.lv.books[topic]
-	if !ok {
+	if ft, ok := s.lv.books[topic]; ok {
+		return s.wire.AppendSnapshotNotification(nil, topic, id, s.lv.feed.Snapshot(ft))
+	}
+	if payload := s.lv.snapshot(topic); payload != nil {
+		return s.wire.AppendSnapshotNotification(nil, topic, id, payload)
+	}
+	return nil
+}
+
+// snapshot is SetSnapshots' payload for topic, or nil. Called with mu
+// held.
+func (l *liveFeed) snapshot(topic string) []byte {
+	if l.snapshots == nil {
 		return nil
 	}
-	return s.wire.AppendSnapshotNotification(nil, topic, id, s.lv.feed.Snapshot(ft))
+	return l.snapshots(topic)
+}
+
+// SetSnapshots has a new subscriber of a book topic get, right after its
+// acknowledgement, the snapshot whose payload fn returns (nil: none), in
+// the venue's snapshot frame: a replay's late joiner gets the book as it
+// stands (cmd/replay). fn runs on the subscriber's reader goroutine; a
+// book a running feed holds is its own.
+func (s *Server) SetSnapshots(fn func(topic string) []byte) {
+	s.lv.mu.Lock()
+	defer s.lv.mu.Unlock()
+	s.lv.snapshots = fn
 }
 
 // joinNow is join for a dialect whose answer carries no ids (Ethereal): the
@@ -96,8 +121,14 @@ func (s *Server) joinNow(c *conn, topic string) {
 	s.lv.mu.Lock()
 	defer s.lv.mu.Unlock()
 	s.addSub(c, topic, "")
+	var payload []byte
 	if ft, ok := s.lv.books[topic]; ok {
-		frame := s.wire.AppendSnapshotNotification(nil, topic, "", s.lv.feed.Snapshot(ft))
+		payload = s.lv.feed.Snapshot(ft)
+	} else {
+		payload = s.lv.snapshot(topic)
+	}
+	if payload != nil {
+		frame := s.wire.AppendSnapshotNotification(nil, topic, "", payload)
 		c.send(outMsg{typ: websocket.TextMessage, data: frame}, nil)
 	}
 }
