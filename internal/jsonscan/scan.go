@@ -598,6 +598,14 @@ func Uint(b []byte) (v uint64, ok bool) {
 	return v, true
 }
 
+// First returns the first element of the array that starts at b[i], or
+// nil when it is empty (a venue's data array of one item).
+func First(b []byte, i int) ([]byte, error) {
+	var first []byte
+	err := Elements(b, i, func(elem []byte) bool { first = elem; return false })
+	return first, err
+}
+
 // Elements calls fn with each element of the array that starts at b[i],
 // stopping early when fn returns false. Each element is checked before
 // fn sees it.

@@ -66,8 +66,7 @@ var errNoItem = errors.New("kraken book: the data array holds no item")
 // Parse reads a book message's data array, its first item: bids, asks,
 // checksum and timestamp (RFC 3339, the message's exchange time).
 func (r *bookRules) Parse(payload []byte, marked bool, u *book.Update) error {
-	var item []byte
-	err := jsonscan.Elements(payload, 0, func(e []byte) bool { item = e; return false })
+	item, err := jsonscan.First(payload, 0)
 	switch {
 	case err != nil:
 		return fmt.Errorf("kraken book: data: %w", err)

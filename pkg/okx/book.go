@@ -66,8 +66,7 @@ func BookRules(topic string) book.Rules {
 var errNoItem = errors.New("okx book: the data array holds no item")
 
 func (r *bookRules) Parse(payload []byte, marked bool, u *book.Update) error {
-	var item []byte
-	err := jsonscan.Elements(payload, 0, func(e []byte) bool { item = e; return false })
+	item, err := jsonscan.First(payload, 0)
 	switch {
 	case err != nil:
 		return fmt.Errorf("okx book: data: %w", err)

@@ -74,7 +74,7 @@ func (server) ParseFrame(dst []protocol.Incoming, frame []byte) ([]protocol.Inco
 	case "unsubscribe":
 		req.Op = protocol.OpUnsubscribe
 	case "login":
-		req.Params = firstElement(args)
+		req.Params, _ = jsonscan.First(args, 0) // nil when malformed or empty: the login refuses it
 		return append(dst, req), false, nil
 	default:
 		req.Params = args
@@ -111,13 +111,6 @@ func invalidRequest(frame []byte) *protocol.Error {
 
 // quotedFrameBytes is how much of an invalid frame its refusal quotes.
 const quotedFrameBytes = 256
-
-// firstElement returns the first element of the JSON array arr, or nil.
-func firstElement(arr []byte) []byte {
-	var first []byte
-	_ = jsonscan.Elements(arr, 0, func(e []byte) bool { first = e; return false })
-	return first
-}
 
 // topicOfArg reads a subscription argument, an object of string members
 // with a channel, as the topic it names: CHANNEL, CHANNEL:INSTID, or

@@ -28,8 +28,8 @@ import (
 func Member(data []byte, key string) []byte {
 	i := jsonscan.SkipSpace(data, 0)
 	if i < len(data) && data[i] == '[' {
-		var first []byte
-		if jsonscan.Elements(data, i, func(elem []byte) bool { first = elem; return false }) != nil || first == nil {
+		first, err := jsonscan.First(data, i)
+		if err != nil || first == nil {
 			return nil
 		}
 		data, i = first, 0
