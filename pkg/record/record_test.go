@@ -166,3 +166,27 @@ func TestRecordingKeepsNoSecret(t *testing.T) {
 	assert.Contains(t, text, "ticker.BTC-PERPETUAL.raw")
 	assert.EqualValues(t, 3, r.Stats().Left, "the login's answer, the positions, the orders")
 }
+
+// With Options.Private the answers of calls that are not read-only are
+// kept, but a login's answer still shows no token.
+func TestPrivateRecordingKeepsNoToken(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "rec")
+	r, err := record.New(dir, deribit.Protocol(), record.Options{Private: true})
+	require.NoError(t, err)
+	now := time.Now()
+	r.FrameWritten(conn1, []byte(`{"jsonrpc":"2.0","id":1,"method":"public/auth","params":{"grant_type":"client_credentials","client_id":"me","client_secret":"hunter2-secret"}}`), now)
+	r.FrameRead(conn1, []byte(`{"jsonrpc":"2.0","id":1,"result":{"access_token":"tok-secret","refresh_token":"ref-secret","expires_in":900}}`), now)
+	r.FrameRead(conn1, []byte(`{"jsonrpc":"2.0","id":2,"result":[{"size":12}]}`), now)
+	require.NoError(t, r.Close())
+	recs, _ := readAll(t, dir, record.Window{})
+	var all strings.Builder
+	for _, rec := range recs {
+		all.Write(rec.Frame)
+	}
+	text := all.String()
+	for _, secret := range []string{"hunter2-secret", "tok-secret", "ref-secret"} {
+		assert.NotContains(t, text, secret)
+	}
+	assert.Contains(t, text, `"expires_in":900`, "the rest of the answer is kept")
+	assert.Contains(t, text, `"size":12`, "a private answer is kept when asked for")
+}

@@ -204,7 +204,15 @@ func (r *Recorder) prepare(rec *Record, f *protocol.Frame, p *privacy) bool {
 	if f.Kind == protocol.KindNotification || f.Kind == protocol.KindEvent {
 		rec.Topic = string(f.Key)
 	}
-	return p.keep(rec, f)
+	if !p.keep(rec, f) {
+		return false
+	}
+	if f.Kind == protocol.KindResponse || f.Kind == protocol.KindBatch {
+		// A login's answer holds tokens (Deribit's access_token), kept
+		// with Options.Private: redacted as a sent login is.
+		rec.Frame = redactFrame(rec.Frame)
+	}
+	return true
 }
 
 // failed counts a write failure as a drop and logs it.
