@@ -2,6 +2,7 @@ package pool_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,6 +36,9 @@ func TestPoolIsAHolder(t *testing.T) {
 	}
 
 	assert.True(t, h.Resync(topics[4]), "the connection holding it resubscribes it")
+	// The resync's subscribe is on its way; the unsubscribe below waits
+	// for it (a resync racing an unsubscribe is not what this test is of).
+	require.Eventually(t, func() bool { return srv.CountSubscribes(topics[4]) >= 2 }, 10*time.Second, 5*time.Millisecond)
 	assert.False(t, h.Resync("ticker.NONE-PERPETUAL.raw"), "no connection holds it")
 	assert.False(t, h.Stale(topics[0]))
 	assert.False(t, h.Silent(topics[0]))
