@@ -22,8 +22,13 @@ import (
 type Client struct {
 	// eps are the endpoints (endpoints.go); current is the index of the
 	// one in use or being dialled, written by the supervisor (and Dial).
+	// The supervisor replaces eps, with current, under epMu
+	// (SetEndpoints, setendpoints.go) and reads them freely; other
+	// goroutines read both under epMu. swaps hands it those requests.
 	eps     []endpoint
 	current atomic.Int32
+	epMu    sync.RWMutex
+	swaps   chan *endpointSwap
 	seq     uint64        // the Client's number in the process (ConnInfo.Client)
 	conns   atomic.Uint64 // connections dialled, numbering them (ConnInfo.Conn)
 	cfg     config
@@ -173,6 +178,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		subs:   make(map[*Subscription]struct{}),
 		events: make(chan Event, max(cfg.eventBuffer, 1)),
 		done:   make(chan struct{}),
+		swaps:  make(chan *endpointSwap),
 	}
 	c.keepalive, _ = cfg.protocol.(protocol.Keepalive)
 	c.sessionEnding, _ = cfg.protocol.(protocol.SessionEnding)

@@ -47,8 +47,17 @@ func endpointsOf(url string, more []string, header http.Header) []endpoint {
 // WithEndpoints' in order. A Standby's leg counts in the Standby's list,
 // the one standby.Dial was given, although it prefers its own endpoint.
 func (c *Client) Endpoint() (url string, index int) {
-	i := int(c.current.Load())
-	return c.eps[i].shown, c.shownIndex(i)
+	eps, i := c.endpointsInUse()
+	return eps[i].shown, (i + c.cfg.endpointBase) % len(eps)
+}
+
+// endpointsInUse returns the endpoints and the index of the one in use
+// or being dialled, read together (SetEndpoints replaces both): for
+// goroutines other than the supervisor.
+func (c *Client) endpointsInUse() ([]endpoint, int) {
+	c.epMu.RLock()
+	defer c.epMu.RUnlock()
+	return c.eps, int(c.current.Load())
 }
 
 // shownIndex is the index of the client's i-th endpoint as Endpoint, its

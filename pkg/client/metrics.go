@@ -114,9 +114,10 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(m.topics, float64(topics))
 	gauge(m.state, float64(m.c.State()))
 	gauge(m.lag, m.c.Lag().Seconds())
-	inUse := m.c.eps[m.c.current.Load()].shown
-	for i, ep := range m.c.eps {
-		if slices.ContainsFunc(m.c.eps[:i], func(e endpoint) bool { return e.shown == ep.shown }) {
+	eps, current := m.c.endpointsInUse()
+	inUse := eps[current].shown
+	for i, ep := range eps {
+		if slices.ContainsFunc(eps[:i], func(e endpoint) bool { return e.shown == ep.shown }) {
 			continue // given twice: one series
 		}
 		in := 0.0

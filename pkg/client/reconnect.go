@@ -304,7 +304,7 @@ func (c *Client) superviseLoop(cn *conn, cause error) error {
 			wait = max(wait, c.refillWait())
 			c.current.Store(int32(ep))
 			c.emit(Event{Kind: Reconnecting, Attempt: attempt, Wait: wait, Err: cause, Endpoint: c.shownIndex(ep)})
-			if !c.sleep(wait) {
+			if !c.sleepOrSwap(wait) {
 				return nil
 			}
 			c.setState(StateConnecting)
@@ -332,7 +332,8 @@ func (c *Client) awaitLoss(cn *conn) (cause error, stop bool) {
 	defer check.Stop()
 	var probe <-chan time.Time // the preferred endpoint's, while another is in use (handover.go)
 	var answering time.Time    // since when it answered every probe
-	if len(c.eps) > 1 && !c.cfg.leg && c.cfg.probeEvery > 0 {
+	// Probing from one endpoint on: SetEndpoints may give more.
+	if !c.cfg.leg && c.cfg.probeEvery > 0 {
 		t := time.NewTicker(c.cfg.probeEvery)
 		defer t.Stop()
 		probe = t.C
@@ -359,6 +360,9 @@ wait:
 				cn = c.takeBack(cn)
 				answering = time.Time{}
 			}
+		case req := <-c.swaps:
+			cn = c.swapEndpoints(cn, req)
+			answering = time.Time{}
 		}
 	}
 	cn.wait()

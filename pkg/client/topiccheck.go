@@ -25,7 +25,8 @@ func (c *Client) newTopic(name string) (*protocol.Topic, error) {
 	if t.Path == "" {
 		return t, nil
 	}
-	for _, ep := range c.eps {
+	eps, _ := c.endpointsInUse()
+	for _, ep := range eps {
 		u, err := url.Parse(ep.url)
 		if err != nil || u.Path == t.Path || path.Dir(u.Path) != path.Dir(t.Path) {
 			continue // a path of no service of the venue's takes any topic
