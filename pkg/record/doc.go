@@ -11,6 +11,8 @@
 // Recording never slows delivery: when the writer falls behind (a slow
 // or full disk) frames are dropped from the recording, counted
 // (Recorder.Stats) and logged once, never held back from a program.
+// Recorder.Flagged keeps what wsfan told a program with a message (a
+// sidecar gives it each of its topics' messages that has a hole's flags).
 //
 // # Format
 //
@@ -26,11 +28,17 @@
 // block is ended and written, and a reader decodes it at once: a process
 // killed mid-frame loses at most what it had not flushed, and every
 // block written before reads back. Each record is a uvarint length and
-// then: direction (1 byte: 'R' received, 'W' sent), kind (the
-// protocol.Kind), flags (bit 0: snapshot), the time (8 bytes, unix
+// then: direction (1 byte: 'R' received, 'W' sent, 'F' flagged), kind
+// (the protocol.Kind), flags (bit 0: snapshot; a flagged record's:
+// client.Flags), the time (8 bytes, unix
 // nanoseconds, little-endian), the Client, connection and endpoint
 // numbers (uvarints), the topic's routing key (uvarint length and
-// bytes), and the frame, verbatim (sent frames redacted). An index entry
+// bytes), and the frame, verbatim (sent frames redacted). A flagged
+// record (Recorder.Flagged) is what wsfan told a program with a message
+// it received: a hole (a reconnect, a gap, a stale topic, a backfill) or
+// a reorganisation; it carries the message's receive time, which its
+// frame's record has too, the topic's name and no frame, and is written
+// only for messages that have such flags. An index entry
 // is written at each flush: the unix second of its first record and the
 // offset of the zstd frame holding it, both little-endian uint64; a
 // reader starting at a time seeks to the last frame that begins no later

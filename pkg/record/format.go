@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -17,6 +18,12 @@ const (
 	Received Direction = 'R'
 	// Sent is a frame sent upstream (credentials redacted).
 	Sent Direction = 'W'
+	// Flagged is what wsfan told a program with a notification it
+	// received: the flags (client.Flags, the frame's own snapshot mark
+	// aside) of the message on Topic (the topic's name) read at Time. It
+	// has no frame; it follows the Received record it speaks of, which
+	// has the same Time.
+	Flagged Direction = 'F'
 )
 
 // Record is one recorded frame.
@@ -25,10 +32,11 @@ type Record struct {
 	Dir      Direction
 	Kind     protocol.Kind // as the venue's protocol classified it (KindUnknown for written frames)
 	Snapshot bool          // the venue marks it a whole state
+	Flags    client.Flags  // a Flagged record's flags; 0 for the others
 	Client   uint64        // client.ConnInfo's numbers
 	Conn     uint64
 	Endpoint int
-	Topic    string // a notification's routing key; "" for other frames
+	Topic    string // a notification's routing key, a Flagged record's topic name; "" for other frames
 	Frame    []byte // verbatim; it belongs to the caller of the reader's callback only during the call
 }
 
@@ -40,8 +48,11 @@ func appendRecord(dst []byte, r *Record) []byte {
 	var head [3 + 8 + 4*binary.MaxVarintLen64]byte
 	h := head[:0]
 	var flags byte
-	if r.Snapshot {
-		flags |= 1
+	switch {
+	case r.Dir == Flagged:
+		flags = byte(r.Flags)
+	case r.Snapshot:
+		flags = 1
 	}
 	h = append(h, byte(r.Dir), byte(r.Kind), flags)
 	h = binary.LittleEndian.AppendUint64(h, uint64(r.Time.UnixNano()))
@@ -62,7 +73,12 @@ func decodeRecord(b []byte, r *Record) error {
 	if len(b) < 11 {
 		return fmt.Errorf("%w: %d bytes", errCorrupt, len(b))
 	}
-	r.Dir, r.Kind, r.Snapshot = Direction(b[0]), protocol.Kind(b[1]), b[2]&1 != 0
+	r.Dir, r.Kind, r.Snapshot, r.Flags = Direction(b[0]), protocol.Kind(b[1]), false, 0
+	if r.Dir == Flagged {
+		r.Flags = client.Flags(b[2])
+	} else {
+		r.Snapshot = b[2]&1 != 0
+	}
 	r.Time = time.Unix(0, int64(binary.LittleEndian.Uint64(b[3:11])))
 	b = b[11:]
 	var vals [4]uint64

@@ -76,16 +76,7 @@ func (p *privacy) keep(rec *Record, f *protocol.Frame) bool {
 	}
 	switch f.Kind {
 	case protocol.KindNotification:
-		private, ok := p.private[rec.Topic]
-		if !ok {
-			t, err := p.proto.NewTopic(rec.Topic)
-			private = err == nil && t.Private // a key that is not a topic name (an Ethereum id) is public data
-			if len(p.private) >= maxKeys {
-				clear(p.private)
-			}
-			p.private[rec.Topic] = private
-		}
-		return !private
+		return p.keepTopic(rec.Topic)
 	case protocol.KindResponse:
 		if !f.HasID {
 			return true // an error without an id names no call
@@ -98,6 +89,24 @@ func (p *privacy) keep(rec *Record, f *protocol.Frame) bool {
 		return false // answers to several calls: kept only with Options.Private
 	}
 	return true
+}
+
+// keepTopic reports whether what is recorded of topic (a routing key,
+// or a topic's name) is kept: a private topic's is not.
+func (p *privacy) keepTopic(topic string) bool {
+	if p.all {
+		return true
+	}
+	private, ok := p.private[topic]
+	if !ok {
+		t, err := p.proto.NewTopic(topic)
+		private = err == nil && t.Private // a key that is not a topic name (an Ethereum id) is public data
+		if len(p.private) >= maxKeys {
+			clear(p.private)
+		}
+		p.private[topic] = private
+	}
+	return !private
 }
 
 // idKey is a request id as a response's numeric id reads: JSON numbers

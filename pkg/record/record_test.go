@@ -190,3 +190,44 @@ func TestPrivateRecordingKeepsNoToken(t *testing.T) {
 	assert.Contains(t, text, `"expires_in":900`, "the rest of the answer is kept")
 	assert.Contains(t, text, `"size":12`, "a private answer is kept when asked for")
 }
+
+// A message's flags are recorded when it has any of wsfan's own (not a
+// snapshot's mark, which is the frame's), after its frame and with its
+// time; a private topic's are left out as its frames are.
+func TestFlaggedIsRecordedWhenSet(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "rec")
+	r, err := record.New(dir, deribit.Protocol(), record.Options{})
+	require.NoError(t, err)
+	t0 := time.Date(2026, 11, 27, 18, 0, 0, 0, time.UTC)
+	frame := func(channel string) []byte {
+		return fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"subscription","params":{"channel":%q,"data":{"p":1}}}`, channel)
+	}
+	for i, m := range []client.Message{
+		{Topic: "ticker.BTC-PERPETUAL.raw", Flags: client.FlagSnapshot},
+		{Topic: "ticker.BTC-PERPETUAL.raw", Flags: client.FlagReconnected | client.FlagSnapshot},
+		{Topic: "ticker.BTC-PERPETUAL.raw", Flags: client.FlagGap | client.FlagStale},
+		{Topic: "user.orders.any.any.raw", Flags: client.FlagReconnected},
+	} {
+		m.RecvTime = t0.Add(time.Duration(i) * time.Millisecond)
+		r.FrameRead(conn1, frame(m.Topic), m.RecvTime)
+		r.Flagged(m)
+	}
+	require.NoError(t, r.Close())
+
+	recs, _ := readAll(t, dir, record.Window{})
+	var got []string
+	for _, rec := range recs {
+		got = append(got, fmt.Sprintf("%c %s %d %s", rec.Dir, rec.Topic, rec.Time.Sub(t0).Milliseconds(), rec.Flags))
+	}
+	assert.Equal(t, []string{
+		"R ticker.BTC-PERPETUAL.raw 0 none",
+		"R ticker.BTC-PERPETUAL.raw 1 none",
+		"F ticker.BTC-PERPETUAL.raw 1 reconnected",
+		"R ticker.BTC-PERPETUAL.raw 2 none",
+		"F ticker.BTC-PERPETUAL.raw 2 gap|stale",
+	}, got)
+	m, err := record.ReadManifest(dir)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, m.Flagged)
+	assert.EqualValues(t, 3, m.Topics["ticker.BTC-PERPETUAL.raw"], "a Flagged record is no frame of the topic")
+}

@@ -191,7 +191,10 @@ func (r *Recorder) handle(rec *Record, f *protocol.Frame, private *privacy) {
 // prepare classifies a read frame (topic, kind, snapshot) and redacts a
 // written one; it reports whether the frame is recorded (privacy).
 func (r *Recorder) prepare(rec *Record, f *protocol.Frame, p *privacy) bool {
-	if rec.Dir == Sent {
+	switch rec.Dir {
+	case Flagged:
+		return p.keepTopic(rec.Topic)
+	case Sent:
 		p.sent(rec.Frame)
 		rec.Frame = redactFrame(rec.Frame)
 		return true

@@ -27,6 +27,9 @@ type Manifest struct {
 	Updated  time.Time        `json:"updated"`
 	Segments []SegmentInfo    `json:"segments"`
 	Topics   map[string]int64 `json:"topics"` // records a routing key
+	// Flagged counts the Flagged records: the messages a program was
+	// told of a hole (a reconnect, a gap, a stale topic) with.
+	Flagged int64 `json:"flagged,omitempty"`
 	// Connections lists each connection seen, with its first record:
 	// a reconnect (or a standby's leg) is a connection of its own.
 	Connections []ConnectionInfo `json:"connections"`
@@ -107,7 +110,7 @@ func openWriter(dir, venue string, opts Options) (*writer, error) {
 	now := time.Now()
 	w.man = Manifest{Version: ManifestVersion, Venue: venue, Started: now, Topics: make(map[string]int64)}
 	if prev, err := ReadManifest(dir); err == nil && prev.Venue == venue {
-		w.man.Started, w.man.Segments, w.man.Topics, w.man.Connections = prev.Started, prev.Segments, prev.Topics, prev.Connections
+		w.man.Started, w.man.Segments, w.man.Topics, w.man.Connections, w.man.Flagged = prev.Started, prev.Segments, prev.Topics, prev.Connections, prev.Flagged
 	}
 	names, err := segmentNames(dir)
 	if err != nil {
@@ -141,7 +144,11 @@ func (w *writer) add(r *Record) error {
 		w.cur.First = r.Time
 	}
 	w.cur.Last = r.Time
-	if r.Topic != "" {
+	switch {
+	case r.Dir == Flagged:
+		w.man.Flagged++
+		return w.flushIfFull() // a message's flags, of no connection of its own
+	case r.Topic != "":
 		w.man.Topics[r.Topic]++
 	}
 	if k := [2]uint64{r.Client, r.Conn}; !w.conns[k] {
@@ -150,6 +157,11 @@ func (w *writer) add(r *Record) error {
 			w.man.Connections = append(w.man.Connections, ConnectionInfo{Client: r.Client, Conn: r.Conn, Endpoint: r.Endpoint, First: r.Time})
 		}
 	}
+	return w.flushIfFull()
+}
+
+// flushIfFull flushes the buffer once it holds bufBytes.
+func (w *writer) flushIfFull() error {
 	if len(w.buf) >= bufBytes {
 		return w.flush()
 	}

@@ -200,10 +200,13 @@ func New(cfg Config) (*Server, error) {
 		s.cancel()
 		return nil, err
 	}
-	s.hub = newHub(s.ctx, &s.cfg, &s.live, proto, s.src.feed,
-		topicConfig{wire: wire, cache: cfg.LastMessageCache, stats: &s.stats, seq: &s.published,
-			stream: s.streamID, resync: s.src.resync, log: s.log, noBooks: cfg.NATS != "", delays: s.delays,
-			history: historyLimit{messages: cfg.SSEHistory, bytes: cfg.SSEHistoryBytes}}, s.log)
+	tcfg := topicConfig{wire: wire, cache: cfg.LastMessageCache, stats: &s.stats, seq: &s.published,
+		stream: s.streamID, resync: s.src.resync, log: s.log, noBooks: cfg.NATS != "", delays: s.delays,
+		history: historyLimit{messages: cfg.SSEHistory, bytes: cfg.SSEHistoryBytes}}
+	if s.rec != nil {
+		tcfg.flagged = s.rec.Flagged // what the programs are told of holes, recorded too
+	}
+	s.hub = newHub(s.ctx, &s.cfg, &s.live, proto, s.src.feed, tcfg, s.log)
 	if n, ok := s.src.(*natsSource); ok {
 		n.onDown = s.hub.holeStarts // a hole is told when it starts (holestart.go)
 	}

@@ -34,6 +34,10 @@ type topicConfig struct {
 	// (Config.NATS).
 	noBooks bool
 	delays  *delays // the Server's delay histograms (delays.go)
+	// flagged is told each message that comes with flags
+	// (record.Recorder.Flagged: Config.Record keeps what the programs
+	// were told); nil without a recording.
+	flagged func(client.Message)
 	log     *zap.Logger
 }
 
@@ -149,6 +153,9 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 	t.lastAt.Store(m.RecvTime.UnixNano())
 	if !utf8.Valid(m.Data) {
 		m.Data = t.mend(m.Data)
+	}
+	if m.Flags != 0 && t.cfg.flagged != nil {
+		t.cfg.flagged(m)
 	}
 	resumed := m.Flags&client.FlagReconnected != 0
 	if resumed {
