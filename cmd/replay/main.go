@@ -14,7 +14,11 @@
 // starts the replay clock, shared by every connection; each recorded
 // notification goes, verbatim, to the connections subscribed to its
 // topic, at its recorded offset divided by -speed (max: as fast as they
-// read), from -settle after the first subscribe. docs/record-replay.md has a worked example.
+// read), from -settle after the first subscribe; one that came with a
+// hole's flags (a recorded reconnect, gap, stale topic, backfill) gets
+// the gap notice the recorded sidecar sent before it, and a standby's
+// legs, each recorded, play once. docs/record-replay.md has a worked
+// example.
 package main
 
 import (

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wsfan/wsfan/pkg/book"
+	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/record"
@@ -20,6 +21,9 @@ type recorded struct {
 	key   string        // its routing key as recorded
 	topic string        // for a dialect of subscription ids (Ethereum): the topic key was the id of; "" otherwise
 	frame []byte
+	// flags are what the recorded program was told with it
+	// (record.Flagged): a gap notice goes before it.
+	flags client.Flags
 }
 
 // recording is what a replay serves: the notifications of a window, the
@@ -65,8 +69,12 @@ func load(dir string, w record.Window) (*recording, error) {
 	var first time.Time
 	var f protocol.Frame
 	var reqs []protocol.Incoming
+	var legs []uint64 // legs[i]: the Client that read notes[i]
+	var flagged []record.Record
 	_, err = record.Read(dir, record.Window{}, func(r *record.Record) error {
 		switch {
+		case r.Dir == record.Flagged && w.Holds(r.Time):
+			flagged = append(flagged, record.Record{Time: r.Time, Topic: r.Topic, Flags: r.Flags})
 		case r.Dir == record.Sent:
 			reqs, _, _ = srvHalf.ParseFrame(reqs[:0], r.Frame)
 			for _, q := range reqs {
@@ -92,6 +100,7 @@ func load(dir string, w record.Window) (*recording, error) {
 				first = r.Time
 			}
 			rec.notes = append(rec.notes, recorded{at: r.Time.Sub(first), key: r.Topic, topic: topicOf[r.Topic], frame: bytes.Clone(r.Frame)})
+			legs = append(legs, r.Client)
 		case r.Kind == protocol.KindResponse:
 			f.Reset()
 			if proto.Classify(r.Frame, &f) != nil || !f.HasID || f.Result == nil {
@@ -115,7 +124,70 @@ func load(dir string, w record.Window) (*recording, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec.flag(flagged, first)
+	rec.firstArrivals(legs)
 	return rec, nil
+}
+
+// flag gives each note the flags of the Flagged records about it: the
+// note of the topic received at the record's time (a Flagged record
+// names the topic, a note its routing key; the time alone decides when
+// the name reads as no key of the dialect's).
+func (rec *recording) flag(flagged []record.Record, first time.Time) {
+	if len(flagged) == 0 {
+		return
+	}
+	at := make(map[time.Duration][]int, len(flagged))
+	for _, r := range flagged {
+		at[r.Time.Sub(first)] = nil
+	}
+	for i, n := range rec.notes {
+		if is, ok := at[n.at]; ok {
+			at[n.at] = append(is, i)
+		}
+	}
+	for _, r := range flagged {
+		is := at[r.Time.Sub(first)]
+		if len(is) == 0 {
+			continue // its frame was not kept (a private topic), or is outside the window
+		}
+		key := r.Topic
+		if t, err := rec.proto.NewTopic(r.Topic); err == nil {
+			key = t.Key
+		}
+		pick := is[0]
+		for _, i := range is {
+			if n := rec.notes[i]; n.topic == r.Topic || n.key == key {
+				pick = i
+				break
+			}
+		}
+		rec.notes[pick].flags |= r.Flags
+	}
+}
+
+// firstArrivals keeps of the notes only the first arrivals (copies.go):
+// a standby's legs each recorded what the program got once. A copy's
+// flags go to the note played for it.
+func (rec *recording) firstArrivals(legs []uint64) {
+	c := copies{topics: make(map[string]*topicCopies)}
+	kept := rec.notes[:0]
+	at := make([]int, len(rec.notes)) // at[i]: the index in kept of note i when played
+	for i, n := range rec.notes {
+		topic, idKey := n.key, ""
+		if n.topic != "" {
+			topic, idKey = n.topic, n.key
+		}
+		first, played := c.first(i, topic, legs[i], idKey, n.frame)
+		if !first {
+			kept[at[played]].flags |= n.flags
+			continue
+		}
+		at[i] = len(kept)
+		kept = append(kept, n)
+	}
+	clear(rec.notes[len(kept):])
+	rec.notes = kept
 }
 
 // numericID reads a request id as the client wrote it: a number, or a
@@ -258,6 +330,9 @@ func (rec *recording) play(ctx context.Context, srv *exchangetest.Server, speed 
 		}
 		late.mu.Lock()
 		late.apply(rec.venue, n)
+		if cause, ok := record.NoticeCause(n.flags); ok {
+			srv.PublishGap(n.topic, n.key, cause)
+		}
 		if n.topic != "" {
 			srv.PublishTopicFrame(n.topic, n.key, n.frame)
 		} else {

@@ -48,6 +48,11 @@ type conn struct {
 	out  chan outMsg     // to the writer goroutine
 	done chan struct{}   // closed by close
 
+	// notices: the handshake asked for wsfan's gap notices
+	// (protocol.WantsGapNotices), which a replay sends (PublishGap). Set
+	// before the goroutines start.
+	notices bool
+
 	closeOnce sync.Once
 
 	// hbSet carries a new heartbeat interval (0: off) to the writer.

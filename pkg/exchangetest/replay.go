@@ -99,6 +99,50 @@ func (s *Server) PublishTopicFrame(topic, key string, frame []byte) int {
 	return n
 }
 
+// PublishGap sends a gap notice (protocol.GapNotice) with cause to every
+// connection that asked for them and is subscribed to topic, or, when
+// topic is "", to a topic whose routing key is key; each notice names
+// the topic as the connection subscribed it, and its own subscription id
+// where it has one. A replay sends it just before a recorded
+// notification that came with flags, so a program is told of the hole
+// the recorded program was told of. It returns how many connections it
+// was queued to.
+func (s *Server) PublishGap(topic, key, cause string) int {
+	type noticed struct {
+		c *conn
+		n protocol.GapNotice
+	}
+	var targets []noticed
+	s.subMu.RLock()
+	for name, conns := range s.subs {
+		if topic != "" && name != topic || topic == "" && s.keys.of(s.dialect, name) != key {
+			continue
+		}
+		for c, ids := range conns {
+			if !c.notices {
+				continue
+			}
+			if len(ids) == 0 {
+				targets = append(targets, noticed{c, protocol.GapNotice{Channel: name, Cause: cause}})
+			}
+			if topic == "" {
+				continue // as PublishFrame: a recorded id is not the connection's
+			}
+			for _, id := range ids {
+				targets = append(targets, noticed{c, protocol.GapNotice{Channel: name, Subscription: id, Cause: cause}})
+			}
+		}
+	}
+	s.subMu.RUnlock()
+	n := 0
+	for _, t := range targets {
+		if t.c.send(outMsg{typ: websocket.TextMessage, data: protocol.AppendGapNotice(nil, s.wire.RPC(), t.n)}, nil) {
+			n++
+		}
+	}
+	return n
+}
+
 // WaitSubscribed waits until some connection is subscribed to a topic
 // that match accepts.
 func (s *Server) WaitSubscribed(ctx context.Context, match func(topic string) bool) error {

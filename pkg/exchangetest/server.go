@@ -267,6 +267,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return // the upgrader has answered the request
 	}
 	c := newConn(s, ws, hj.Hijacked(), r.URL.Path)
+	c.notices = protocol.WantsGapNotices(r)
 
 	s.mu.Lock()
 	if !s.running {
