@@ -106,6 +106,9 @@ func (rl *reloader) reload(trigger string) {
 		rl.log.Error("config reload refused: the running configuration is unchanged", zap.String("trigger", trigger), zap.Error(err))
 		return
 	}
+	if res.EndpointsKept != nil {
+		rl.log.Warn("config reload kept the upstream endpoints; the rest is applied", zap.String("trigger", trigger), zap.Error(res.EndpointsKept))
+	}
 	changed := res.Changed
 	if next.logLevel != rl.level.Level() {
 		rl.level.SetLevel(next.logLevel)

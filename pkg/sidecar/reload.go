@@ -21,11 +21,13 @@ import (
 // settings whole, and nothing in the hot path takes a lock. Every other
 // setting shapes something built once (the listener, the upstream
 // connection, the queues), so a reload that changes one of them is
-// refused whole, and the running settings stay as they were.
+// refused whole, and the running settings stay as they were. The
+// upstream endpoints are the exception: the upstream client takes a new
+// list itself, make before break (reloadendpoints.go).
 
 // liveFields are the Config fields Reload applies while the Server runs,
 // by their Go names.
-var liveFields = []string{"Topics", "AllowedOrigins", "AllowedHosts", "Token", "MaxTopicsPerClient", "MaxCallsPerClient", "MaxBatch"}
+var liveFields = []string{"Upstream", "Fallbacks", "Topics", "AllowedOrigins", "AllowedHosts", "Token", "MaxTopicsPerClient", "MaxCallsPerClient", "MaxBatch"}
 
 // codeFields are the Config fields a configuration file cannot set: a
 // reload keeps the running ones.
@@ -48,6 +50,7 @@ type liveSettings struct {
 	origins    []string            // Config.AllowedOrigins
 	hosts      *hostAllowlist      // Config.AllowedHosts
 	tokens     [][]byte            // Config.Token's tokens; none: no token is asked
+	endpoints  []string            // Config.Upstream, then Config.Fallbacks: the upstream client's
 
 	maxTopicsPerClient int
 	maxCallsPerClient  int
@@ -66,6 +69,7 @@ func newLiveSettings(cfg *Config, offered []OfferedTopic, hosts *hostAllowlist) 
 		origins:            cfg.AllowedOrigins,
 		hosts:              hosts,
 		tokens:             splitTokens(cfg.Token),
+		endpoints:          append([]string{cfg.Upstream}, cfg.Fallbacks...),
 		maxTopicsPerClient: cfg.MaxTopicsPerClient,
 		maxCallsPerClient:  cfg.MaxCallsPerClient,
 		maxBatch:           cfg.MaxBatch,
@@ -143,6 +147,12 @@ type ReloadResult struct {
 	// config.version) and Applied when it took effect.
 	Version string
 	Applied time.Time
+	// EndpointsKept says why a new list of upstream endpoints was not
+	// taken while the rest of the reload was (a session setting holds
+	// on the upstream connection, a hot standby, the new endpoint
+	// refused a topic): the running endpoints stay, and the version is
+	// that of the configuration in force. Nil otherwise.
+	EndpointsKept error
 }
 
 // Reload applies the configuration load returns while the Server runs,
@@ -157,10 +167,22 @@ type ReloadResult struct {
 // reload). Logger, Registry, UpstreamOptions, NATSOptions and
 // TracerProvider are kept from the running configuration.
 //
-// A change to any other setting (Listen, Protocol, the upstream
-// endpoints, NATS...) cannot apply live: Reload then applies nothing and
-// returns an error wrapping ErrNeedsRestart that names each. An error
-// from load, or a configuration New would refuse, applies nothing either.
+// A new list of upstream endpoints (Upstream, Fallbacks) is given to the
+// upstream client (client.Client.SetEndpoints), before the rest applies:
+// its connection stays when its endpoint is in the list; otherwise it
+// moves to the new Upstream make before break, every topic subscribed
+// there before the old connection closes, so the local clients lose no
+// message. The move is refused, and the running endpoints stay, while
+// a session setting (cancel-on-disconnect) holds on the connection, with
+// a hot standby (each leg keeps its endpoint), in a NATS group, or when
+// the new endpoint does not take the connection or a topic: the rest of
+// the reload applies, and ReloadResult.EndpointsKept says why (or, when
+// the endpoints were the only change, Reload's error, counted refused).
+//
+// A change to any other setting (Listen, Protocol, UpstreamHeader,
+// NATS...) cannot apply live: Reload then applies nothing and returns an
+// error wrapping ErrNeedsRestart that names each. An error from load, or
+// a configuration New would refuse, applies nothing either.
 // Every outcome is counted in wsfan_sidecar_config_reloads_total
 // (applied, refused, invalid). Reload logs nothing: its caller logs one
 // line of the result (cmd/sidecar does). Reloads are serialised.
@@ -199,19 +221,29 @@ func (s *Server) reload(load func() (Config, error)) (ReloadResult, int, error) 
 	if fixed := changedFields(&s.applied, &next, false); len(fixed) > 0 {
 		return running, reloadRefused, fmt.Errorf("%s changed: %w, and nothing of the new configuration was applied", strings.Join(fixed, ", "), ErrNeedsRestart)
 	}
-	changed := changedFields(&s.applied, &next, true)
-	if len(changed) == 0 {
-		return running, reloadApplied, nil
-	}
 	hosts, err := newHostAllowlist(next.AllowedHosts, next.Listen, &s.stats.hostRefusals, s.log)
 	if err != nil {
 		return running, reloadInvalid, err
+	}
+	var kept error
+	if !slices.Equal(cur.endpoints, endpointList(&next)) {
+		if kept = s.reloadEndpoints(endpointList(&next)); kept != nil {
+			next.Upstream, next.Fallbacks = s.applied.Upstream, s.applied.Fallbacks
+			running.EndpointsKept = kept
+		}
+	}
+	changed := slices.Compact(changedFields(&s.applied, &next, true)) // Upstream and Fallbacks are both "upstream"
+	if len(changed) == 0 {
+		if kept != nil {
+			return running, reloadRefused, fmt.Errorf("the upstream endpoints were kept: %w", kept)
+		}
+		return running, reloadApplied, nil
 	}
 	live := newLiveSettings(&next, offeredTopics(s.proto, next.Topics), hosts)
 	s.applied = next
 	s.live.Store(live)
 	s.closeRevoked(live)
-	return ReloadResult{Changed: changed, Version: live.version, Applied: live.applied}, reloadApplied, nil
+	return ReloadResult{Changed: changed, Version: live.version, Applied: live.applied, EndpointsKept: kept}, reloadApplied, nil
 }
 
 // changedFields returns the file keys of the fields whose values differ

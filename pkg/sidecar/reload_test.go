@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -113,52 +112,8 @@ func TestReloadKeepsEveryClient(t *testing.T) {
 	before := r.sc.Status().Config
 	require.NotEmpty(t, before.Version)
 
-	chains := make([]*chain, nWS+nSS)
-	var readers sync.WaitGroup
-	var conns []*websocket.Conn
-	for i := range nWS {
-		ws := r.dial(t)
-		conns = append(conns, ws)
-		testutil.Send(t, ws, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"public/subscribe","params":{"channels":[%q]}}`, i+1, btc))
-		assert.Contains(t, testutil.Recv(t, ws), btc) // the acknowledgement
-		chains[i] = &chain{topic: btc}
-		readers.Add(1)
-		go func() { defer readers.Done(); chains[i].readWS(ws) }()
-	}
-	var bodies []*http.Response
-	for i := nWS; i < nWS+nSS; i++ {
-		resp, err := http.Get(r.url + "/v1/stream?topic=" + btc)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		bodies = append(bodies, resp)
-		chains[i] = &chain{topic: btc}
-		readers.Add(1)
-		go func() { defer readers.Done(); chains[i].readSSE(resp) }()
-	}
-	defer func() {
-		for _, ws := range conns {
-			_ = ws.Close()
-		}
-		for _, b := range bodies {
-			_ = b.Body.Close()
-		}
-		readers.Wait()
-	}()
-	r.waitClients(t, nWS+nSS, 1)
-	atLeast := func(what string, n int64) map[int]int64 {
-		t.Helper()
-		counts := make(map[int]int64)
-		waitFor(t, what, func() bool {
-			for i, c := range chains {
-				if counts[i] = c.count.Load(); counts[i] < n {
-					return false
-				}
-			}
-			return true
-		})
-		return counts
-	}
-	atLeast("every client's first messages", 5)
+	conns, chains := followers(t, r, btc, nWS, nSS)
+	atLeast(t, "every client's first messages", chains, nil, 5)
 
 	// Before: the new topic and origin are refused.
 	probe := r.dial(t)
@@ -174,7 +129,7 @@ func TestReloadKeepsEveryClient(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"topics", "max_topics_per_client", "allowed_origins"}, res.Changed)
 	assert.NotEqual(t, before.Version, res.Version)
-	at := atLeast("messages after the reload", 0)
+	at := atLeast(t, "messages after the reload", chains, nil, 0)
 
 	// After: every client still there, the new settings in force: a
 	// client holding one topic takes a second.
@@ -206,9 +161,7 @@ func TestReloadKeepsEveryClient(t *testing.T) {
 	assert.Contains(t, body, `wsfan_sidecar_config_reloads_total{outcome="refused"} 1`)
 
 	// Every client goes on receiving, its chain whole.
-	for i, n := range at {
-		waitFor(t, fmt.Sprintf("client %d's messages after the reloads", i), func() bool { return chains[i].count.Load() >= n+20 })
-	}
+	atLeast(t, "every client's messages after the reloads", chains, at, 20)
 	assert.Equal(t, nWS+nSS+1, len(r.sc.Status().Clients), "clients after the reloads (the probe included)")
 	for i, c := range chains {
 		assert.Zero(t, c.breaks.Load(), "client %d lost messages", i)

@@ -182,9 +182,10 @@ type ClientStatus struct {
 
 // Status returns a snapshot of the upstream, the topics and the clients.
 func (s *Server) Status() Status {
-	st := Status{Topics: []TopicStatus{}, Clients: []ClientStatus{}, Offered: s.live.Load().offered, Config: s.configStatus()}
+	live := s.live.Load()
+	st := Status{Topics: []TopicStatus{}, Clients: []ClientStatus{}, Offered: live.offered, Config: s.configStatus()}
 	st.Upstream = UpstreamStatus{
-		URL:        redact.URL(s.cfg.Upstream),
+		URL:        redact.URL(live.endpoints[0]),
 		Protocol:   s.proto.Name(),
 		State:      s.src.state().String(),
 		Reconnects: s.stats.reconnects.Load(),
@@ -195,7 +196,7 @@ func (s *Server) Status() Status {
 		Legs:       s.src.legs(),
 	}
 	if s.cfg.NATS == "" {
-		for _, u := range append([]string{s.cfg.Upstream}, s.cfg.Fallbacks...) {
+		for _, u := range live.endpoints {
 			st.Upstream.Endpoints = append(st.Upstream.Endpoints, redact.URL(u))
 		}
 	}
