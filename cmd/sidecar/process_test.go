@@ -37,10 +37,17 @@ type program struct {
 // it is sent SIGTERM and must exit 0.
 func startProgram(t *testing.T, up *exchangetest.Server, args ...string) *program {
 	t.Helper()
+	return startProgramEnv(t, []string{"WSFAN_UPSTREAM=" + up.URL(), "WSFAN_PROTOCOL=" + up.Dialect().String()}, args...)
+}
+
+// startProgramEnv is startProgram with env in place of the upstream's
+// variables (a test whose -config file names the upstream).
+func startProgramEnv(t *testing.T, env []string, args ...string) *program {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	p := &program{addr: freeAddr(t), stderr: new(lockedBuffer), exited: make(chan error, 1)}
 	p.cmd = exec.CommandContext(ctx, os.Args[0], append([]string{"-listen", p.addr}, args...)...)
-	p.cmd.Env = []string{runMainEnv + "=1", "WSFAN_UPSTREAM=" + up.URL(), "WSFAN_PROTOCOL=" + up.Dialect().String()}
+	p.cmd.Env = append([]string{runMainEnv + "=1"}, env...)
 	p.cmd.Stderr = p.stderr
 	require.NoError(t, p.cmd.Start())
 	go func() { p.exited <- p.cmd.Wait() }()

@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/pkg/deribit"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 )
 
@@ -127,4 +129,60 @@ func TestConfigWatchNeedsAFile(t *testing.T) {
 	_, stderr, code := runMain(t, "-demo", "-listen", "127.0.0.1:0", "-config-watch")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "-config-watch needs a config file")
+}
+
+// The program, a real SIGHUP, a file naming the upstream: a new endpoint
+// moves the upstream make before break (the bystander loses nothing and
+// keeps its connection; the old server is left); with cancel-on-disconnect
+// held (a program made it: blocked_methods lets it through) a move back
+// is refused and logged, and the rest of the file applies.
+func TestProgramMovesTheUpstreamOnSIGHUP(t *testing.T) {
+	const btc, eth = "ticker.BTC-PERPETUAL.100ms", "ticker.ETH-PERPETUAL.100ms"
+	const cod = "private/enable_cancel_on_disconnect"
+	old, next := exchangetest.NewServer(deribit.Name), exchangetest.NewServer(deribit.Name)
+	t.Cleanup(old.Close)
+	t.Cleanup(next.Close)
+	next.Handle(cod, func(json.RawMessage) (any, *protocol.Error) { return "ok", nil })
+	file := filepath.Join(t.TempDir(), "sidecar.yaml")
+	write := func(upstream, topics string) {
+		s := "protocol: deribit\nblocked_methods: [private/logout]\nupstream: " + upstream + "\ntopics: [" + topics + "]\n"
+		require.NoError(t, os.WriteFile(file, []byte(s), 0o600))
+	}
+	write(old.URL(), btc)
+	p := startProgramEnv(t, nil, "-config", file)
+	b := newBystander(t, old, "ws://"+p.addr+"/ws", btc)
+	b.publish(20)
+	b.gotAll(t)
+
+	write(next.URL(), btc)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGHUP))
+	p.waitLog(t, "config reloaded")
+	assert.Contains(t, p.stderr.String(), "endpoints replaced; moved to the new first one")
+	require.Eventually(t, func() bool { return old.Connections() == 0 }, 10*time.Second, 10*time.Millisecond)
+	st := p.status(t)
+	assert.Equal(t, next.URL(), st.Upstream.Endpoint)
+	assert.Equal(t, 1, next.Subscribers(btc))
+	b.up = next
+	b.publish(20)
+	b.gotAll(t)
+
+	trader, _, err := websocket.DefaultDialer.Dial("ws://"+p.addr+"/ws", nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = trader.Close() })
+	require.NoError(t, trader.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"`+cod+`","params":{}}`)))
+	_, answer, err := trader.ReadMessage()
+	require.NoError(t, err)
+	require.Contains(t, string(answer), `"result":"ok"`)
+	write(old.URL(), btc+", "+eth)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGHUP))
+	p.waitLog(t, "config reload kept the upstream endpoints")
+	require.Eventually(t, func() bool { return strings.Count(p.stderr.String(), "config reloaded") == 2 }, 10*time.Second, 10*time.Millisecond)
+	assert.Contains(t, p.stderr.String(), "a session setting holds on the connection")
+	after := p.status(t)
+	assert.Equal(t, next.URL(), after.Upstream.Endpoint)
+	assert.Equal(t, []string{btc, eth}, offered(after))
+	assert.Zero(t, old.Connections())
+	b.publish(20)
+	b.gotAll(t)
+	assert.NoError(t, b.err, "the bystander's connection")
 }
