@@ -78,8 +78,9 @@ func (r *seqReader) last() int {
 // SetEndpoints to a list without the endpoint in use moves to its first
 // endpoint make before break: the ticker's numbers go on one by one,
 // none missing and none twice, none flagged; the old server keeps its
-// subscriber until the new one has its own; the old connection is
-// closed once the move is done.
+// subscriber until the new one has its own; every topic (three,
+// subscribed one by one) is subscribed there in one request; the old
+// connection is closed once the move is done.
 func TestSetEndpointsMovesWithoutAHole(t *testing.T) {
 	old, next := exchangetest.NewServer(deribit.Name), exchangetest.NewServer(deribit.Name)
 	t.Cleanup(old.Close)
@@ -88,6 +89,10 @@ func TestSetEndpointsMovesWithoutAHole(t *testing.T) {
 	ctx := testutil.Context(t)
 	sub, err := c.Subscribe(ctx, []string{swapTopic})
 	require.NoError(t, err)
+	for _, topic := range []string{"ticker.ETH-PERPETUAL.100ms", "trades.BTC-PERPETUAL.100ms"} {
+		_, err = c.Subscribe(ctx, []string{topic})
+		require.NoError(t, err)
+	}
 	var r seqReader
 	read := make(chan struct{})
 	go func() { defer close(read); r.read(sub) }()
@@ -116,6 +121,8 @@ func TestSetEndpointsMovesWithoutAHole(t *testing.T) {
 	<-watched
 	assert.False(t, sawNone.Load(), "a moment when neither server had the subscription")
 	assert.Equal(t, 1, next.Subscribers(swapTopic))
+	assert.Equal(t, 1, next.CountReceived("public/subscribe"), "the topics' subscribe requests on the new endpoint")
+	assert.Equal(t, 1, next.CountSubscribes("trades.BTC-PERPETUAL.100ms"))
 	require.Eventually(t, func() bool { return old.Connections() == 0 }, 10*time.Second, time.Millisecond)
 	url, at := c.Endpoint()
 	assert.Equal(t, next.URL(), url)
