@@ -13,7 +13,7 @@ import (
 
 // An Ethereum node's subscriptions do not replay: the heads it made while
 // the client was reconnecting never arrive on the new subscription. For a
-// Backfill topic (protocol.Backfilling: newHeads) the supervisor fetches
+// Backfill topic (protocol.Recoverer: newHeads) the supervisor fetches
 // them on the new connection, before handing it out, and delivers them in
 // order, flagged FlagBackfilled, before the live ones: while it does, the
 // reader holds the topic's live messages (pass), and releases them after,
@@ -54,16 +54,16 @@ func (c *Client) pass(ts *topicState, msg *Message) bool {
 // place records msg's place in ts, and for a chain (heads) its link,
 // flagging a reorg: one scan of the message for both.
 func (c *Client) place(ts *topicState, msg *Message) {
-	if c.chaining != nil && !ts.topic.Retracts {
+	if c.venue.Messages != nil && !ts.topic.Retracts {
 		if number, ok := c.followChain(ts, msg); ok {
 			ts.lastPos.Store(number)
 			return
 		}
 	}
-	if c.backfilling == nil {
+	if c.venue.Recoverer == nil {
 		return
 	}
-	if pos, ok := c.backfilling.Position(ts.topic, msg.Data); ok {
+	if pos, ok := c.venue.Recoverer.Position(ts.topic, msg.Data); ok {
 		ts.lastPos.Store(pos)
 	}
 }
@@ -79,7 +79,7 @@ func (c *Client) passHeld(ts *topicState, m Message) {
 // with a known place, before a restore subscribes them again, and
 // returns them.
 func (c *Client) holdBackfill() []*topicState {
-	if c.backfilling == nil || c.cfg.backfill == 0 {
+	if c.venue.Recoverer == nil || c.cfg.backfill == 0 {
 		return nil
 	}
 	c.mu.Lock()
@@ -99,10 +99,10 @@ func (c *Client) holdBackfill() []*topicState {
 // Backfill topic that has none yet (baseline). Runs on the supervisor,
 // during connect.
 func (c *Client) backfill(ctx context.Context, topics []*topicState) {
-	if c.backfilling == nil || c.cfg.backfill == 0 || len(topics) == 0 && len(c.unplaced()) == 0 {
+	if c.venue.Recoverer == nil || c.cfg.backfill == 0 || len(topics) == 0 && len(c.unplaced()) == 0 {
 		return
 	}
-	bf := c.backfilling
+	bf := c.venue.Recoverer
 	cur := bf.Current()
 	res, err := c.CallRaw(ctx, cur.Method, cur.Params)
 	for _, ts := range topics {
@@ -134,7 +134,7 @@ func (c *Client) currentOf(ts *topicState, res []byte, err error) (uint64, error
 	if err != nil {
 		return 0, err
 	}
-	return c.backfilling.ParseCurrent(ts.topic, res)
+	return c.venue.Recoverer.ParseCurrent(ts.topic, res)
 }
 
 // unplaced lists the sparse Backfill topics (Retracts: logs, which may
@@ -158,7 +158,7 @@ func (c *Client) unplaced() []*topicState {
 // owed.
 func (c *Client) baseline(current []byte) {
 	for _, ts := range c.unplaced() {
-		if pos, err := c.backfilling.ParseCurrent(ts.topic, current); err == nil {
+		if pos, err := c.venue.Recoverer.ParseCurrent(ts.topic, current); err == nil {
 			ts.lastPos.CompareAndSwap(0, pos)
 		}
 	}
@@ -168,11 +168,11 @@ func (c *Client) baseline(current []byte) {
 // just opened, with one Current call: only a Subscribe of such a topic
 // (an Ethereum logs filter) pays it.
 func (c *Client) baselineFresh(ctx context.Context, states []*topicState) {
-	if c.backfilling == nil || c.cfg.backfill == 0 ||
+	if c.venue.Recoverer == nil || c.cfg.backfill == 0 ||
 		!slices.ContainsFunc(states, func(ts *topicState) bool { return ts.topic.Backfill && ts.topic.Retracts }) {
 		return
 	}
-	cur := c.backfilling.Current()
+	cur := c.venue.Recoverer.Current()
 	if res, err := c.CallRaw(ctx, cur.Method, cur.Params); err == nil {
 		c.baseline(res)
 	}
@@ -203,9 +203,9 @@ const maxSplits = 16
 
 // fetchRange fetches the messages after position after through through.
 // A range the server refuses for the size of its answer (protocol
-// Backfilling.TooMuch) is fetched as its two halves.
+// ErrorClass.RangeTooLarge) is fetched as its two halves.
 func (c *Client) fetchRange(ctx context.Context, ts *topicState, after, through uint64, splits int) ([][]byte, error) {
-	bf := c.backfilling
+	bf := c.venue.Recoverer
 	if d := bf.Distance(ts.topic, after, through); d > uint64(c.cfg.backfill) {
 		return nil, fmt.Errorf("missed %d blocks, more than the backfill bound of %d (WithBackfill)", d, c.cfg.backfill)
 	}
@@ -222,7 +222,7 @@ func (c *Client) fetchRange(ctx context.Context, ts *topicState, after, through 
 	for i := range batch {
 		var rpcErr *RPCError
 		if err := batch[i].Error; err != nil {
-			if errors.As(err, &rpcErr) && bf.TooMuch(rpcErr.Code, rpcErr.Message) && through-after > 1 && splits < maxSplits {
+			if errors.As(err, &rpcErr) && c.classifyError(rpcErr.Code, rpcErr.Message).RangeTooLarge && through-after > 1 && splits < maxSplits {
 				mid := after + (through-after)/2
 				first, err := c.fetchRange(ctx, ts, after, mid, splits+1)
 				if err != nil {
@@ -250,7 +250,7 @@ func (c *Client) release(ts *topicState, fetched []Message, gap bool) {
 	var seam uint64
 	for _, m := range fetched {
 		c.passHeld(ts, m)
-		if pos, ok := c.backfilling.Position(ts.topic, m.Data); ok {
+		if pos, ok := c.venue.Recoverer.Position(ts.topic, m.Data); ok {
 			seam = pos
 			ts.lastPos.Store(pos)
 		}
@@ -266,7 +266,7 @@ func (c *Client) release(ts *topicState, fetched []Message, gap bool) {
 		}
 		ts.holdMu.Unlock()
 		for _, m := range held {
-			pos, ok := c.backfilling.Position(ts.topic, m.Data)
+			pos, ok := c.venue.Recoverer.Position(ts.topic, m.Data)
 			if ok && pos <= seam {
 				continue // the fetch delivered it
 			}

@@ -28,7 +28,7 @@ type BatchElem struct {
 
 // BatchCall makes every call of batch and fills in each element's Result
 // and Error, in the batch's order, as go-ethereum's BatchCallContext
-// does. Where the dialect takes batch arrays (protocol.BatchCalling:
+// does. Where the dialect takes batch arrays (protocol.Venue.MaxBatch:
 // Ethereum), the calls go out in arrays of at most the node's cap
 // (ethereum.MaxBatch, or the smaller size a node was found to take: a
 // "batch too large" refusal halves it, and the size is kept, as for
@@ -61,16 +61,12 @@ func (c *Client) BatchCall(ctx context.Context, batch []BatchElem) error {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	answers := make([]response, len(batch))
-	bc, arrays := c.proto.(protocol.BatchCalling)
-	size := 1
-	if arrays {
-		size = bc.MaxBatch()
-	}
+	size := max(c.venue.MaxBatch, 1)
 	for len(todo) > 0 {
 		if learned := int(c.batchLimit.Load()); learned > 0 && learned < size {
 			size = learned
 		}
-		again, err := c.batchRound(ctx, cn, bc, calls, todo, size, answers)
+		again, err := c.batchRound(ctx, cn, calls, todo, size, answers)
 		if err != nil {
 			return fmt.Errorf("batch call: %w", err)
 		}
@@ -120,11 +116,11 @@ func (c *Client) decodeAnswer(e BatchElem, r response) error {
 }
 
 // batchRound sends the calls of todo in frames of at most size calls
-// (one request a frame without bc), waits for their answers into
+// (one request a frame where the venue takes no batch), waits for their answers into
 // answers, and returns the calls to send again in smaller frames: those
 // of a frame refused as too large (whose size it learns), and those
 // answered "response too large".
-func (c *Client) batchRound(ctx context.Context, cn *conn, bc protocol.BatchCalling, calls []protocol.Call, todo []int, size int, answers []response) (again []int, err error) {
+func (c *Client) batchRound(ctx context.Context, cn *conn, calls []protocol.Call, todo []int, size int, answers []response) (again []int, err error) {
 	type frame struct {
 		idx []int // the calls, by index in the batch
 		ids []uint64
@@ -142,8 +138,8 @@ func (c *Client) batchRound(ctx context.Context, cn *conn, bc protocol.BatchCall
 			part[j] = calls[i]
 		}
 		var data []byte
-		if bc != nil && len(part) > 1 {
-			data, err = bc.AppendBatch(nil, f.ids, part)
+		if len(part) > 1 {
+			data, err = protocol.AppendBatch(c.proto, nil, f.ids, part)
 		} else {
 			data, err = c.proto.AppendRequest(nil, f.ids[0], part[0].Method, part[0].Params)
 		}
@@ -203,9 +199,9 @@ func (c *Client) awaitAnswer(ctx context.Context, cn *conn, id uint64, p *pendin
 }
 
 // responseTooLarge reports whether err is the dialect's refusal of a
-// call's answer for the batch's response budget (protocol.ResponseLimited).
+// call's answer for the batch's response budget
+// (protocol.ErrorClass.ResponseTooLarge).
 func (c *Client) responseTooLarge(err error) bool {
-	rl, ok := c.proto.(protocol.ResponseLimited)
 	var rpcErr *RPCError
-	return ok && errors.As(err, &rpcErr) && rl.ResponseTooLarge(rpcErr.Code)
+	return errors.As(err, &rpcErr) && c.classifyError(rpcErr.Code, rpcErr.Message).ResponseTooLarge
 }

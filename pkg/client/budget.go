@@ -5,7 +5,7 @@ import (
 	"slices"
 )
 
-// A venue's subscription budget (protocol.Paced, WithRateLimit) holds a
+// A venue's subscription budget (protocol.Venue.Limits, WithRateLimit) holds a
 // few requests at once: Deribit's, 10 subscribe requests of 250 channels,
 // then 3.3 a second, and a request that finds it empty is refused with
 // 10028, which ends the session. So a subscribe or a restore needing more

@@ -10,8 +10,6 @@ import (
 
 	"github.com/bytedance/sonic"
 	"go.uber.org/zap"
-
-	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Call invokes method with params and decodes the result into result.
@@ -62,9 +60,9 @@ func callJSON(ctx context.Context, method string, params, result any, callRaw fu
 // at once with ErrConnectionLost: it is never sent late. Under
 // WithRateLimit the call first waits for its credits. A call that
 // configures the session (cancel-on-disconnect: see
-// protocol.SessionSettings) is made again on every new connection before
+// protocol.MethodClass.Session) is made again on every new connection before
 // it is handed out. A call the dialect names read-only
-// (protocol.ReadOnly) whose connection dies before its answer is made
+// (protocol.MethodClass.ReadOnly) whose connection dies before its answer is made
 // again on the next connection (unless WithReadOnlyRetry turned that
 // off); any other fails with ErrConnectionLost.
 func (c *Client) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
@@ -72,10 +70,8 @@ func (c *Client) CallRaw(ctx context.Context, method string, params json.RawMess
 	if err != nil {
 		return nil, fmt.Errorf("call %s: %w", method, err)
 	}
-	if c.sessionSettings != nil {
-		if set, ok := c.sessionSettings.SessionSetting(method, params); ok {
-			return c.callSetting(ctx, cn, set, method, params)
-		}
+	if class := c.classifyMethod(method, params); class.IsSession {
+		return c.callSetting(ctx, cn, class.Session, method, params)
 	}
 	res, err := cn.call(ctx, method, params)
 	if err != nil && errors.Is(err, ErrConnectionLost) && c.readOnly(method) && ctx.Value(connectingKey{}) == nil {
@@ -181,6 +177,5 @@ func (c *Client) readOnly(method string) bool {
 	if c.cfg.noCallRetry {
 		return false
 	}
-	ro, ok := c.proto.(protocol.ReadOnly)
-	return ok && ro.ReadOnly(method)
+	return c.classifyMethod(method, nil).ReadOnly
 }

@@ -38,31 +38,15 @@ type Client struct {
 
 	stats   stats
 	metrics *collector // nil without WithMetrics
-	// keepalive is the dialect's application keepalive, nil for a dialect
-	// without one (protocol.Keepalive).
-	keepalive protocol.Keepalive
-	// sessionEnding tells which refusals end the session, nil for a
-	// dialect whose server ends none (protocol.SessionEnding); holdOff is
-	// the earliest time (unix ns) to reconnect after one (sessionend.go).
-	sessionEnding protocol.SessionEnding
-	holdOff       atomic.Int64
-	// sessionSettings tells which calls configure the session, nil for a
-	// dialect without such calls; settings are those the program made
+	// venue is what the dialect's venue is and decides by, read once by
+	// Dial (protocol.Venue); nothing changes it after.
+	venue protocol.Venue
+	// holdOff is the earliest time (unix ns) to reconnect after a
+	// refusal that ended the session (sessionend.go).
+	holdOff atomic.Int64
+	// settings are the session settings the program made
 	// (sessionsettings.go).
-	sessionSettings protocol.SessionSettings
-	settings        sessionSettings
-	// backfilling fetches what a Backfill topic missed, nil for a dialect
-	// without (backfill.go).
-	backfilling protocol.Backfilling
-	// chaining reads a Backfill topic's links, nil for a dialect without
-	// (reorg.go).
-	chaining protocol.Chaining
-	// retracting tells a Retracts topic's messages that take one back,
-	// nil for a dialect without.
-	retracting protocol.Retracting
-	// topicAcking answers a subscription request topic by topic (OKX),
-	// nil where one response answers it whole.
-	topicAcking protocol.TopicAcking
+	settings sessionSettings
 	// lag is the last ping round trip in nanoseconds (liveness.go),
 	// written by the reader, 0 while disconnected.
 	lag atomic.Int64
@@ -90,7 +74,7 @@ type Client struct {
 	// then.
 	batchLimit atomic.Int32
 	// answers is what the server was seen to answer, for a dialect whose
-	// answers carry no id (protocol.QuietlyAccepting): answersUnknown
+	// answers carry no id (protocol.Venue.AcceptAfter): answersUnknown
 	// until its first success (answersAll) or its first silence taken for
 	// acceptance (answersRefusalsOnly). Kept across connections: the
 	// server does not change.
@@ -162,31 +146,24 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 			return nil, err
 		}
 	}
-	cfg.exchangeLimits()
-	if ch, ok := cfg.protocol.(protocol.Checker); ok {
-		if err := ch.Check(); err != nil {
-			return nil, err
-		}
+	venue := cfg.protocol.Venue()
+	if venue.Invalid != nil {
+		return nil, venue.Invalid
 	}
+	cfg.exchangeLimits(venue.Limits)
 	eps := endpointsOf(url, cfg.endpoints, askStamps(cfg.header, cfg.stamps))
 	c := &Client{
 		eps:    eps,
 		seq:    clientSeq.Add(1),
 		cfg:    cfg,
 		proto:  cfg.protocol,
+		venue:  venue,
 		log:    cfg.logger.With(zap.String("url", redact.URL(url)), zap.String("protocol", cfg.protocol.Name())),
 		subs:   make(map[*Subscription]struct{}),
 		events: make(chan Event, max(cfg.eventBuffer, 1)),
 		done:   make(chan struct{}),
 		swaps:  make(chan *endpointSwap),
 	}
-	c.keepalive, _ = cfg.protocol.(protocol.Keepalive)
-	c.sessionEnding, _ = cfg.protocol.(protocol.SessionEnding)
-	c.sessionSettings, _ = cfg.protocol.(protocol.SessionSettings)
-	c.backfilling, _ = cfg.protocol.(protocol.Backfilling)
-	c.chaining, _ = cfg.protocol.(protocol.Chaining)
-	c.retracting, _ = cfg.protocol.(protocol.Retracting)
-	c.topicAcking, _ = cfg.protocol.(protocol.TopicAcking)
 	c.cadenceEvery = cadenceEvery(cfg.staleFactor, cfg.staleFloor)
 	c.dialer = defaultDialer()
 	if cfg.dialer != nil {

@@ -254,8 +254,8 @@ func (cn *conn) writeLoop() {
 		defer t.Stop()
 		ping = t.C
 	}
-	if ka := cn.c.keepalive; ka != nil && ka.KeepaliveInterval() > 0 {
-		t := time.NewTicker(ka.KeepaliveInterval())
+	if ka := cn.c.venue.Keepalive; ka.Interval > 0 {
+		t := time.NewTicker(ka.Interval)
 		defer t.Stop()
 		keep = t.C
 	}
@@ -295,7 +295,7 @@ func (cn *conn) writeLoop() {
 				return
 			}
 		case <-keep:
-			if err := cn.writeBatch([]outFrame{{data: cn.c.keepalive.KeepaliveFrame()}}); err != nil {
+			if err := cn.writeBatch([]outFrame{{data: cn.c.venue.Keepalive.Frame}}); err != nil {
 				cn.fail(fmt.Errorf("keepalive: %w", err))
 				return
 			}

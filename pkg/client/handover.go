@@ -23,7 +23,7 @@ import (
 // Where the streams meet. From the moment the new connection subscribes,
 // each topic's messages come on both: the old connection's are delivered
 // as before, and their identities noted (the venue's documented fields,
-// protocol.Identifying, else the whole payload); the new connection's are
+// protocol.MessageReader.AppendIdentity, else the whole payload); the new connection's are
 // held. The first message seen on both is the seam: from there on only
 // the new connection delivers the topic, its held messages past the seam
 // first. The old connection stays until every topic's streams have met:

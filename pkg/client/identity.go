@@ -8,12 +8,12 @@ import (
 
 // Identifier hashes what identifies a message within its topic, so the
 // same message arriving on two connections is known for one: the
-// venue's documented fields (protocol.Identifying), or the whole payload
+// venue's documented fields (protocol.MessageReader.AppendIdentity), or the whole payload
 // where it has none. A standby's merges and a switch-back's handover use
 // it. Not safe for concurrent use: each user holds its own, under its
 // lock.
 type Identifier struct {
-	ident   protocol.Identifying // nil: payloads
+	ident   protocol.MessageReader // nil: payloads
 	hash    maphash.Hash
 	scratch []byte
 }
@@ -22,7 +22,7 @@ type Identifier struct {
 // (one seed for identities that are compared).
 func NewIdentifier(p protocol.Protocol, seed maphash.Seed) *Identifier {
 	d := new(Identifier)
-	d.ident, _ = p.(protocol.Identifying)
+	d.ident = p.Venue().Messages
 	d.hash.SetSeed(seed)
 	return d
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // A venue whose keepalive is a text "ping" answered "pong" (OKX, Bybit)
-// fits through protocol.Keepalive alone: the client sends it, so the
+// fits through protocol.Venue.Keepalive alone: the client sends it, so the
 // server, which closes a silent client, keeps the connection; the bare
 // "pong" answers are taken for what they are, not dropped as malformed;
 // and a client that sends none is closed by the server for its silence.

@@ -51,13 +51,13 @@ func (s Settings) RetryOnFailedConnect() bool { return s.cfg.retryFirst }
 func (s Settings) HeadLag() int { return s.cfg.headLag }
 
 // Budget returns a new request budget holding the limits the options set
-// (WithRateLimit, else the venue's documented ones: protocol.Paced),
+// (WithRateLimit, else the venue's documented ones: protocol.Venue.Limits),
 // for clients that share it (WithBudget); the zero Budget when there are
 // none. Each call makes another.
 func (s Settings) Budget() Budget {
 	cfg := s.cfg
 	cfg.pace = nil
-	cfg.exchangeLimits()
+	cfg.exchangeLimits(cfg.protocol.Venue().Limits)
 	return Budget{p: cfg.pace}
 }
 
@@ -106,7 +106,7 @@ type Leg struct{ c *Client }
 func LegOf(c *Client) Leg { return Leg{c: c} }
 
 // Head is the highest block the leg delivered on a chain topic
-// (protocol.Chaining: an Ethereum node's newHeads), 0 when it holds none.
+// (protocol.MessageReader.Link: an Ethereum node's newHeads), 0 when it holds none.
 func (l Leg) Head() uint64 { return l.c.head() }
 
 // Late reports whether the leg's pong is late past half the pong
@@ -114,7 +114,7 @@ func (l Leg) Head() uint64 { return l.c.head() }
 func (l Leg) Late(now time.Time) bool { return l.c.late(now) }
 
 // ReadOnly reports whether a call of method that lost its connection
-// may be made again on another (protocol.ReadOnly, WithReadOnlyRetry).
+// may be made again on another (protocol.MethodClass.ReadOnly, WithReadOnlyRetry).
 func (l Leg) ReadOnly(method string) bool { return l.c.readOnly(method) }
 
 // CheckSetting refuses a session setting the leg's pings are too rare to
@@ -155,7 +155,7 @@ const DefaultHeadLag = 2
 // WithHeadLag sets how many blocks a standby's leg may be behind the
 // leg with the highest head and still take calls: one further behind
 // takes none until it catches up (package standby reads it: Settings).
-// It applies to dialects whose heads form a chain (protocol.Chaining:
+// It applies to dialects whose heads form a chain (protocol.MessageReader.Link:
 // Ethereum); the legs' heads are read from a newHeads subscription,
 // which the program holds. Default: DefaultHeadLag (2).
 func WithHeadLag(blocks int) Option {
@@ -165,8 +165,8 @@ func WithHeadLag(blocks int) Option {
 // head is the highest head the client delivered on a chain topic, 0
 // when it holds none.
 func (c *Client) head() uint64 {
-	if c.chaining == nil {
-		return 0
+	if c.venue.Recoverer == nil {
+		return 0 // no chain topics
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -23,7 +23,7 @@ func (op *subscribeOp) part(f *protocol.Frame) bool {
 	if op.answered == nil {
 		return true
 	}
-	ta := op.c.topicAcking
+	ta := op.c.venue.TopicAcks
 	if f.Error == nil {
 		i := ta.AckedTopic(&op.req, f.Result)
 		op.markOnce(i, nil, f.Result)

@@ -34,7 +34,7 @@ type subscribeOp struct {
 	keys []string // routing keys from the ack, "" for a refused topic; valid when err is nil
 	err  error    // the request failed, was refused as a whole, or its ack was unreadable
 
-	// For a dialect that answers topic by topic (protocol.TopicAcking),
+	// For a dialect that answers topic by topic (protocol.Venue.TopicAcks),
 	// written by the reader under the pending table's lock (part):
 	// answered marks the topics answered, parallel to req.Topics; left
 	// counts the others; refusals holds each refused topic's reason.
@@ -157,7 +157,7 @@ func (r *opRound) track(c *Client, cn *conn, states []*topicState, subscribe boo
 		}
 		op.group = group
 		op.pending = cn.pending
-		if c.topicAcking != nil {
+		if c.venue.TopicAcks != nil {
 			op.answered, op.left = make([]bool, len(req.Topics)), len(req.Topics)
 			op.refusals = make([]*RPCError, len(req.Topics))
 		}
@@ -267,19 +267,17 @@ var errBatchTooLarge = errors.New("batch too large")
 var errThrottled = errors.New("throttled")
 
 // throttled reports whether err refuses a request for the pace of
-// requests, as the dialect tells (protocol.Throttling).
+// requests, as the venue tells (protocol.ErrorClass.Throttled).
 func (c *Client) throttled(err error) bool {
-	th, ok := c.proto.(protocol.Throttling)
 	var rpcErr *RPCError
-	return ok && errors.As(err, &rpcErr) && th.Throttled(rpcErr.Code)
+	return errors.As(err, &rpcErr) && c.classifyError(rpcErr.Code, rpcErr.Message).Throttled
 }
 
 // batchTooLarge reports whether err refuses a batch as over the server's
-// cap, as the dialect tells (protocol.BatchLimited).
+// cap, as the venue tells (protocol.ErrorClass.BatchTooLarge).
 func (c *Client) batchTooLarge(err error) bool {
-	bl, ok := c.proto.(protocol.BatchLimited)
 	var rpcErr *RPCError
-	return ok && errors.As(err, &rpcErr) && bl.BatchTooLarge(rpcErr.Code, rpcErr.Message)
+	return errors.As(err, &rpcErr) && c.classifyError(rpcErr.Code, rpcErr.Message).BatchTooLarge
 }
 
 // failBatch marks op and its peers, which the server will not answer,
@@ -300,14 +298,13 @@ func (op *subscribeOp) failBatch() {
 // awaitOps waits until every op is answered, or ctx ends: then the ops
 // nobody has taken yet fail with ctx's error, and those the reader took
 // are waited for (their answer is on its way). With a dialect whose
-// servers may answer only refusals (protocol.QuietlyAccepting), the ops
+// servers may answer only refusals (protocol.Venue.AcceptAfter), the ops
 // still unanswered after its AcceptAfter are taken as accepted, unless
 // the connection has answered a success meanwhile.
 func (c *Client) awaitOps(ctx context.Context, cn *conn, ops []*subscribeOp) {
 	var quiet <-chan time.Time
-	qa, ordered := c.proto.(protocol.QuietlyAccepting)
-	if ordered && c.answers.Load() != answersAll {
-		t := time.NewTimer(qa.AcceptAfter())
+	if after := c.venue.AcceptAfter; after > 0 && c.answers.Load() != answersAll {
+		t := time.NewTimer(after)
 		defer t.Stop()
 		quiet = t.C
 	}
@@ -328,7 +325,7 @@ func (c *Client) awaitOps(ctx context.Context, cn *conn, ops []*subscribeOp) {
 			// Giving up on a request of a server that answers without ids,
 			// in order, leaves its place to its late answer, unless the
 			// server was seen to answer only refusals.
-			owed := ordered && c.answers.Load() != answersRefusalsOnly
+			owed := c.venue.AcceptAfter > 0 && c.answers.Load() != answersRefusalsOnly
 			for _, op := range ops {
 				if (owed && cn.pending.abandon(op.req.ID)) || (!owed && cn.pending.remove(op.req.ID)) {
 					what := "unsubscribe"
@@ -347,7 +344,7 @@ func (c *Client) awaitOps(ctx context.Context, cn *conn, ops []*subscribeOp) {
 }
 
 // acceptUnanswered takes the ops nobody has answered as accepted: the
-// server answers only refusals (protocol.QuietlyAccepting), which the
+// server answers only refusals (protocol.Venue.AcceptAfter), which the
 // client remembers (Client.answers). Logged once a client.
 func (c *Client) acceptUnanswered(cn *conn, ops []*subscribeOp) {
 	accepted := protocol.Frame{Kind: protocol.KindResponse, Result: []byte("true")}

@@ -197,7 +197,7 @@ func WithHealthyAfter(d time.Duration) Option {
 func WithRetryOnFailedConnect() Option { return clientOption(func(c *config) { c.retryFirst = true }) }
 
 // WithReadOnlyRetry sets whether a call the dialect names read-only
-// (protocol.ReadOnly) whose connection dies before its answer is made
+// (protocol.MethodClass.ReadOnly) whose connection dies before its answer is made
 // again on the next connection (a Standby's: on another leg), within
 // the caller's context. A program that makes calls on others' behalf and
 // cannot know their deadlines (the sidecar, forwarding its programs'

@@ -65,7 +65,7 @@ const (
 // credits from every limit that charges it. The budget belongs to the
 // client and outlives its connections.
 // Default: the limits the exchange documents for every account
-// (protocol.Paced: Deribit's subscriptions, deribit.ClientSubscribeLimit);
+// (protocol.Venue.Limits: Deribit's subscriptions, deribit.ClientSubscribeLimit);
 // WithRateLimit replaces them, and WithRateLimit() with no limit turns
 // them off. A limit whose Rate or Burst is not positive makes Dial fail.
 // The venue's pace of new connections (protocol.ConnectMethod: OKX's 3
@@ -103,13 +103,9 @@ func (c *config) addLimits(limits []RateLimit) {
 // exchangeLimits applies the protocol's documented limits (Dial): its
 // pace of new connections always (connect.go), its request limits when
 // the program set none.
-func (c *config) exchangeLimits() {
-	p, ok := c.protocol.(protocol.Paced)
-	if !ok {
-		return
-	}
+func (c *config) exchangeLimits(documented []protocol.Limit) {
 	var limits []RateLimit
-	for _, l := range p.Limits() {
+	for _, l := range documented {
 		if l.Cost != nil && l.Cost(protocol.ConnectMethod) > 0 {
 			c.connectLimits = append(c.connectLimits, connpace.Limit{Rate: l.Rate, Burst: l.Burst, Cost: l.Cost(protocol.ConnectMethod)})
 			continue

@@ -147,9 +147,6 @@ func (cn *conn) handleFrame(data []byte, now time.Time, st stamps) {
 	c := cn.c
 	c.stats.frames.Add(1)
 	c.stats.bytes.Add(uint64(len(data)))
-	if c.keepalive != nil && c.keepalive.IsKeepaliveAnswer(data) {
-		return // the answer to the writer's keepalive: the venue is there
-	}
 	if c.cfg.copyFilter != nil { // a composite's leg: a copy another leg delivered (copyfilter.go)
 		if cp, drop := c.cfg.copyFilter(data, now); drop {
 			c.tookCopy(cp, now)
@@ -186,6 +183,10 @@ func (cn *conn) handleFrame(data []byte, now time.Time, st stamps) {
 		}
 	case protocol.KindHeartbeat:
 		cn.answerHeartbeat()
+	case protocol.KindKeepalive:
+		// The answer to the writer's keepalive: the venue is there.
+	case protocol.KindEnded:
+		c.endedByServer(string(f.Key), bytes.Clone(f.Data))
 	case protocol.KindEvent:
 		// A user's own subscription to the events' channel (Thalex's
 		// system) gets them too.
@@ -197,8 +198,6 @@ func (cn *conn) handleFrame(data []byte, now time.Time, st stamps) {
 			c.log.Info("server announced a reconnect; reconnecting now")
 			c.emit(Event{Kind: ServerNotice})
 			cn.fail(ErrServerReconnect)
-		case protocol.EventEnded:
-			c.endedByServer(bytes.Clone(f.Data))
 		}
 	default:
 		if !cn.takeGapNotice(data) {
@@ -268,7 +267,7 @@ func (cn *conn) deliver(ts *topicState, data []byte, snapshot bool, now time.Tim
 		}
 	}
 	if ts.topic.Backfill { // a node's heads and logs (backfill.go, reorg.go)
-		if ts.topic.Retracts && c.retracting != nil && c.retracting.Retracted(data) {
+		if ts.topic.Retracts && c.venue.Messages != nil && c.venue.Messages.Retracted(data) {
 			msg.Flags |= FlagRetracted
 		}
 		if !c.pass(ts, &msg) {
@@ -350,12 +349,12 @@ func (cn *conn) checkSequence(ts *topicState, data []byte) Flags {
 // an id answers the oldest request still waiting (see attribute).
 func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
 	c := cn.c
-	if f.Error != nil && c.sessionEnding != nil {
-		c.noteSessionEnd(parseRPCError(f.Error).Code)
+	if f.Error != nil && c.venue.Errors != nil {
+		c.noteSessionEnd(parseRPCError(f.Error))
 	}
 	var p *pendingCall
 	switch {
-	case f.HasID && c.topicAcking == nil:
+	case f.HasID && c.venue.TopicAcks == nil:
 		if p = cn.pending.take(f.ID); p == nil {
 			c.dropFrame(dropUnknownID, errNoCall, raw)
 			return

@@ -138,7 +138,7 @@ func (c *Client) endPrivate(reason error) {
 // alone. It works in r (see queueRestore). A topic the server now refuses
 // ends the subscriptions holding it with a *RefusedError.
 //
-// Under a venue's subscription budget (protocol.Paced, WithRateLimit)
+// Under a venue's subscription budget (protocol.Venue.Limits, WithRateLimit)
 // the batch is what the budget holds at once: a restore needing more
 // requests goes out in rounds, each waiting for its credits, as Deribit
 // ends the session of a connection whose requests find none left. Within

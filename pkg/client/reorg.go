@@ -12,13 +12,13 @@ import (
 // than that is still flagged, as deep.
 const chainKeep = 64
 
-// followChain adds m, a head of a chaining topic (protocol.Chaining: an
+// followChain adds m, a head of a chaining topic (protocol.MessageReader.Link: an
 // Ethereum node's newHeads), to the topic's chain; a head whose parent
 // is not the previous head is flagged FlagReorg and raises a Reorg event
 // naming the blocks it replaced. A head the chain holds already (a
 // backfill's seam) is delivered as it is. It returns the head's number.
 func (c *Client) followChain(ts *topicState, m *Message) (uint64, bool) {
-	number, hash, parent, ok := c.chaining.Link(m.Data)
+	number, hash, parent, ok := c.venue.Messages.Link(m.Data)
 	if !ok {
 		return 0, false
 	}

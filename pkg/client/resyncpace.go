@@ -1,23 +1,18 @@
 package client
 
-import (
-	"time"
-
-	"github.com/wsfan/wsfan/pkg/protocol"
-)
+import "time"
 
 // resyncPause is how long a refresh of ts asked at now waits, for a
-// dialect that spaces repeated resyncs (protocol.ResyncPaced): nothing
+// venue that spaces repeated resyncs (protocol.Venue.Resync): nothing
 // for the first one, or one after a quiet spell longer than the last
 // wait plus the longest; else the back-off, which doubles for the next
 // up to the longest. It records the refresh as going out after the
 // pause. Runs on ts's refresh goroutine, one at a time.
 func (c *Client) resyncPause(ts *topicState, now time.Time) time.Duration {
-	paced, ok := c.proto.(protocol.ResyncPaced)
-	if !ok {
+	first, most := c.venue.Resync.First, c.venue.Resync.Most
+	if first <= 0 {
 		return 0
 	}
-	first, most := paced.ResyncBackoff()
 	last, wait := ts.lastResync.Load(), time.Duration(ts.resyncWait.Load())
 	if last == 0 || now.Sub(time.Unix(0, last)) > wait+most {
 		wait = 0 // a new streak

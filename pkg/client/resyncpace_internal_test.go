@@ -9,17 +9,13 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// pacedResyncs is a dialect that spaces repeated resyncs 1 s doubling
-// to 30 s, as Kraken's does.
-type pacedResyncs struct{ protocol.Protocol }
-
-func (pacedResyncs) ResyncBackoff() (first, most time.Duration) { return time.Second, 30 * time.Second }
-
 // Resyncs asked one after another wait 0, 1, 2, 4, 8, 16 s, then 30 s
 // each; after a quiet spell the next goes at once and the streak starts
 // over. A dialect that does not space them never waits.
 func TestRepeatedResyncsBackOff(t *testing.T) {
-	c := &Client{proto: pacedResyncs{}}
+	// A venue that spaces repeated resyncs 1 s doubling to 30 s, as
+	// Kraken does.
+	c := &Client{venue: protocol.Venue{Resync: protocol.Backoff{First: time.Second, Most: 30 * time.Second}}}
 	ts := new(topicState)
 	now := time.Unix(1_000, 0)
 	var waits []time.Duration

@@ -1,19 +1,14 @@
 package client
 
-import (
-	"go.uber.org/zap"
-
-	"github.com/wsfan/wsfan/pkg/protocol"
-)
+import "go.uber.org/zap"
 
 // endedByServer ends, off the reader goroutine (which never takes c.mu),
-// every subscription holding a topic the server ended on its own (frame,
-// a protocol.EventEnded the dialect reads with protocol.Ending): each
-// with a *RefusedError naming its ended topics and the server's frame,
-// rather than a silence nobody explains.
-func (c *Client) endedByServer(frame []byte) {
-	ending, ok := c.proto.(protocol.Ending)
-	if !ok {
+// every subscription holding a topic of group, which the server ended on
+// its own (frame, a protocol.KindEnded): each with a *RefusedError naming
+// its ended topics and the server's frame, rather than a silence nobody
+// explains.
+func (c *Client) endedByServer(group string, frame []byte) {
+	if group == "" {
 		return
 	}
 	c.wg.Add(1)
@@ -23,7 +18,7 @@ func (c *Client) endedByServer(frame []byte) {
 		ended := make(map[*Subscription][]string)
 		for s := range c.subs {
 			for _, ts := range s.states {
-				if ending.Ends(frame, ts.topic) {
+				if ts.topic.Group == group {
 					ended[s] = append(ended[s], ts.name)
 				}
 			}

@@ -12,16 +12,17 @@ import (
 // open a session on a budget still empty, and the restore's subscribes
 // would end it again. So the reader notes such a refusal, and the
 // supervisor's next dial waits until the budget has refilled
-// (protocol.SessionEnding) — then restores the topics paced as always.
+// (protocol.ErrorClass.EndsSession) — then restores the topics paced as always.
 
-// noteSessionEnd records an error of code the dialect says ends the
-// session: no reconnect before its budget refilled. Runs on the reader
-// goroutine; any goroutine may read holdOff.
-func (c *Client) noteSessionEnd(code int) {
-	refill, ends := c.sessionEnding.EndsSession(code)
-	if !ends {
+// noteSessionEnd records an error the venue says ends the session: no
+// reconnect before its budget refilled. Runs on the reader goroutine;
+// any goroutine may read holdOff.
+func (c *Client) noteSessionEnd(e *RPCError) {
+	class := c.classifyError(e.Code, e.Message)
+	if !class.EndsSession {
 		return
 	}
+	code, refill := e.Code, class.Refill
 	until := time.Now().Add(refill).UnixNano()
 	if until > c.holdOff.Load() {
 		c.holdOff.Store(until)

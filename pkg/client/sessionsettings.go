@@ -13,7 +13,7 @@ import (
 )
 
 // sessionSettings are the calls of the program that configured its
-// session (protocol.SessionSettings: cancel-on-disconnect), in the order
+// session (protocol.MethodClass.Session: cancel-on-disconnect), in the order
 // they were made, to make again on every new connection. Any goroutine
 // may record; the supervisor replays, during connect.
 type sessionSettings struct {

@@ -15,7 +15,7 @@ import (
 
 // Subscribe subscribes to topics and returns once the server has
 // acknowledged every one of them (Ethereal: answered, or taken as
-// accepted for its silence, see protocol.QuietlyAccepting). New topics go out in one batched
+// accepted for its silence, see protocol.Venue.AcceptAfter). New topics go out in one batched
 // request; topics another subscription already holds are shared, and each
 // subscription gets every message. A refused topic fails the whole call
 // with a *RefusedError naming it. While the client reconnects, Subscribe

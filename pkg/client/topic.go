@@ -52,7 +52,7 @@ type topicState struct {
 	resubscribed atomic.Bool
 	// lastResync (unix ns) is when the last refresh went out, and
 	// resyncWait the wait before a refresh that follows it closely, for
-	// a dialect that spaces them (protocol.ResyncPaced); the refresh
+	// a dialect that spaces them (protocol.Venue.Resync); the refresh
 	// goroutine writes both (resyncpace.go).
 	lastResync atomic.Int64
 	resyncWait atomic.Int64

@@ -12,17 +12,16 @@ import (
 // private/logout. Its scope is "connection" unless the request says
 // "account": a setting of the connection's scope is lost with the
 // connection, so the client makes it again on every new one
-// (protocol.SessionSettings) before handing it out. One of the account's
+// (protocol.MethodClass.Session) before handing it out. One of the account's
 // scope is kept by Deribit for every new connection, and needs nothing.
 const (
 	enableCancelOnDisconnect  = "private/enable_cancel_on_disconnect"
 	disableCancelOnDisconnect = "private/disable_cancel_on_disconnect"
 )
 
-// AccountSetting implements protocol.AccountSettings: cancel-on-disconnect
-// of the account's scope, which a standby connection's loss would
-// trigger.
-func (*dialect) AccountSetting(method string, params []byte) bool {
+// accountSetting tells cancel-on-disconnect of the account's scope,
+// which a standby connection's loss would trigger.
+func accountSetting(method string, params []byte) bool {
 	if method != enableCancelOnDisconnect {
 		return false
 	}
@@ -32,9 +31,8 @@ func (*dialect) AccountSetting(method string, params []byte) bool {
 	return json.Unmarshal(params, &p) == nil && p.Scope == "account"
 }
 
-// SessionSetting implements protocol.SessionSettings: cancel-on-disconnect
-// of the connection's scope.
-func (*dialect) SessionSetting(method string, params []byte) (protocol.SessionSetting, bool) {
+// sessionSetting tells cancel-on-disconnect of the connection's scope.
+func sessionSetting(method string, params []byte) (protocol.SessionSetting, bool) {
 	if method != enableCancelOnDisconnect && method != disableCancelOnDisconnect {
 		return protocol.SessionSetting{}, false
 	}

@@ -1,9 +1,6 @@
 package deribit
 
-import (
-	"github.com/wsfan/wsfan/internal/jsonscan"
-	"github.com/wsfan/wsfan/pkg/protocol"
-)
+import "github.com/wsfan/wsfan/internal/jsonscan"
 
 // AppendIdentity appends what identifies a notification, from the fields
 // Deribit documents for each channel: a book change's change_id; each
@@ -11,7 +8,7 @@ import (
 // the timestamp (a ticker, a quote). Two notifications with one
 // timestamp stay two: the merge counts how often each connection sent
 // one (standby.Dial).
-func (*dialect) AppendIdentity(dst, data []byte) ([]byte, bool) {
+func (rules) AppendIdentity(dst, data []byte) ([]byte, bool) {
 	i := jsonscan.SkipSpace(data, 0)
 	if i < len(data) && data[i] == '[' {
 		return appendTradeIDs(dst, data, i)
@@ -54,5 +51,3 @@ func appendTradeIDs(dst, data []byte, i int) ([]byte, bool) {
 	}
 	return dst, true
 }
-
-var _ protocol.Identifying = (*dialect)(nil)

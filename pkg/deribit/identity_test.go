@@ -13,12 +13,12 @@ func TestAppendIdentity(t *testing.T) {
 		{`[{"trade_seq":9,"trade_id":"ETH-1","price":1},{"trade_id":"ETH-2","price":2}]`, `x"ETH-1","ETH-2",`},
 		{`{"timestamp":1700000000123,"instrument_name":"BTC-PERPETUAL","mark_price":1}`, "t1700000000123"},
 	} {
-		got, ok := Protocol().(*dialect).AppendIdentity(nil, []byte(tc.data))
+		got, ok := Protocol().Venue().Messages.AppendIdentity(nil, []byte(tc.data))
 		assert.True(t, ok, tc.data)
 		assert.Equal(t, tc.want, string(got))
 	}
-	_, ok := Protocol().(*dialect).AppendIdentity(nil, []byte(`{"mark_price":1}`))
+	_, ok := Protocol().Venue().Messages.AppendIdentity(nil, []byte(`{"mark_price":1}`))
 	assert.False(t, ok, "no documented field: told apart by content")
-	_, ok = Protocol().(*dialect).AppendIdentity(nil, []byte(`[{"price":1}]`))
+	_, ok = Protocol().Venue().Messages.AppendIdentity(nil, []byte(`[{"price":1}]`))
 	assert.False(t, ok, "a trade without its id")
 }

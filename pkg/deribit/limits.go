@@ -11,7 +11,7 @@ import "github.com/wsfan/wsfan/pkg/protocol"
 // may end the session. The unsubscribe methods are charged alike: the
 // article does not say, and the cautious choice costs a program nothing
 // it would notice. The client keeps this limit by default
-// (protocol.Paced), with a tenth to spare (ClientSubscribeLimit);
+// (protocol.Venue.Limits), with a tenth to spare (ClientSubscribeLimit);
 // client.WithRateLimit replaces it. The general pool (500 credits a
 // request, its size and refill by account tier) is not kept by default:
 // set it with client.WithRateLimit for your tier.
@@ -34,15 +34,8 @@ func subscribeCost(method string) int {
 	return 0
 }
 
-// Limits implements protocol.Paced: the client keeps
-// ClientSubscribeLimit unless the program sets its own.
-func (d *dialect) Limits() []protocol.Limit { return []protocol.Limit{ClientSubscribeLimit} }
-
 // ConnectionsPerIP is Deribit's cap on the open connections of one IP
 // address, WebSocket and HTTP alike ("Connection Management Best
 // Practices", docs.deribit.com/articles/connection-management-best-practices:
 // the 33rd is refused with HTTP 429). A pool.Pool opens none past it.
 const ConnectionsPerIP = 32
-
-// ConnectionsPerIP implements protocol.ConnectionLimited.
-func (*dialect) ConnectionsPerIP() int { return ConnectionsPerIP }

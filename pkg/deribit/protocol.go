@@ -50,9 +50,9 @@ func Protocol(opts ...Option) protocol.Protocol {
 // (public/set_heartbeat: "interval ... minimum 10").
 const MinHeartbeat = 10 * time.Second
 
-// Check refuses a heartbeat interval Deribit would refuse: a refused
+// check refuses a heartbeat interval Deribit would refuse (Venue.Invalid): a refused
 // set_heartbeat on every connection would never let one come up.
-func (d *dialect) Check() error {
+func (d *dialect) check() error {
 	if d.heartbeat > 0 && d.heartbeat < MinHeartbeat {
 		return fmt.Errorf("deribit: heartbeat interval %v is below Deribit's minimum of %v (WithHeartbeat; 0 turns heartbeats off)", d.heartbeat, MinHeartbeat)
 	}
@@ -175,15 +175,14 @@ const (
 // subscription pool (SubscribeLimit) refills sooner, in 3 s.
 const ThrottleRefill = 5 * time.Second
 
-// Throttled reports whether an error refuses a request for the pace of
-// requests, not for what it asks: the client sends it again later.
-func (*dialect) Throttled(code int) bool {
-	return code == codeThrottled || code == codeTooManyConcurrent
-}
-
-// EndsSession implements protocol.SessionEnding: after a 10028 the
-// server has ended the session, and the client reconnects no sooner than
-// ThrottleRefill.
-func (*dialect) EndsSession(code int) (time.Duration, bool) {
-	return ThrottleRefill, code == codeThrottled
+// ClassifyError tells Deribit's refusals for the pace of requests, not
+// for what they ask (the client sends them again later), and that after
+// a 10028 the server has ended the session: the client reconnects no
+// sooner than ThrottleRefill.
+func (rules) ClassifyError(code int, _ string) protocol.ErrorClass {
+	return protocol.ErrorClass{
+		Throttled:   code == codeThrottled || code == codeTooManyConcurrent,
+		EndsSession: code == codeThrottled,
+		Refill:      ThrottleRefill,
+	}
 }

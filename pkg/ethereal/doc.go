@@ -49,7 +49,7 @@
 // unanswered for AcceptAfter (2 s): then it is taken as accepted, and the
 // client knows the service answers only refusals, so a refusal while
 // several events wait fails them all, saying it cannot tell which
-// (protocol.QuietlyAccepting).
+// (protocol.Venue.AcceptAfter).
 //
 // Limits. Subscriptions: per connection, each (subaccountId, streamType)
 // pair of an account stream counts as one; market-data channels (L2Book,

@@ -3,7 +3,7 @@ package ethereal
 import "github.com/wsfan/wsfan/pkg/protocol"
 
 // SubscribeLimit is the budget the client keeps for Ethereal's subscribe
-// requests by default (protocol.Paced). Ethereal's system-limits page
+// requests by default (protocol.Venue.Limits). Ethereal's system-limits page
 // (https://docs.ethereal.trade/developer-guides/trading-api/system-limits)
 // gives WebSocket streams a pool of 3,500 points per 5 minutes per IP,
 // charged only when a connection is established and when a subscription
@@ -26,9 +26,3 @@ func subscribeCost(method string) int {
 	}
 	return 0
 }
-
-// Limits implements protocol.Paced: the client keeps SubscribeLimit
-// unless the program sets its own (client.WithRateLimit).
-func (dialect) Limits() []protocol.Limit { return []protocol.Limit{SubscribeLimit} }
-
-var _ protocol.Paced = dialect{}

@@ -16,9 +16,7 @@ import (
 // a subscribe request taken to cost 1 point (the cost table could not be
 // read), an unsubscribe nothing.
 func TestProtocolPacesSubscribes(t *testing.T) {
-	paced, ok := ethereal.Protocol().(protocol.Paced)
-	require.True(t, ok, "the dialect documents a limit")
-	limits := paced.Limits()
+	limits := ethereal.Protocol().Venue().Limits
 	require.Len(t, limits, 1)
 	l := limits[0]
 	assert.Equal(t, 3500, l.Burst)

@@ -95,16 +95,13 @@ func (dialect) Ack(req *protocol.Request, _ []byte, keys []string) error {
 	return nil
 }
 
-// AcceptAfter is how long a subscribe or unsubscribe may go unanswered
+// acceptAfter (Venue.AcceptAfter) is how long a subscribe or unsubscribe may go unanswered
 // before it is taken as accepted, while the connection has not answered
 // a success yet. Ethereal's WebSocket page shows the status frame of a
 // refusal, {ok: false, code: "SUBSCRIPTION_LIMIT_EXCEEDED"}
 // (https://docs.ethereal.trade/developer-guides/trading-api/websockets),
 // but does not say whether a success is answered. A connection that
-// answers one success is waited for from then on.
-func (dialect) AcceptAfter() time.Duration { return acceptAfter }
-
-// acceptAfter is AcceptAfter's value: long enough for a status frame to
+// answers one success is waited for from then on. It is long enough for a status frame to
 // cross a slow link, short enough that a Subscribe to a quiet private
 // stream of a service that answers only refusals does not stall.
 const acceptAfter = 2 * time.Second

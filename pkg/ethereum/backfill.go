@@ -12,7 +12,7 @@ import (
 
 // A node's subscriptions do not replay: the heads and logs a node made
 // while the client was reconnecting never come on the new subscription.
-// The client fetches them (protocol.Backfilling), as the clients people
+// The client fetches them (protocol.Recoverer), as the clients people
 // pick for this do (alchemy-web3 and web3.js's reconnecting provider):
 // eth_blockNumber for the current block, then eth_getBlockByNumber(n,
 // false) for each missed head, delivered in newHeads' own shape, and
@@ -158,11 +158,11 @@ func (d dialect) Messages(t *protocol.Topic, after, through uint64, results [][]
 	return out, nil
 }
 
-// TooMuch reports the providers' refusals of an eth_getLogs over too
+// tooMuch reports the providers' refusals of an eth_getLogs over too
 // many results or too large a response: Infura's -32005 "query returned
 // more than 10000 results", Alchemy's "Log response size exceeded", and
 // any other answer saying the query or response is too large.
-func (dialect) TooMuch(code int, message string) bool {
+func tooMuch(code int, message string) bool {
 	m := strings.ToLower(message)
 	return code == -32005 && strings.Contains(m, "more than") ||
 		strings.Contains(m, "log response size exceeded") ||

@@ -21,12 +21,13 @@ import (
 // The providers' refusals of an eth_getLogs over too much, each with its
 // own words, and what is not one.
 func TestTooMuch(t *testing.T) {
-	bf := ethereum.Protocol().(protocol.Backfilling)
-	assert.True(t, bf.TooMuch(-32005, "query returned more than 10000 results"), "Infura")
-	assert.True(t, bf.TooMuch(-32602, "Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range"), "Alchemy")
-	assert.True(t, bf.TooMuch(-32000, "response too large"), "a generic one")
-	assert.False(t, bf.TooMuch(-32005, "limit exceeded"), "a rate limit is no size")
-	assert.False(t, bf.TooMuch(-32602, "invalid argument"))
+	errs := ethereum.Protocol().Venue().Errors
+	tooMuch := func(code int, message string) bool { return errs.ClassifyError(code, message).RangeTooLarge }
+	assert.True(t, tooMuch(-32005, "query returned more than 10000 results"), "Infura")
+	assert.True(t, tooMuch(-32602, "Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range"), "Alchemy")
+	assert.True(t, tooMuch(-32000, "response too large"), "a generic one")
+	assert.False(t, tooMuch(-32005, "limit exceeded"), "a rate limit is no size")
+	assert.False(t, tooMuch(-32602, "invalid argument"))
 }
 
 // A provider that refuses an eth_getLogs over more than 8 blocks, with

@@ -77,7 +77,7 @@ func (c *Chain) Canonical(number uint64, hash string) (canonical, known bool) {
 	return c.f.Canonical(number, h)
 }
 
-// Link implements protocol.Chaining: a newHeads payload's number, hash
+// Link implements protocol.MessageReader: a newHeads payload's number, hash
 // and parentHash, read without allocating. It runs on the reader for
 // every head, so it looks the three keys up directly (a header's keys
 // are unique and its values hold no objects of their own), and walks the
@@ -157,7 +157,7 @@ func hash32(v []byte, dst *chain.Hash) bool {
 	return err == nil
 }
 
-// Retracted implements protocol.Retracting: a log sent again with
+// Retracted implements protocol.MessageReader: a log sent again with
 // "removed": true, its block replaced by a reorganisation.
 func (dialect) Retracted(data []byte) bool {
 	m := jsonscan.Object(data, 0)

@@ -1,9 +1,6 @@
 package ethereum
 
-import (
-	"github.com/wsfan/wsfan/internal/jsonscan"
-	"github.com/wsfan/wsfan/pkg/protocol"
-)
+import "github.com/wsfan/wsfan/internal/jsonscan"
 
 // notifyHead is how a node writes a notification, up to its subscription
 // id: the one part of it that differs between two connections' copies.
@@ -11,7 +8,7 @@ const notifyHead = `{"jsonrpc":"2.0","method":"eth_subscription","params":{"subs
 
 // CopyBytes returns a notification from just after its subscription id,
 // which the node gives each connection its own: two connections' copies
-// of one head or log are the same from there (protocol.Copies).
+// of one head or log are the same from there (protocol.MessageReader).
 func (dialect) CopyBytes(frame []byte) ([]byte, bool) {
 	if len(frame) <= len(notifyHead) || string(frame[:len(notifyHead)]) != notifyHead {
 		return nil, false
@@ -23,5 +20,3 @@ func (dialect) CopyBytes(frame []byte) ([]byte, bool) {
 	}
 	return rest[q+1:], true
 }
-
-var _ protocol.Copies = dialect{}

@@ -1,9 +1,6 @@
 package ethereum
 
-import (
-	"github.com/wsfan/wsfan/internal/jsonscan"
-	"github.com/wsfan/wsfan/pkg/protocol"
-)
+import "github.com/wsfan/wsfan/internal/jsonscan"
 
 // AppendIdentity appends what identifies a notification across nodes,
 // which spell the same block differently (member order, fields a client
@@ -40,5 +37,3 @@ func appendIdentityScanned(dst, data []byte) ([]byte, bool) {
 
 // identityKeys are the members appendIdentityScanned reads.
 var identityKeys = []string{"hash", "blockHash", "logIndex", "removed"}
-
-var _ protocol.Identifying = dialect{}

@@ -55,10 +55,10 @@ func (dialect) AppendRequest(dst []byte, id uint64, method string, params []byte
 	return protocol.AppendRPC(dst, id, method, params, "[]"), nil
 }
 
-// BatchTooLarge reports whether an error answers a batch array over the
+// batchTooLarge reports whether an error answers a batch array over the
 // node's cap: go-ethereum's -32600 "batch too large" (rpc/handler.go),
 // or a provider's -32600 naming the batch and its size or limit.
-func (dialect) BatchTooLarge(code int, message string) bool {
+func batchTooLarge(code int, message string) bool {
 	m := strings.ToLower(message)
 	return code == protocol.CodeInvalidRequest && strings.Contains(m, "batch") &&
 		(strings.Contains(m, "large") || strings.Contains(m, "limit") || strings.Contains(m, "exceed"))
@@ -180,6 +180,15 @@ func (dialect) Sequence([]byte) (uint64, uint64, bool)     { return 0, 0, false 
 // codeThrottled is the error of a request over the rate limit: EIP-1474's -32005 "limit exceeded".
 const codeThrottled = -32005
 
-// Throttled reports whether an error refuses a request for the pace of
-// requests, not for what it asks: the client sends it again later.
-func (dialect) Throttled(code int) bool { return code == codeThrottled }
+// ClassifyError tells a request refused for the pace of requests, not
+// for what it asks (the client sends it again later); a batch over the
+// node's cap (batchTooLarge); a call over a batch's response budget; a
+// log query over a provider's cap (tooMuch).
+func (dialect) ClassifyError(code int, message string) protocol.ErrorClass {
+	return protocol.ErrorClass{
+		Throttled:        code == codeThrottled,
+		BatchTooLarge:    batchTooLarge(code, message),
+		ResponseTooLarge: code == codeResponseTooLarge,
+		RangeTooLarge:    tooMuch(code, message),
+	}
+}

@@ -1,5 +1,7 @@
 package ethereum
 
+import "github.com/wsfan/wsfan/pkg/protocol"
+
 // readOnly are the methods of the Ethereum JSON-RPC API (EIP-1474, the
 // execution-apis specification) that read a node's state and change
 // nothing: the client makes one again on the next connection (another
@@ -19,5 +21,7 @@ var readOnly = map[string]bool{
 	"web3_clientVersion": true,
 }
 
-// ReadOnly implements protocol.ReadOnly.
-func (dialect) ReadOnly(method string) bool { return readOnly[method] }
+// ClassifyMethod tells the methods that only read a node's state.
+func (dialect) ClassifyMethod(method string, _ []byte) protocol.MethodClass {
+	return protocol.MethodClass{ReadOnly: readOnly[method]}
+}

@@ -128,22 +128,20 @@ func (c *conn) onClose(code int, _ string) error {
 // handles every frame until the connection fails, then closes it.
 func (c *conn) readLoop() {
 	defer c.close()
-	keep, _ := c.s.wire.(protocol.KeepaliveServer)
+	idle := c.s.wire.Venue().Keepalive.IdleLimit
 	for {
-		if keep != nil && keep.IdleLimit() > 0 { // the venue closes a silent client
-			_ = c.ws.SetReadDeadline(time.Now().Add(keep.IdleLimit()))
+		if idle > 0 { // the venue closes a silent client
+			_ = c.ws.SetReadDeadline(time.Now().Add(idle))
 		}
 		typ, data, err := c.ws.ReadMessage()
 		if err != nil {
 			return
 		}
 		received := time.Now()
-		if keep != nil {
-			if answer, ok := keep.AnswerKeepalive(data); ok {
-				c.s.rec.add(c.id, data, received, nil)
-				c.reply(answer)
-				continue
-			}
+		if answer, ok := c.s.wire.AnswerKeepalive(data); ok {
+			c.s.rec.add(c.id, data, received, nil)
+			c.reply(answer)
+			continue
 		}
 		if limit := c.s.ex.MaxRequestBytes; limit > 0 && len(data) > limit && c.s.ex.TooLarge != nil {
 			// The exchange reads nothing of the frame: its answer

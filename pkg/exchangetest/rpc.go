@@ -143,7 +143,7 @@ func call(c *conn, req *protocol.Incoming, received time.Time) []byte {
 		// are optional: an answer echoes one only where it was sent).
 		return ta.append(nil, c.s.wire.(protocol.TopicAnswering), req.ID)
 	}
-	if req.ID == nil && !protocol.AnswersAll(c.s.wire) { // a notification: register at once, answer nothing
+	if req.ID == nil && !c.s.wire.Venue().AnswersAll { // a notification: register at once, answer nothing
 		c.sendAll(runAfter(c.after[mark:]))
 		c.after = c.after[:mark]
 		return nil

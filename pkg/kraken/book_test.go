@@ -121,11 +121,9 @@ func TestRandomUpdatesMatchTheExchangeChecksum(t *testing.T) {
 
 // A book resubscribed again and again (its checksum failing on each
 // fresh snapshot) is resubscribed after 1 s, doubling to 30 s: the
-// dialect spaces its resyncs (protocol.ResyncPaced).
+// dialect spaces its resyncs (protocol.Venue.Resync).
 func TestRepeatedResyncsAreSpaced(t *testing.T) {
-	p, ok := Protocol().(protocol.ResyncPaced)
-	require.True(t, ok)
-	first, most := p.ResyncBackoff()
-	assert.Equal(t, time.Second, first)
-	assert.Equal(t, 30*time.Second, most)
+	r := Protocol().Venue().Resync
+	assert.Equal(t, time.Second, r.First)
+	assert.Equal(t, 30*time.Second, r.Most)
 }

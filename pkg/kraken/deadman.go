@@ -19,7 +19,7 @@ import (
 // 60. It is a timer, not a flag: left alone it fires.
 //
 // ArmDeadMansSwitch makes the call through the client, which takes it
-// for a session setting (SessionSetting below): made again on every new
+// for a session setting (ClassifyMethod below): made again on every new
 // connection right after Login, and while it is armed the client keeps
 // its connection rather than take its preferred endpoint back. Login's
 // goroutine on each connection (client.WhileConnected) makes it again
@@ -119,21 +119,22 @@ func (s *session) keepSwitch(ctx context.Context, c *client.Client, cfg *loginCo
 // whether it was since.
 const idleCheck = 5 * time.Second
 
-// SessionSetting implements protocol.SessionSettings: a call of
+// ClassifyMethod tells a session setting: a call of
 // cancel_all_orders_after arms the switch (timeout > 0), which the
 // client makes again on every new connection and which holds the
 // connection, or disarms it (timeout 0).
-func (dialect) SessionSetting(method string, params []byte) (protocol.SessionSetting, bool) {
+func (dialect) ClassifyMethod(method string, params []byte) protocol.MethodClass {
 	if method != cancelAfter {
-		return protocol.SessionSetting{}, false
+		return protocol.MethodClass{}
 	}
 	var p struct {
 		Timeout *int64 `json:"timeout"`
 	}
 	if json.Unmarshal(params, &p) != nil || p.Timeout == nil {
-		return protocol.SessionSetting{}, false
+		return protocol.MethodClass{}
 	}
-	return protocol.SessionSetting{Key: cancelAfter, Clear: *p.Timeout == 0}, true
+	return protocol.MethodClass{
+		Session:   protocol.SessionSetting{Key: cancelAfter, Clear: *p.Timeout == 0},
+		IsSession: true,
+	}
 }
-
-var _ protocol.SessionSettings = dialect{}

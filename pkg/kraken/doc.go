@@ -14,12 +14,12 @@
 //
 //   - A subscribe carries the symbols of one channel (and depth or
 //     interval), each acknowledged in a frame of its own echoing the
-//     req_id (protocol.TopicAcking); a refusal names its symbol.
+//     req_id (protocol.Venue.TopicAcks); a refusal names its symbol.
 //   - Messages route by channel and their first data item's symbol; a
 //     book's depth is not in its messages, so one connection holds one
 //     depth of a symbol's book, as Kraken allows.
 //   - The heartbeat channel and the status message are events; the
-//     client pings with {"method":"ping"} (protocol.Keepalive).
+//     client pings with {"method":"ping"} (protocol.Venue.Keepalive).
 //   - Books are verified by their CRC32 checksum on every message, at
 //     the precision their numbers' texts carry, and truncated to the
 //     subscribed depth after each (book.go): a mismatch breaks the book
@@ -40,7 +40,7 @@
 //     (deadman.go).
 //   - A book resubscribed again and again (its checksum failing on each
 //     fresh snapshot) waits 1 s, doubling to 30 s, between resyncs
-//     (protocol.ResyncPaced).
+//     (protocol.Venue.Resync).
 //   - New connections to a host are paced under Cloudflare's 150 an IP
 //     every 10 minutes (ConnectLimit, limits.go).
 //

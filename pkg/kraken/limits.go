@@ -28,8 +28,3 @@ func connectCost(method string) int {
 	}
 	return 0
 }
-
-// Limits implements protocol.Paced.
-func (dialect) Limits() []protocol.Limit { return []protocol.Limit{ConnectLimit} }
-
-var _ protocol.Paced = dialect{}

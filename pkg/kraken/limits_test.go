@@ -15,9 +15,7 @@ import (
 // IP: the bucket's burst plus its refill over 10 minutes; and the pace
 // charges connections only, never a request.
 func TestConnectionsArePacedUnderCloudflaresLimit(t *testing.T) {
-	p, ok := kraken.Protocol().(protocol.Paced)
-	require.True(t, ok)
-	limits := p.Limits()
+	limits := kraken.Protocol().Venue().Limits
 	require.Len(t, limits, 1)
 	l := limits[0]
 	assert.LessOrEqual(t, float64(l.Burst)+l.Rate*600, 150.0)

@@ -3,7 +3,6 @@ package kraken
 import (
 	"bytes"
 	"strconv"
-	"time"
 
 	"github.com/wsfan/wsfan/internal/jsonscan"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -21,11 +20,11 @@ import (
 //
 // One request subscribes the symbols of one channel (and depth or
 // interval), each acknowledged in a frame of its own echoing the req_id
-// (protocol.TopicAcking). A message routes by its channel and its first
+// (Venue.TopicAcks). A message routes by its channel and its first
 // data item's symbol (and an ohlc's interval); its payload is the data
 // array, and type "snapshot" marks it whole (Frame.Snapshot). The
 // connection is kept alive with the application-level
-// {"method":"ping"}, answered pong (protocol.Keepalive).
+// {"method":"ping"}, answered pong (Venue.Keepalive).
 //
 // A private subscribe or unsubscribe, and a call of a private method
 // (add_order, cancel_order, …), carries the connection's token in its
@@ -339,7 +338,7 @@ func (dialect) Classify(frame []byte, f *protocol.Frame) error {
 		}
 		f.ID, f.HasID = requestID(reqID)
 		if string(name) == "pong" && !f.HasID {
-			f.Kind, f.Data = protocol.KindEvent, frame // a keepalive's answer
+			f.Kind, f.Data = protocol.KindKeepalive, frame // a keepalive's answer
 			return nil
 		}
 		f.Kind = protocol.KindResponse
@@ -428,37 +427,9 @@ func (dialect) Handshake() []protocol.Call                 { return nil }
 // checked by the book's rules (book.go).
 func (dialect) Sequence([]byte) (id, prev uint64, ok bool) { return 0, 0, false }
 
-// ResyncBackoff implements protocol.ResyncPaced: a book whose checksum
-// fails again right after its fresh snapshot is resubscribed after 1 s,
-// then 2 s, doubling to 30 s, so a pair whose books keep failing (a
-// precision changed under them) does not spend the connection's
-// subscribe budget at the pace of its snapshots.
-func (dialect) ResyncBackoff() (first, most time.Duration) { return time.Second, 30 * time.Second }
-
-// KeepaliveInterval is how often the client sends {"method":"ping"}:
-// Kraken sends a heartbeat about once a second on a subscribed
-// connection (https://docs.kraken.com/api/docs/websocket-v2/heartbeat)
-// and asks for an application ping to keep one without subscriptions
-// alive (https://docs.kraken.com/api/docs/websocket-v2/ping).
-func (dialect) KeepaliveInterval() time.Duration { return 30 * time.Second }
-
-// KeepaliveFrame is a ping without req_id.
-func (dialect) KeepaliveFrame() []byte { return []byte(keepalivePing) }
-
+// keepalivePing is the ping the client sends, without req_id.
 const keepalivePing = `{"method":"ping"}`
 
 // pongPrefix starts the answer to a ping (the server half writes it
 // first; Kraken's examples put "method" first too).
 const pongPrefix = `{"method":"pong"`
-
-// IsKeepaliveAnswer reports whether frame is a pong without req_id, as
-// the server half writes it.
-func (dialect) IsKeepaliveAnswer(frame []byte) bool {
-	return bytes.HasPrefix(frame, []byte(pongPrefix)) && !bytes.Contains(frame, []byte(`"req_id"`))
-}
-
-var (
-	_ protocol.TopicAcking = dialect{}
-	_ protocol.Keepalive   = dialect{}
-	_ protocol.ResyncPaced = dialect{}
-)

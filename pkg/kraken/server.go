@@ -13,7 +13,7 @@ import (
 // server is Kraken's server half: requests {"method","params","req_id"}
 // answered symbol by symbol for a subscribe or unsubscribe
 // (protocol.TopicAnswering), channel messages {"channel","type","data"},
-// and the application-level ping (protocol.KeepaliveServer).
+// and the application-level ping (AnswerKeepalive).
 type server struct{}
 
 // Server returns the server half of the Kraken dialect.
@@ -23,12 +23,6 @@ func (server) Name() string           { return Name }
 func (server) RPC() bool              { return true }
 func (server) Batches() bool          { return false }
 func (server) SubscriptionID() string { return "" }
-
-// AnswersAll implements protocol.AnsweringAll: req_id is optional
-// ("Optional client originated request identifier sent as
-// acknowledgment in the response"), and a request without one is
-// answered without one.
-func (server) AnswersAll() bool { return true }
 
 // Private reports whether topic is one of Kraken's private channels.
 func (server) Private(topic string) bool {
@@ -366,11 +360,4 @@ func (server) AnswerKeepalive(frame []byte) ([]byte, bool) {
 	return dst, true
 }
 
-// IdleLimit is 0: Kraken documents no idle limit for v2.
-func (server) IdleLimit() time.Duration { return 0 }
-
-var (
-	_ protocol.TopicAnswering  = server{}
-	_ protocol.AnsweringAll    = server{}
-	_ protocol.KeepaliveServer = server{}
-)
+var _ protocol.TopicAnswering = server{}

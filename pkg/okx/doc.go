@@ -15,7 +15,7 @@
 //     OKX acknowledges each in a frame of its own echoing the request's id
 //     (protocol.TopicAcking): a restore stays one write and one request.
 //   - The client sends the text "ping" every 15 s and reads "pong"
-//     (protocol.Keepalive); OKX closes a connection silent for 30 s.
+//     (protocol.Venue.Keepalive); OKX closes a connection silent for 30 s.
 //   - Subscribe, unsubscribe and login requests are paced to 480 an hour
 //     a connection (RequestLimit); 60014 "Requests too frequent" is a
 //     throttle, retried once the pace allows.

@@ -84,8 +84,11 @@ func id(raw json.RawMessage) (uint64, bool) {
 // event (notice: 64008 a reconnect; the connection counts); a frame with
 // arg and data is a push routed by its arg, its payload the data, a
 // snapshot when its action says so; a frame with a code and an op or id
-// is an operation's response.
+// is an operation's response; the text "pong" answers the keepalive.
 func oracle(frame []byte) protocoltest.Route {
+	if string(frame) == "pong" {
+		return protocoltest.Route{Kind: protocol.KindKeepalive}
+	}
 	m, ok := protocoltest.Members(frame)
 	if !ok {
 		return protocoltest.Unrecognized
@@ -115,8 +118,12 @@ func oracle(frame []byte) protocoltest.Route {
 			return r
 		case "channel-conn-count":
 			return protocoltest.Route{Kind: protocol.KindEvent, Data: string(frame)}
-		case "channel-conn-count-error":
-			return protocoltest.Route{Kind: protocol.KindEvent, Data: string(frame), Event: protocol.EventEnded}
+		case "channel-conn-count-error": // ends the subscriptions of its channel
+			channel, ok := protocoltest.String(m["channel"])
+			if !ok {
+				return protocoltest.Unrecognized
+			}
+			return protocoltest.Route{Kind: protocol.KindEnded, Key: channel, Data: string(frame)}
 		}
 		return protocoltest.Unrecognized
 	}

@@ -2,7 +2,6 @@ package okx
 
 import (
 	"github.com/wsfan/wsfan/internal/jsonscan"
-	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // AppendIdentity appends what identifies a push's data for a hot
@@ -14,7 +13,7 @@ import (
 // connections"), the pair telling a quiet book's empty update (seqId
 // equal to prevSeqId) from the change before it. A push without them (a
 // ticker) is told apart by its content.
-func (dialect) AppendIdentity(dst, data []byte) ([]byte, bool) {
+func (rules) AppendIdentity(dst, data []byte) ([]byte, bool) {
 	start := len(dst)
 	ok := true
 	_ = jsonscan.Elements(data, 0, func(item []byte) bool {
@@ -47,5 +46,3 @@ func (dialect) AppendIdentity(dst, data []byte) ([]byte, bool) {
 	}
 	return dst, true
 }
-
-var _ protocol.Identifying = dialect{}

@@ -9,7 +9,7 @@ import (
 // A trade push is known by its tradeIds, a book push by its prevSeqId and
 // seqId, a ticker by its content.
 func TestAppendIdentity(t *testing.T) {
-	d := dialect{}
+	d := rules{}
 	got, ok := d.AppendIdentity(nil, []byte(`[{"instId":"BTC-USDT","tradeId":"130639474","seqId":1234},{"tradeId":"130639475","seqId":1234}]`))
 	assert.True(t, ok)
 	assert.Equal(t, `t"130639474"t"130639475"`, string(got), "two trades of one seqId told apart")

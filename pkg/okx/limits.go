@@ -3,7 +3,7 @@ package okx
 import "github.com/wsfan/wsfan/pkg/protocol"
 
 // RequestLimit is the budget the client keeps for OKX's subscription
-// requests by default (protocol.Paced): "The total number of
+// requests by default (protocol.Venue.Limits): "The total number of
 // 'subscribe'/'unsubscribe'/'login' requests per connection is limited to
 // 480 times per hour" (https://www.okx.com/docs-v5/en/#overview-websocket-connect).
 // A bucket of 240 credits refilled at 240 an hour never lets more than
@@ -45,8 +45,3 @@ func connectCost(method string) int {
 	}
 	return 0
 }
-
-// Limits implements protocol.Paced.
-func (dialect) Limits() []protocol.Limit { return []protocol.Limit{RequestLimit, ConnectLimit} }
-
-var _ protocol.Paced = dialect{}

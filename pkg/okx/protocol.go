@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/wsfan/wsfan/internal/jsonscan"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -24,7 +23,7 @@ import (
 // request's id (protocol.TopicAcking). A push routes by its arg
 // (topic.go) and its payload is the data array; a book's action
 // "snapshot" marks it whole (Frame.Snapshot). The connection is kept
-// alive with the text frame "ping", answered "pong" (protocol.Keepalive).
+// alive with the text frame "ping", answered "pong" (protocol.Venue.Keepalive).
 type dialect struct{}
 
 // Protocol returns the client half of the OKX dialect.
@@ -46,7 +45,7 @@ func (dialect) NewTopic(name string) (*protocol.Topic, error) {
 	t := &protocol.Topic{
 		Name: name, Key: a.key(), Sub: a.appendJSON(nil),
 		Private: privateChannels[a.channel], Sequenced: chainedBooks[a.channel],
-		Path: channelPath(a.channel),
+		Path: channelPath(a.channel), Group: a.channel,
 	}
 	if t.Private {
 		t.Login = "okx.Login" // OKX logs in with op "login" only
@@ -148,7 +147,7 @@ func (d dialect) Ack(req *protocol.Request, result []byte, keys []string) error 
 	return nil
 }
 
-// AckedTopic implements protocol.TopicAcking: an acknowledgement's Result
+// AckedTopic implements protocol.TopicAcking (Venue.TopicAcks): an acknowledgement's Result
 // is its arg.
 func (dialect) AckedTopic(req *protocol.Request, result []byte) int {
 	var buf [96]byte
@@ -275,9 +274,13 @@ func (dialect) Classify(frame []byte, f *protocol.Frame) error {
 // classify is Classify but for the venue's stamp.
 func classify(frame []byte, f *protocol.Frame) error {
 	f.Reset()
+	if string(frame) == "pong" { // the keepalive's answer, no JSON
+		f.Kind = protocol.KindKeepalive
+		return nil
+	}
 	// Every member is read; a repeated one counts as its last occurrence
 	// (as encoding/json decodes it).
-	var id, event, a, action, data, code, op []byte
+	var id, event, a, action, data, code, op, channel []byte
 	m := jsonscan.Object(frame, 0)
 	for key, start, ok := m.Next(); ok; key, start, ok = m.Next() {
 		switch string(key) {
@@ -295,6 +298,8 @@ func classify(frame []byte, f *protocol.Frame) error {
 			code = frame[start:m.Skip()]
 		case "op":
 			op = frame[start:m.Skip()]
+		case "channel":
+			channel = frame[start:m.Skip()]
 		default:
 			m.Skip()
 		}
@@ -304,7 +309,7 @@ func classify(frame []byte, f *protocol.Frame) error {
 	}
 	switch {
 	case event != nil:
-		return classifyEvent(frame, event, id, a, code, f)
+		return classifyEvent(frame, event, id, a, code, channel, f)
 	case a != nil && data != nil:
 		key, ok := appendRouteKey(f.KeyScratch(), a)
 		if !ok {
@@ -340,7 +345,7 @@ func classify(frame []byte, f *protocol.Frame) error {
 // success (its Result the frame), a notice (64008: the connection will be
 // closed for a service upgrade, a reconnect now) or a count of
 // connections, a notice that routes nowhere.
-func classifyEvent(frame, event, id, a, code []byte, f *protocol.Frame) error {
+func classifyEvent(frame, event, id, a, code, channel []byte, f *protocol.Frame) error {
 	var name [32]byte
 	ev, ok := jsonscan.String(event, name[:0])
 	if !ok {
@@ -365,33 +370,24 @@ func classifyEvent(frame, event, id, a, code []byte, f *protocol.Frame) error {
 	case "channel-conn-count":
 		f.Kind, f.Data = protocol.KindEvent, frame
 		return nil
-	case "channel-conn-count-error": // the channel's subscriptions were ended (Ends)
-		f.Kind, f.Data, f.Event = protocol.KindEvent, frame, protocol.EventEnded
+	case "channel-conn-count-error":
+		// The connection's subscriptions of the channel were ended, past
+		// the channel's 30 connections a sub-account ("Client will
+		// receive the usual subscription acknowledgement followed by the
+		// channel-conn-count-error from the connection that the
+		// subscription has been terminated",
+		// https://www.okx.com/docs-v5/en/#overview-websocket-connection-count-limit):
+		// Key is the channel, every such topic's Group.
+		if !f.DecodeKey(channel) {
+			return protocol.ErrUnrecognized
+		}
+		f.Kind, f.Data = protocol.KindEnded, frame
 		return nil
 	default:
 		return protocol.ErrUnrecognized
 	}
 	f.ID, f.HasID = requestID(id)
 	return nil
-}
-
-// Ends implements protocol.Ending: a channel-conn-count-error ends the
-// connection's subscriptions of its channel, past the channel's 30
-// connections a sub-account ("Client will receive the usual subscription
-// acknowledgement followed by the channel-conn-count-error from the
-// connection that the subscription has been terminated",
-// https://www.okx.com/docs-v5/en/#overview-websocket-connection-count-limit).
-func (dialect) Ends(frame []byte, topic *protocol.Topic) bool {
-	var channel []byte
-	m := jsonscan.Object(frame, 0)
-	for k, start, more := m.Next(); more; k, start, more = m.Next() {
-		end := m.Skip()
-		if string(k) == "channel" {
-			channel = frame[start:end]
-		}
-	}
-	name, ok := jsonscan.String(channel, nil)
-	return ok && m.Err() == nil && string(name) == channelOf(topic.Name)
 }
 
 // requestID reads a request id as OKX echoes it: the string the client
@@ -472,25 +468,9 @@ func parseSeq(raw []byte) (int64, bool) {
 	return v, err == nil
 }
 
-// KeepaliveInterval is how often the client sends "ping": OKX closes a
-// connection that received nothing for 30 s and asks for a ping after at
-// most N < 30 s without a message
-// (https://www.okx.com/docs-v5/en/#overview-websocket-connect).
-func (dialect) KeepaliveInterval() time.Duration { return 15 * time.Second }
-
-// KeepaliveFrame is the text "ping".
-func (dialect) KeepaliveFrame() []byte { return []byte("ping") }
-
-// IsKeepaliveAnswer reports whether frame is the text "pong".
-func (dialect) IsKeepaliveAnswer(frame []byte) bool { return string(frame) == "pong" }
-
-// Throttled implements protocol.Throttling: 60014 "Requests too
-// frequent" (https://www.okx.com/docs-v5/en/#error-code-websocket-public).
-func (dialect) Throttled(code int) bool { return code == CodeTooFrequent }
-
-var (
-	_ protocol.TopicAcking = dialect{}
-	_ protocol.Keepalive   = dialect{}
-	_ protocol.Throttling  = dialect{}
-	_ protocol.Ending      = dialect{}
-)
+// ClassifyError tells 60014 "Requests too frequent"
+// (https://www.okx.com/docs-v5/en/#error-code-websocket-public): a
+// request refused for the pace of requests.
+func (dialect) ClassifyError(code int, _ string) protocol.ErrorClass {
+	return protocol.ErrorClass{Throttled: code == CodeTooFrequent}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/wsfan/wsfan/internal/jsonscan"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -14,7 +13,7 @@ import (
 // server is OKX's server half: operations {"id","op","args"} answered by
 // event frames, one for each argument of a subscribe or unsubscribe
 // (protocol.TopicAnswering), pushes {"arg","action","data"}, and the
-// text keepalive (protocol.KeepaliveServer).
+// text keepalive (protocol.Venue.Keepalive).
 type server struct{}
 
 // Server returns the server half of the OKX dialect.
@@ -24,11 +23,6 @@ func (server) Name() string           { return Name }
 func (server) RPC() bool              { return true }
 func (server) Batches() bool          { return false }
 func (server) SubscriptionID() string { return "" }
-
-// AnswersAll implements protocol.AnsweringAll: OKX answers an operation
-// without an id too (the overview's unsubscribe and login examples carry
-// none), its answer then without one.
-func (server) AnswersAll() bool { return true }
 
 // Private reports whether topic is one of OKX's private channels.
 func (server) Private(topic string) bool { return privateChannels[channelOf(topic)] }
@@ -345,13 +339,4 @@ func (server) AnswerKeepalive(frame []byte) ([]byte, bool) {
 	return []byte("pong"), true
 }
 
-// IdleLimit: "The connection will break automatically if the
-// subscription is not established or data has not been pushed for more
-// than 30 seconds" (the same page).
-func (server) IdleLimit() time.Duration { return 30 * time.Second }
-
-var (
-	_ protocol.TopicAnswering  = server{}
-	_ protocol.AnsweringAll    = server{}
-	_ protocol.KeepaliveServer = server{}
-)
+var _ protocol.TopicAnswering = server{}

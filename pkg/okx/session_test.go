@@ -181,9 +181,7 @@ func TestSign(t *testing.T) {
 // server refuses as too frequent (60014) goes out again once the pace
 // allows, instead of failing.
 func TestRequestLimits(t *testing.T) {
-	paced, ok := okx.Protocol().(protocol.Paced)
-	require.True(t, ok)
-	limits := paced.Limits()
+	limits := okx.Protocol().Venue().Limits
 	require.Len(t, limits, 2, "the requests' budget and the connections' pace")
 	l := limits[0]
 	assert.LessOrEqual(t, float64(l.Burst)+l.Rate*3600, 480.0, "at most 480 in any hour")
@@ -254,7 +252,7 @@ func TestRefusedTopic(t *testing.T) {
 		topics = append(topics, tp)
 	}
 	req := &protocol.Request{ID: 1, Topics: topics}
-	acking := p.(protocol.TopicAcking)
+	acking := p.Venue().TopicAcks
 	for frame, want := range map[string]struct {
 		i     int
 		whole bool

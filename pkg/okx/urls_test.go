@@ -43,7 +43,7 @@ func TestSpacedRefusalFindsItsTopic(t *testing.T) {
 		topics = append(topics, tp)
 	}
 	req := &protocol.Request{ID: 1, Topics: topics}
-	i, whole := p.(protocol.TopicAcking).RefusedTopic(req, documentedFrame(t, "index-tickers, instId:NEAR-USDT-SWAP"))
+	i, whole := p.Venue().TopicAcks.RefusedTopic(req, documentedFrame(t, "index-tickers, instId:NEAR-USDT-SWAP"))
 	assert.Equal(t, 1, i)
 	assert.False(t, whole)
 }

@@ -19,11 +19,10 @@ import (
 	"github.com/wsfan/wsfan/internal/format"
 	"github.com/wsfan/wsfan/internal/relay"
 	"github.com/wsfan/wsfan/pkg/client"
-	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // ErrFull: a Pool would need a connection past the venue's cap on
-// connections from one IP address (protocol.ConnectionLimited).
+// connections from one IP address (protocol.Venue.ConnectionsPerIP).
 var ErrFull = errors.New("wsfan: pool at the venue's connection limit")
 
 // Pool spreads subscriptions over several connections to one server, for
@@ -38,7 +37,7 @@ type Pool struct {
 	opts   []client.Option
 	perCap int
 	// most is the venue's cap on connections from one IP address
-	// (protocol.ConnectionLimited), 0 for none: a Subscribe needing a
+	// (protocol.Venue.ConnectionsPerIP), 0 for none: a Subscribe needing a
 	// connection past it fails naming the cap.
 	most int
 
@@ -75,9 +74,7 @@ func Dial(ctx context.Context, url string, perConnection int, opts ...client.Opt
 		perCap: perConnection,
 		events: relay.New(cap(first.Events())),
 	}
-	if l, ok := first.Protocol().(protocol.ConnectionLimited); ok {
-		p.most = l.ConnectionsPerIP()
-	}
+	p.most = first.Protocol().Venue().ConnectionsPerIP
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.add(first)
 	return p, nil

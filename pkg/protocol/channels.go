@@ -157,6 +157,10 @@ func (d *ChannelDialect) HeartbeatReply(dst []byte, id uint64) []byte { return d
 // Handshake implements Protocol.
 func (d *ChannelDialect) Handshake() []Call { return nil }
 
+// Venue returns the zero Venue; a dialect that documents more overrides
+// it.
+func (d *ChannelDialect) Venue() Venue { return Venue{} }
+
 // Sequence implements Protocol.
 func (d *ChannelDialect) Sequence([]byte) (uint64, uint64, bool) { return 0, 0, false }
 

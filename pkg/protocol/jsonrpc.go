@@ -118,3 +118,20 @@ func EachElement(batch []byte, fn func(elem []byte) bool) error {
 	}
 	return nil
 }
+
+// AppendBatch appends calls as one JSON-RPC batch array, call i with id
+// ids[i], each encoded by p.AppendRequest: the frame a venue whose
+// Venue.MaxBatch is not 0 answers with one array of the responses.
+func AppendBatch(p Protocol, dst []byte, ids []uint64, calls []Call) ([]byte, error) {
+	dst = append(dst, '[')
+	for i, call := range calls {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = p.AppendRequest(dst, ids[i], call.Method, call.Params); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, ']'), nil
+}

@@ -74,6 +74,14 @@ func (s *RPCServer) SubscriptionID() string { return "" }
 // AppendHeartbeat implements Server: none unless the dialect has one.
 func (s *RPCServer) AppendHeartbeat(dst []byte) []byte { return dst }
 
+// AnswerKeepalive implements Server: the dialect has no keepalive frame
+// of its own.
+func (s *RPCServer) AnswerKeepalive([]byte) ([]byte, bool) { return nil, false }
+
+// Venue implements Server: the zero Venue; a dialect that documents more
+// overrides it.
+func (s *RPCServer) Venue() Venue { return Venue{} }
+
 // AppendReconnectNotice implements Server: none unless the dialect has one.
 func (s *RPCServer) AppendReconnectNotice(dst []byte) []byte { return dst }
 

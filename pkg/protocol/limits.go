@@ -17,7 +17,7 @@ const (
 // Limit is a request budget an exchange documents: a bucket holding at
 // most Burst credits, refilled at Rate credits a second, from which a
 // request takes Cost(method) credits (client.RateLimit, which it
-// becomes).
+// becomes). A venue lists its own in Venue.Limits.
 type Limit struct {
 	Rate  float64
 	Burst int
@@ -25,12 +25,4 @@ type Limit struct {
 	// UnsubscribeMethod for subscription requests; 0 leaves a request to
 	// other limits.
 	Cost func(method string) int
-}
-
-// Paced is a Protocol whose exchange documents request limits that hold
-// for every account, which the client keeps unless the program sets its
-// own (client.WithRateLimit), and limits on new connections
-// (ConnectMethod), which it always keeps.
-type Paced interface {
-	Limits() []Limit
 }

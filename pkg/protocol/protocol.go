@@ -18,7 +18,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/wsfan/wsfan/internal/jsonscan"
 )
@@ -42,9 +41,18 @@ const (
 	KindHeartbeat
 	// KindEvent is a system event; Frame.Event says which.
 	KindEvent
+	// KindKeepalive is the answer to the client's keepalive
+	// (Venue.Keepalive: OKX's bare "pong"): the venue is there.
+	KindKeepalive
+	// KindEnded is the server ending subscriptions of this connection on
+	// its own (OKX's channel-conn-count-error): Frame.Key is the group it
+	// ended (Topic.Group), Frame.Data the frame. The client ends the
+	// subscriptions holding a topic of that group, with an error naming
+	// it, rather than wait for messages that will not come.
+	KindEnded
 )
 
-var kindNames = [...]string{"unknown", "response", "notification", "batch", "heartbeat", "event"}
+var kindNames = [...]string{"unknown", "response", "notification", "batch", "heartbeat", "event", "keepalive", "ended"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -62,10 +70,6 @@ const (
 	// EventReconnect: the server will close this connection soon and the
 	// client should reconnect now (Thalex's system channel).
 	EventReconnect
-	// EventEnded: the server ended subscriptions of this connection on
-	// its own; Frame.Data names them, as the dialect's Ending reads it
-	// (OKX's channel-conn-count-error).
-	EventEnded
 )
 
 // Frame is the classification of one incoming frame. Its byte slices point
@@ -170,12 +174,16 @@ type Topic struct {
 	// whole state (Ethereal's L2Book), whatever change it names.
 	SnapshotFirst bool
 	// Backfill says the topic's missed messages can be fetched after a
-	// reconnect (protocol.Backfilling: an Ethereum node's newHeads).
+	// reconnect (Venue.Recoverer: an Ethereum node's newHeads).
 	Backfill bool
 	// Retracts says the topic's messages may take back an earlier one
-	// (protocol.Retracting: an Ethereum node's logs, "removed": true
+	// (MessageReader.Retracted: an Ethereum node's logs, "removed": true
 	// after a reorg).
 	Retracts bool
+	// Group is the name a frame of the server ending subscriptions on
+	// its own (KindEnded) names the topic by: OKX's channel. "" for a
+	// topic no server ends so.
+	Group string
 
 	Sub   []byte // the topic's piece of a subscribe frame
 	Unsub []byte // the topic's piece of an unsubscribe frame, when it differs
@@ -297,6 +305,10 @@ type Protocol interface {
 	// anything else (Deribit's public/set_heartbeat).
 	Handshake() []Call
 
+	// Venue is what the venue is: its numbers, shapes and behaviour
+	// families, read once by the client at Dial.
+	Venue() Venue
+
 	// Sequence extracts the change id of a Sequenced topic's notification
 	// and the id it follows (0 when the frame names none, as a snapshot
 	// does; Unchained for a change that names none, where the venue's
@@ -305,192 +317,11 @@ type Protocol interface {
 	Sequence(data []byte) (id, prev uint64, ok bool)
 }
 
-// SessionSettings is a Protocol with calls that configure the session of
-// one connection and are lost with it (Deribit's
-// private/enable_cancel_on_disconnect, whose default scope is the
-// connection; Thalex's private/set_cancel_on_disconnect). The client
-// makes such a call again on every new connection, after the on-connect
-// hook's login and before the connection is handed out, so a setting the
-// program made is never silently lost to a reconnect.
-type SessionSettings interface {
-	// SessionSetting tells whether a call of method with params is one,
-	// and which.
-	SessionSetting(method string, params []byte) (s SessionSetting, ok bool)
-}
-
-// SessionSetting describes one call of a SessionSettings dialect.
-type SessionSetting struct {
-	// Key names the setting: a later call with the same key replaces it.
-	Key string
-	// Clear is true for a call that undoes the setting (Deribit's
-	// private/disable_cancel_on_disconnect): it is not made again.
-	Clear bool
-	// MaxSilence is the most silence the setting allows the connection
-	// before the server takes it for dead and acts (Thalex's
-	// timeout_secs: its orders are cancelled); 0 for none. The client
-	// refuses the call when its pings are not at least twice as frequent.
-	MaxSilence time.Duration
-}
-
-// AccountSettings is a Protocol with calls whose setting covers the
-// whole account and acts when any one of its connections is lost
-// (Deribit's cancel-on-disconnect of the "account" scope). A
-// standby.Standby refuses them: a standby connection that dies would
-// cancel the account's orders.
-type AccountSettings interface {
-	AccountSetting(method string, params []byte) bool
-}
-
-// BatchCalling is a Protocol whose server takes several calls in one
-// frame, a JSON-RPC batch array (Ethereum nodes): AppendBatch appends the
-// frame of calls, call i with id ids[i]; MaxBatch is how many calls one
-// frame carries unless the server was found to take fewer. The answers
-// come in one array, each with its call's id.
-type BatchCalling interface {
-	AppendBatch(dst []byte, ids []uint64, calls []Call) ([]byte, error)
-	MaxBatch() int
-}
-
-// ResponseLimited is a BatchCalling Protocol whose server answers the
-// calls of a batch past its response budget with an error of their own
-// (go-ethereum's -32003 "response too large"): the client sends them
-// again in smaller batches.
-type ResponseLimited interface {
-	ResponseTooLarge(code int) bool
-}
-
-// Backfilling is a Protocol whose Backfill topics can be filled in after
-// a reconnect with calls: an Ethereum node's subscriptions do not replay
-// what it made meanwhile, and the client fetches it (eth_blockNumber,
-// then eth_getBlockByNumber for each missed head, eth_getLogs over the
-// missed blocks for a logs filter) before the live messages.
-type Backfilling interface {
-	// Position is a message's place in its topic, increasing along it
-	// (a head's number; a log's block and index).
-	Position(t *Topic, data []byte) (pos uint64, ok bool)
-	// Current is the call whose result tells how far the topic can have
-	// got by now; ParseCurrent reads it as the last position it can
-	// have reached (the current block's last).
-	Current() Call
-	ParseCurrent(t *Topic, result []byte) (uint64, error)
-	// Distance is how far apart two positions are in the venue's own
-	// unit (blocks): what WithBackfill bounds.
-	Distance(t *Topic, after, through uint64) uint64
-	// Fetch is the calls whose results are the topic's messages after
-	// position after, through position through; Messages turns their
-	// results, in the calls' order, into those messages, in order.
-	Fetch(t *Topic, after, through uint64) []Call
-	Messages(t *Topic, after, through uint64, results [][]byte) ([][]byte, error)
-	// TooMuch reports whether a fetch was refused for the size of what
-	// it asked (a provider's cap on eth_getLogs results): the client
-	// fetches the two halves of the range instead.
-	TooMuch(code int, message string) bool
-}
-
-// Chaining is a Protocol whose Backfill topics form a chain (an Ethereum
-// node's newHeads): Link reads a message's height, hash and parent's
-// hash (32 bytes each), so the client can tell a reorganisation from an
-// extension. It runs on the reader for every such message: it should
-// allocate nothing.
-type Chaining interface {
-	Link(data []byte) (number uint64, hash, parent [32]byte, ok bool)
-}
-
-// Identifying is a Protocol whose messages carry their identity in
-// fields its venue documents, so a message that reaches the client on
-// several connections (standby.Dial's legs) is delivered once even
-// where the connections' servers spell it differently (two Ethereum
-// nodes). AppendIdentity appends to dst what identifies data within its
-// topic (Deribit: a book change's change_id, a trade's trade_id;
-// Ethereum: a head's hash; a log's block hash, index and removed flag)
-// and reports false for a message that has none, which is then told
-// apart by its whole content. It runs for every message of a merged
-// subscription: it should allocate nothing.
-type Identifying interface {
-	AppendIdentity(dst, data []byte) ([]byte, bool)
-}
-
-// Ending is a Protocol whose server may end subscriptions on its own,
-// in a frame (an EventEnded) that names them by a part of their topic:
-// OKX's channel-conn-count-error ends the connection's subscriptions of
-// a channel past its count of connections
-// (https://www.okx.com/docs-v5/en/#overview-websocket-connection-count-limit).
-// Ends reports whether the frame ended topic; the client ends the
-// subscriptions holding it, with an error naming it, rather than wait
-// for messages that will not come.
-type Ending interface {
-	Ends(frame []byte, topic *Topic) bool
-}
-
-// Retracting is a Protocol whose Retracts topics send messages that take
-// back an earlier one: a log of a block a reorganisation replaced, sent
-// again with "removed": true.
-type Retracting interface {
-	Retracted(data []byte) bool
-}
-
-// ReadOnly is a Protocol that names the methods its venue documents as
-// reading only (market data, a node's state): a call of one whose
-// connection died before its answer is made again on the next
-// connection. Any other, an order above all, never is.
-type ReadOnly interface {
-	ReadOnly(method string) bool
-}
-
-// ConnectionLimited is a Protocol whose venue caps the connections one IP
-// address may hold (Deribit: 32, "Connection Management Best
-// Practices"; the 33rd is refused with HTTP 429): a pool.Pool opens no
-// connection past it.
-type ConnectionLimited interface {
-	ConnectionsPerIP() int
-}
-
 // Unchained is Sequence's prev for a change that names no previous one
 // (Ethereal's pt is optional): the client applies it as a change it
 // cannot check, not as a whole book, which would wipe every level the
 // change does not name.
 const Unchained = ^uint64(0)
-
-// Checker is a Protocol whose options may be invalid: client.Dial calls
-// Check first and refuses the dialect with its error.
-type Checker interface {
-	Check() error
-}
-
-// BatchLimited is a Protocol whose servers cap batch arrays: it tells the
-// refusal of a batch over the cap, after which the batch's other requests
-// go unanswered (go-ethereum answers the first call with -32600 "batch
-// too large"). The client then sends those requests again in smaller
-// batches.
-type BatchLimited interface {
-	BatchTooLarge(code int, message string) bool
-}
-
-// QuietlyAccepting is a Protocol whose servers may answer a subscribe or
-// unsubscribe only when they refuse it (Ethereal, as far as its public
-// material tells): a request nobody answered within AcceptAfter is taken
-// as accepted, until the connection answers a success without an id;
-// from then on its requests are waited for like any others.
-type QuietlyAccepting interface {
-	AcceptAfter() time.Duration
-}
-
-// Throttling is a Protocol whose servers refuse requests over their rate
-// limit with an error of their own: a subscribe refused so is sent again
-// once the pace allows, not taken as every topic refused.
-type Throttling interface {
-	Throttled(code int) bool
-}
-
-// SessionEnding is a Protocol whose server ends the session on some
-// refusals (Deribit's 10028 too_many_requests): EndsSession reports
-// whether an error of code does, and how long the venue's budget needs
-// to refill before a new session is worth making. The client then
-// reconnects no sooner than that, where its usual backoff (100 ms) would
-// meet a budget still empty.
-type SessionEnding interface {
-	EndsSession(code int) (refill time.Duration, ends bool)
-}
 
 // Call is a method call with JSON params.
 type Call struct {

@@ -86,6 +86,16 @@ type Server interface {
 	// the connection soon (Thalex's system channel); the other dialects
 	// have none and append nothing.
 	AppendReconnectNotice(dst []byte) []byte
+	// AnswerKeepalive returns the answer to frame when frame is the
+	// client's keepalive (Venue.Keepalive), which is no request of the
+	// dialect; ok is false for any other frame. It runs before ParseFrame
+	// on every frame a client sends. pkg/exchangetest answers so; the
+	// sidecar answers its local clients' keepalives itself, as the venue
+	// would.
+	AnswerKeepalive(frame []byte) (answer []byte, ok bool)
+	// Venue is what the venue is: the same value as the Protocol's of
+	// the same name (its idle limit, whether it answers every request).
+	Venue() Venue
 }
 
 // Incoming is one request from a client, as Server.ParseFrame reads it.

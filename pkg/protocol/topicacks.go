@@ -2,7 +2,7 @@ package protocol
 
 import "bytes"
 
-// TopicAcking is a Protocol whose server answers each topic of a
+// TopicAcking reads the answers of a venue whose server answers each topic of a
 // subscribe or unsubscribe request in a frame of its own, every one
 // carrying the request's id (OKX: an "event" frame for each argument,
 // https://www.okx.com/docs-v5/en/#overview-websocket-subscribe), instead
@@ -10,7 +10,8 @@ import "bytes"
 // KindResponse with the request's id: an acknowledgement with a Result
 // naming its topic, a refusal with an Error. The client answers a
 // request once each of its topics is, so one request may carry as many
-// topics as the venue's frame allows, and a restore stays one write.
+// topics as the venue's frame allows, and a restore stays one write. A
+// venue gives it as Venue.TopicAcks.
 type TopicAcking interface {
 	// AckedTopic returns the index in req.Topics of the topic an
 	// acknowledgement's Result names, or -1 when it names none of them.
@@ -66,18 +67,4 @@ func EachMessage(answer []byte, fn func(msg []byte)) {
 		}
 		answer = answer[end:]
 	}
-}
-
-// AnsweringAll is a Server whose venue answers every request, with an id
-// or without (OKX: the id is optional, and echoed only where it was
-// sent): a request without one is answered all the same, not taken for a
-// JSON-RPC notification.
-type AnsweringAll interface {
-	AnswersAll() bool
-}
-
-// AnswersAll reports whether w answers requests that carry no id.
-func AnswersAll(w Server) bool {
-	a, ok := w.(AnsweringAll)
-	return ok && a.AnswersAll()
 }

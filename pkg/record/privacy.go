@@ -15,11 +15,11 @@ import (
 // private topics, and the answers to calls that are not read-only. It
 // is owned by the Recorder's writer goroutine.
 type privacy struct {
-	proto    protocol.Protocol
-	all      bool
-	readOnly protocol.ReadOnly // nil: the venue names none, so no call's answer is kept
-	server   protocol.Server   // the venue's server half, which reads a request's op; nil when none is registered
-	reqs     []protocol.Incoming
+	proto   protocol.Protocol
+	all     bool
+	methods protocol.MethodClassifier // nil: the venue names no read-only call, so no call's answer is kept
+	server  protocol.Server           // the venue's server half, which reads a request's op; nil when none is registered
+	reqs    []protocol.Incoming
 	// kept holds the ids of written calls whose answers are kept;
 	// bounded by the calls in flight.
 	kept map[string]bool
@@ -32,9 +32,8 @@ type privacy struct {
 const maxKeys = 10_000
 
 func newPrivacy(p protocol.Protocol, all bool) *privacy {
-	ro, _ := p.(protocol.ReadOnly)
 	srv, _ := protocol.ServerByName(p.Name())
-	return &privacy{proto: p, all: all, readOnly: ro, server: srv, kept: make(map[string]bool), private: make(map[string]bool)}
+	return &privacy{proto: p, all: all, methods: p.Venue().Methods, server: srv, kept: make(map[string]bool), private: make(map[string]bool)}
 }
 
 // sent notes a written request whose answer may be kept: a subscribe's
@@ -47,13 +46,13 @@ func (p *privacy) sent(frame []byte) {
 	if p.server != nil {
 		p.reqs, _, _ = p.server.ParseFrame(p.reqs[:0], frame)
 		for _, q := range p.reqs {
-			if q.Err == nil && (q.Op == protocol.OpSubscribe || (p.readOnly != nil && q.Op == protocol.OpCall && p.readOnly.ReadOnly(q.Method))) {
+			if q.Err == nil && (q.Op == protocol.OpSubscribe || (q.Op == protocol.OpCall && p.readOnly(q.Method))) {
 				p.kept[idKey(q.ID)] = true
 			}
 		}
 		return
 	}
-	if p.readOnly == nil {
+	if p.methods == nil {
 		return
 	}
 	var req struct {
@@ -64,7 +63,7 @@ func (p *privacy) sent(frame []byte) {
 	if json.Unmarshal(frame, &req) != nil || len(req.ID) == 0 {
 		return
 	}
-	if m := cmp.Or(req.Method, req.Op); m != "" && p.readOnly.ReadOnly(m) {
+	if m := cmp.Or(req.Method, req.Op); m != "" && p.readOnly(m) {
 		p.kept[idKey(req.ID)] = true
 	}
 }
@@ -113,4 +112,9 @@ func (p *privacy) keepTopic(topic string) bool {
 // and OKX's quoted numbers alike.
 func idKey(raw json.RawMessage) string {
 	return strings.Trim(string(bytes.TrimSpace(raw)), `"`)
+}
+
+// readOnly reports whether the venue names method as reading only.
+func (p *privacy) readOnly(method string) bool {
+	return p.methods != nil && p.methods.ClassifyMethod(method, nil).ReadOnly
 }

@@ -103,11 +103,9 @@ func (c *wsConn) readFailed(err error) {
 // calls run concurrently (bounded by Config.MaxCallsPerClient).
 func (c *wsConn) handle(data []byte) {
 	w := c.cfg.wire
-	if c.cfg.keepalive != nil {
-		if answer, ok := c.cfg.keepalive.AnswerKeepalive(data); ok {
-			c.s.reply(textFrame(answer)) // as the venue answers it
-			return
-		}
+	if answer, ok := w.AnswerKeepalive(data); ok { // the venue's keepalive
+		c.s.reply(textFrame(answer)) // as the venue answers it
+		return
 	}
 	maxBatch := c.cfg.live.Load().maxBatch // as last reloaded
 	if n, over := batchLen(data, maxBatch); over && w.Batches() {
@@ -213,11 +211,11 @@ func (c *wsConn) changeTopics(req *protocol.Incoming) (resp []byte, attach []*to
 }
 
 // answer queues resp (none for a JSON-RPC notification, unless the venue
-// answers requests without an id too, protocol.AnsweringAll: OKX;
+// answers requests without an id too, protocol.Venue.AnswersAll: OKX;
 // Ethereal's events have no id and are answered with a status frame) and attaches
 // the topics with it, as one step for the topics' pumps.
 func (c *wsConn) answer(req *protocol.Incoming, resp []byte, attach []*topic) {
-	if len(resp) == 0 || (len(req.ID) == 0 && c.cfg.wire.RPC() && !protocol.AnswersAll(c.cfg.wire)) {
+	if len(resp) == 0 || (len(req.ID) == 0 && c.cfg.wire.RPC() && !c.cfg.wire.Venue().AnswersAll) {
 		c.s.attach(nil, attach)
 		return
 	}

@@ -214,8 +214,7 @@ func New(cfg Config) (*Server, error) {
 	s.conns = newIdleConns(cfg.MaxClients + connectionMargin)
 	s.guard = newTokenGuard(s.log, s.ctx.Done())
 	ex := venue.ByName(proto.Name())
-	keepalive, _ := wire.(protocol.KeepaliveServer)
-	s.wsCfg = wsConfig{Config: &s.cfg, wire: wire, keepalive: keepalive, subIDs: wire.SubscriptionID() != "", noticeTopic: ex.NoticeTopic, renamed: ex.Renamed, stats: &s.stats, hub: s.hub,
+	s.wsCfg = wsConfig{Config: &s.cfg, wire: wire, subIDs: wire.SubscriptionID() != "", noticeTopic: ex.NoticeTopic, renamed: ex.Renamed, stats: &s.stats, hub: s.hub,
 		tracer: s.hub.tracer, ctx: s.ctx, callsCtx: s.callsCtx, feed: s.src.feed, clients: s.clients, log: s.log, live: &s.live}
 	s.coll = newCollector(&s.stats, s.hub, s.clients, s.src.state, s.conns, s.guard)
 	if err := s.reg.Register(s.coll); err != nil {

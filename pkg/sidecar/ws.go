@@ -64,9 +64,6 @@ type wsConfig struct {
 	// renamed is the venue's own name of methods others spell
 	// differently (venue.Exchange.Renamed), named when one is refused.
 	renamed map[string]string
-	// keepalive is the dialect's application keepalive, answered to
-	// local clients as the venue answers it; nil without one.
-	keepalive protocol.KeepaliveServer
 	stats     *stats
 	hub       *hub
 	tracer    tracer // the spans of forwarded calls

@@ -13,7 +13,7 @@ import (
 
 // The fast path. Where a venue writes a notification the same, byte for
 // byte, on every connection but for a part each connection is given
-// (protocol.Copies: an Ethereum subscription id), each leg's reader
+// (protocol.MessageReader.CopyBytes: an Ethereum subscription id), each leg's reader
 // hashes those bytes (xxh3, 128 bits) before classifying the frame, and
 // counts how many times the leg has read that hash. A copy the leg has
 // read no more times than the merged stream delivered it (first
@@ -49,7 +49,7 @@ const (
 // copies is a Standby's fast path: the hashes its legs read, and each
 // leg's last frame.
 type copies struct {
-	proto  protocol.Copies
+	proto  protocol.MessageReader
 	shards [copyShards]copyShard
 	legs   []copyLeg // legs[i] is leg i's, owned by its reader
 }
@@ -95,8 +95,8 @@ type copyKey struct {
 // newCopies returns the fast path of a Standby of legs on dialect p, or
 // nil when p's notifications cannot be told apart by their bytes.
 func newCopies(p protocol.Protocol, legs int) *copies {
-	cp, ok := p.(protocol.Copies)
-	if !ok {
+	cp := p.Venue().Messages
+	if cp == nil {
 		return nil
 	}
 	c := &copies{proto: cp, legs: make([]copyLeg, legs)}

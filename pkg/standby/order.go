@@ -34,7 +34,7 @@ type placing uint8
 
 const (
 	placeSequence placing = iota + 1 // protocol.Protocol.Sequence: a book's change id
-	placeHeight                      // protocol.Backfilling.Position of a chain's heads
+	placeHeight                      // protocol.Recoverer.Position of a chain's heads
 )
 
 // topicPlace is a merge's record of one placed topic. Owned by the
@@ -42,7 +42,7 @@ const (
 type topicPlace struct {
 	how         placing
 	topic       *protocol.Topic
-	backfilling protocol.Backfilling // placeHeight's reader of a head's position
+	backfilling protocol.Recoverer // placeHeight's reader of a head's position
 	delivered   uint64               // the place of the last placed message delivered
 	any         bool                 // one was
 	// leg[i] is the place of leg i's last placed message, plus one (0:
@@ -62,7 +62,7 @@ type placed struct {
 // newPlaces returns the places of the merge of topics on dialect p: one
 // for each topic whose messages are placed, nil when none is.
 func newPlaces(p protocol.Protocol, topics []*protocol.Topic) map[string]*topicPlace {
-	backfilling, _ := p.(protocol.Backfilling)
+	backfilling := p.Venue().Recoverer
 	var places map[string]*topicPlace
 	for _, t := range topics {
 		var how placing

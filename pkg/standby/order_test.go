@@ -32,8 +32,13 @@ func (bookDialect) Sequence(data []byte) (id, prev uint64, ok bool) {
 	return id, prev, err == nil
 }
 
-func (d bookDialect) AppendIdentity(dst, data []byte) ([]byte, bool) {
-	id, _, ok := d.Sequence(data)
+func (d bookDialect) Venue() protocol.Venue { return protocol.Venue{Messages: bookIdentity{}} }
+
+// bookIdentity identifies a book message by its change id.
+type bookIdentity struct{ protocol.ReadsNothing }
+
+func (bookIdentity) AppendIdentity(dst, data []byte) ([]byte, bool) {
+	id, _, ok := bookDialect{}.Sequence(data)
 	return strconv.AppendUint(dst, id, 10), ok
 }
 

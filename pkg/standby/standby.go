@@ -40,7 +40,7 @@ const Max = 3
 // topics in the background, as any Client does.
 //
 // A message's identity comes from the fields its venue documents
-// (protocol.Identifying: Deribit's change_id, trade_id and timestamp,
+// (protocol.MessageReader.AppendIdentity: Deribit's change_id, trade_id and timestamp,
 // Ethereal's t and pt, Ethereum's hashes); where a venue gives none
 // (Thalex), from its whole content, which is the same on two connections
 // to one venue. How many times each leg sent each identity is counted,
@@ -65,9 +65,9 @@ const Max = 3
 // leg that failed over takes its own back (WithSwitchBack), and
 // Client.Endpoint counts a leg's endpoint in the Standby's list.
 //
-// A session setting (protocol.SessionSettings: cancel-on-disconnect of
+// A session setting (protocol.MethodClass.Session: cancel-on-disconnect of
 // the connection's scope) is made on every leg, and by a leg that is down
-// when it connects; one of the account's scope (protocol.AccountSettings)
+// when it connects; one of the account's scope (protocol.MethodClass.Account)
 // is refused.
 //
 // Calls go over a connected leg: the first one, or on a chain (Ethereum,
@@ -75,7 +75,7 @@ const Max = 3
 // one more than WithHeadLag blocks behind it, and one whose pong is late
 // (past half the pong timeout: the link may be dying) only when no other
 // can take it. A read-only call
-// (protocol.ReadOnly) whose leg dies before its answer is made again on
+// (protocol.MethodClass.ReadOnly) whose leg dies before its answer is made again on
 // another; any other call, an order above all, never is. It is safe for
 // concurrent use.
 type Standby struct {
@@ -83,8 +83,7 @@ type Standby struct {
 	ctl      []client.Leg // ctl[i] is legs[i]'s
 	health   []legHealth  // health[i] is legs[i]'s, written by its relay
 	proto    protocol.Protocol
-	settings protocol.SessionSettings // nil where the dialect has none
-	account  protocol.AccountSettings // nil where the dialect has none
+	methods  protocol.MethodClassifier // nil where the venue classifies none
 	seed     maphash.Seed
 	headLag  int     // WithHeadLag
 	copies   *copies // the legs' fast path (copies.go); nil where the dialect has none
@@ -122,8 +121,8 @@ func Dial(ctx context.Context, url string, standby int, opts ...client.Option) (
 		return nil, err
 	}
 	proto := set.Protocol()
-	if l, ok := proto.(protocol.ConnectionLimited); ok && standby+1 > l.ConnectionsPerIP() {
-		return nil, fmt.Errorf("standby.Dial: %d connections would pass the venue's limit of %d from one IP address", standby+1, l.ConnectionsPerIP())
+	if most := proto.Venue().ConnectionsPerIP; most > 0 && standby+1 > most {
+		return nil, fmt.Errorf("standby.Dial: %d connections would pass the venue's limit of %d from one IP address", standby+1, most)
 	}
 	sb := &Standby{
 		legs:    make([]*client.Client, standby+1),
@@ -135,8 +134,7 @@ func Dial(ctx context.Context, url string, standby int, opts ...client.Option) (
 		merges:  make(map[*merge]struct{}),
 		copies:  newCopies(proto, standby+1),
 	}
-	sb.settings, _ = proto.(protocol.SessionSettings)
-	sb.account, _ = proto.(protocol.AccountSettings)
+	sb.methods = proto.Venue().Methods
 	sb.ctx, sb.cancel = context.WithCancel(context.Background())
 	budget := set.Budget() // one budget for every leg: the venue counts them all
 	urls := append([]string{url}, set.Endpoints()...)
@@ -351,17 +349,19 @@ func (sb *Standby) Call(ctx context.Context, method string, params, result any) 
 
 // CallRaw makes a call over a connected leg, the highest head's on a
 // chain (see Standby), the first leg when none is connected. When the leg dies before the answer, a read-only method
-// (protocol.ReadOnly) is called again on the next connected leg; any
+// (protocol.MethodClass.ReadOnly) is called again on the next connected leg; any
 // other is not: its error says the connection was lost.
 func (sb *Standby) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	if sb.account != nil && sb.account.AccountSetting(method, params) {
+	var class protocol.MethodClass
+	if sb.methods != nil {
+		class = sb.methods.ClassifyMethod(method, params)
+	}
+	if class.Account {
 		return nil, fmt.Errorf("call %s: %w: a setting of the account's scope acts when any connection is lost, "+
 			"and a standby connection may die: give it the connection's scope, which every leg keeps", method, client.ErrRefused)
 	}
-	if sb.settings != nil {
-		if set, ok := sb.settings.SessionSetting(method, params); ok {
-			return sb.callEveryLeg(ctx, set, method, params)
-		}
+	if class.IsSession {
+		return sb.callEveryLeg(ctx, class.Session, method, params)
 	}
 	tried := make([]bool, len(sb.legs))
 	err := fmt.Errorf("call %s: %w: no leg to take it", method, client.ErrConnectionLost)

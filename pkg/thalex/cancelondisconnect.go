@@ -13,12 +13,12 @@ import (
 // for dead ("A WebSocket ping suffices"; Thalex API description,
 // private/set_cancel_on_disconnect, whose example is 10; thalex_py pings
 // every 5 s). It belongs to the connection, so the client makes it again
-// on every new one (protocol.SessionSettings), and refuses it while its
+// on every new one (protocol.MethodClass.Session), and refuses it while its
 // pings are not at least twice as frequent as the timeout.
 const setCancelOnDisconnect = "private/set_cancel_on_disconnect"
 
-// SessionSetting implements protocol.SessionSettings.
-func (*dialect) SessionSetting(method string, params []byte) (protocol.SessionSetting, bool) {
+// sessionSetting tells a call of private/set_cancel_on_disconnect.
+func sessionSetting(method string, params []byte) (protocol.SessionSetting, bool) {
 	if method != setCancelOnDisconnect {
 		return protocol.SessionSetting{}, false
 	}

@@ -159,8 +159,8 @@ const (
 	codeTooManyPending = 3
 )
 
-// Throttled reports whether an error refuses a request for the pace of
-// requests, not for what it asks: the client sends it again later.
-func (*dialect) Throttled(code int) bool {
-	return code == codeThrottled || code == codeTooManyPending
+// ClassifyError tells a request refused for the pace of requests, not
+// for what it asks: the client sends it again later.
+func (rules) ClassifyError(code int, _ string) protocol.ErrorClass {
+	return protocol.ErrorClass{Throttled: code == codeThrottled || code == codeTooManyPending}
 }

@@ -8,6 +8,3 @@ var readOnly = map[string]bool{
 	"public/instruments": true, "public/all_instruments": true, "public/instrument": true,
 	"public/ticker": true, "public/index": true, "public/book": true, "public/system_info": true,
 }
-
-// ReadOnly implements protocol.ReadOnly.
-func (*dialect) ReadOnly(method string) bool { return readOnly[method] }
