@@ -57,8 +57,9 @@ type endpointSwap struct {
 //     once calls on it are answered: nothing is lost and nothing is
 //     delivered twice (the switch-back's handover, reported as a
 //     SwitchedBack event). If the new endpoint does not take the
-//     connection or a topic, the client stays where it was, on its old
-//     endpoints, and the error says so. While a session setting holds
+//     connection or a topic, or a subscribe or unsubscribe runs at that
+//     moment, the client stays where it was, on its old endpoints, and
+//     the error says so (call again). While a session setting holds
 //     on the connection in use (cancel-on-disconnect: closing it would
 //     cancel the orders placed on it) this is refused with an error
 //     wrapping ErrSettingHeld, and nothing changes.
@@ -121,7 +122,7 @@ func (c *Client) swapEndpoints(cn *conn, req *endpointSwap) *conn {
 	next := c.takeBack(cn)
 	if next == cn {
 		c.adoptEndpoints(oldEps, oldCur)
-		req.done <- fmt.Errorf("client: %s did not take the connection or every topic (logged); the endpoints stay", req.eps[0].shown)
+		req.done <- fmt.Errorf("client: not moved to %s (logged: it did not take the connection, the login or a topic, or a subscribe was running); the endpoints stay", req.eps[0].shown)
 		return cn
 	}
 	c.adoptEndpoints(req.eps, 0)
