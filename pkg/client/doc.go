@@ -23,7 +23,8 @@
 //   - the supervisor (reconnect.go), one per client: dials, restores and
 //     replaces lost connections; the on-connect hook runs on it, before
 //     the connection is handed out, and so does a switch-back's handover
-//     (handover.go);
+//     (handover.go), and the move of SetEndpoints, which it owns the
+//     endpoint list for (setendpoints.go);
 //   - the reader and the writer (conn.go), one each per connection,
 //     counted in the connection's wait group, ending with it;
 //   - a subscription's mover (Subscription.moveLoop), while messages wait
