@@ -170,6 +170,7 @@ func serveBlast(w http.ResponseWriter, r *http.Request) {
 		}
 		blasted = true
 		frame := blastFrame
+		var chained []byte // this connection's own: blastFrame is every connection's
 		burst := blastBurst
 		if every > 0 {
 			burst = 1
@@ -183,7 +184,8 @@ func serveBlast(w http.ResponseWriter, r *http.Request) {
 			fc.Cork()
 			for end := min(n, sent+burst); sent < end; sent++ {
 				if chain {
-					frame = chainFrame(frame[:0], sent)
+					chained = chainFrame(chained[:0], sent)
+					frame = chained
 				}
 				if ws.WriteMessage(websocket.TextMessage, frame) != nil {
 					_ = fc.Flush()
@@ -255,6 +257,70 @@ func TestNodeServer(t *testing.T) {
 			}
 			if want := `{"jsonrpc":"2.0","id":2,"result":true}`; string(got) != want {
 				t.Errorf("unsubscribe answer %s, want %s", got, want)
+			}
+		})
+	}
+}
+
+// TestBlastChainsEachConnection checks, in both modes, that a chained
+// blast gives each connection the chain whole, every head once and in
+// order, though several connections blast at once (a hot standby's
+// legs), and leaves the plain blast's frame as it was. The chain was
+// written into blastFrame's array, shared by every connection: one
+// connection's heads were sent on another's (BenchmarkStandbyBlast's
+// legs read heads out of order, which the merge took for reorgs, lost
+// and delivered twice), and a plain blast after a chained one sent the
+// chain's last head.
+func TestBlastChainsEachConnection(t *testing.T) {
+	plain := []byte(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"` +
+		blastSubscription + `","result":` + string(NewHeads) + `}}`)
+	for _, srv := range nodeServers {
+		t.Run("server="+srv.name, func(t *testing.T) {
+			node := srv.start(t)
+			ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+			defer cancel()
+			subscribe := func(url string) *websocket.Conn {
+				ws, _, err := websocket.DefaultDialer.DialContext(ctx, url, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = ws.Close() })
+				if _, err := gorillaCall(ws, ethRequest(1, "eth_subscribe", `["newHeads"]`)); err != nil {
+					t.Fatal(err)
+				}
+				return ws
+			}
+			const n, conns = 20 * blastBurst, 3
+			legs := make([]*websocket.Conn, conns)
+			for i := range legs {
+				legs[i] = subscribe(fmt.Sprintf("%s/blast?n=%d&chain=1", node.base, n))
+			}
+			errs := make(chan error, conns)
+			for _, ws := range legs {
+				go func() {
+					var want []byte
+					for i := range n {
+						_, msg, err := ws.ReadMessage()
+						if err != nil {
+							errs <- err
+							return
+						}
+						if want = chainFrame(want[:0], i); !bytes.Equal(msg, want) {
+							errs <- fmt.Errorf("head %d is %.200s", i, msg)
+							return
+						}
+					}
+					errs <- nil
+				}()
+			}
+			for range legs {
+				if err := <-errs; err != nil {
+					t.Error(err)
+				}
+			}
+			ws := subscribe(blastURL(node.base, 1))
+			if _, msg, err := ws.ReadMessage(); err != nil || !bytes.Equal(msg, plain) {
+				t.Errorf("the plain blast after a chained one sends %.200s (%v)", msg, err)
 			}
 		})
 	}

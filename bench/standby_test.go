@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -75,6 +77,55 @@ func BenchmarkStandbyBlast(b *testing.B) {
 						b.ReportMetric(float64(dups)/float64(b.N), "dup/op")
 					})
 				}
+			}
+		})
+	}
+}
+
+// TestStandbyBlastEveryHeadOnce runs BenchmarkStandbyBlast's standby as a
+// test, in both modes and both feeds: two legs read the same chain of
+// heads, and the merged stream has every head exactly once, in order,
+// none dropped (its buffer holds the whole chain). The legs ping
+// rarely: a pong waits behind the blast, and a leg that gave up on it
+// would subscribe again, and its fresh blast start the chain over.
+func TestStandbyBlastEveryHeadOnce(t *testing.T) {
+	for _, srv := range nodeServers {
+		t.Run("server="+srv.name, func(t *testing.T) {
+			node := srv.start(t)
+			for _, feed := range []struct {
+				name, every string
+				n           int
+			}{{"blast", "0", 20000}, {"20k", "50us", 2000}} {
+				t.Run("feed="+feed.name, func(t *testing.T) {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					defer cancel()
+					url := fmt.Sprintf("%s/blast?n=%d&chain=1&every=%s", node.base, feed.n, feed.every)
+					sb, err := standby.Dial(ctx, url, 1, client.WithProtocol(ethereum.Protocol()),
+						client.WithPing(time.Minute, time.Minute))
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer func() { _ = sb.Close() }()
+					sub, err := sb.Subscribe(ctx, []string{"newHeads"}, client.Buffer(feed.n))
+					if err != nil {
+						t.Fatal(err)
+					}
+					var want []byte
+					for i := range feed.n {
+						var m client.Message
+						select {
+						case m = <-sub.C():
+						case <-ctx.Done():
+							t.Fatalf("head %d never delivered (%d dropped)", i, sub.Dropped())
+						}
+						if want = chainFrame(want[:0], i); !bytes.Contains(want, m.Data) {
+							t.Fatalf("head %d (flags %v) is %.200s", i, m.Flags, m.Data)
+						}
+					}
+					if d := sub.Dropped(); d != 0 {
+						t.Errorf("%d heads dropped", d)
+					}
+				})
 			}
 		})
 	}
