@@ -206,8 +206,6 @@ func (m *merge) offer(leg int, msg client.Message) {
 	defer m.mu.Unlock()
 	m.fold(leg)
 	id := m.ids.Of(msg.Topic, msg.Data)
-	s := m.seen.add(id, leg)
-	n := s.legs[leg]
 	r := &m.legs[leg]
 	if msg.Flags&client.FlagReconnected != 0 && m.covered(leg) {
 		msg.Flags &^= client.FlagReconnected
@@ -221,6 +219,18 @@ func (m *merge) offer(leg int, msg client.Message) {
 			m.sb.copies.offered(key, m, delivered, msg.Topic, id, at)
 		}
 	}
+	if !r.on && m.behind(leg, at) {
+		// The stream is past it (order.go): dropped before it takes a
+		// slot of the window, so that a leg far behind, its old copies
+		// coming one after another, never pushes out the identities of
+		// the messages at the stream's head (a head at the last height
+		// delivered is judged by its identity alone, and was delivered
+		// twice once forgotten).
+		offered(false)
+		return
+	}
+	s := m.seen.add(id, leg)
+	n := s.legs[leg]
 	if r.on {
 		switch {
 		case n <= s.delivered: // the merged stream has reached this leg's place
@@ -235,7 +245,7 @@ func (m *merge) offer(leg int, msg client.Message) {
 			return
 		}
 	}
-	if n <= s.delivered || m.behind(leg, at) { // a copy, or the stream is past it (order.go)
+	if n <= s.delivered || m.behind(leg, at) { // a copy, or (released meanwhile) the stream is past it
 		offered(false)
 		return
 	}
