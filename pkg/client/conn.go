@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"runtime"
 	"sync"
@@ -67,14 +68,26 @@ func (c *Client) dial(ctx context.Context) (*conn, error) {
 	return c.dialEndpoint(ctx, int(c.current.Load()))
 }
 
-// dialEndpoint dials endpoint ep (an index of c.eps).
+// dialEndpoint dials endpoint ep (an index of c.eps): it waits for the
+// connect pace, makes the WebSocket handshake within the dial timeout
+// (handshake), and starts the connection's goroutines (startConn).
 func (c *Client) dialEndpoint(ctx context.Context, epIndex int) (*conn, error) {
 	if err := c.paceConnect(ctx, c.eps[epIndex].url); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.dialTimeout)
 	defer cancel()
+	ws, fc, err := c.handshake(ctx, c.eps[epIndex])
+	if err != nil {
+		return nil, err
+	}
+	return c.startConn(ws, fc, epIndex), nil
+}
 
+// handshake opens a socket to ep and makes its WebSocket handshake
+// within ctx, the socket wrapped in the batchconn.Conn fc the writer
+// writes through. A failure is dialError's.
+func (c *Client) handshake(ctx context.Context, ep endpoint) (*websocket.Conn, *batchconn.Conn, error) {
 	var fc *batchconn.Conn
 	// gorilla watches ctx only through the deadline it sets on the socket:
 	// a cancelled ctx (Close, or the caller's) would leave the handshake
@@ -96,7 +109,6 @@ func (c *Client) dialEndpoint(ctx context.Context, epIndex int) (*conn, error) {
 		fc = batchconn.New(nc)
 		return fc, nil
 	}
-	ep := c.eps[epIndex]
 	ws, resp, err := d.DialContext(ctx, ep.url, ep.header)
 	if !stop() && err == nil {
 		// ctx ended just as the handshake completed: the socket is closed.
@@ -104,31 +116,45 @@ func (c *Client) dialEndpoint(ctx context.Context, epIndex int) (*conn, error) {
 		err = ctx.Err()
 	}
 	if err != nil {
-		// The URL may hold a provider's key: errors show it redacted,
-		// gorilla's own *url.Error (a malformed URL) included.
-		shown := ep.shown
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			ue.URL = redact.URL(ue.URL)
-		}
-		if resp != nil {
-			return nil, fmt.Errorf("failed to dial %s: %w (HTTP %s)", shown, err, resp.Status)
-		}
-		// gorilla sets ctx's deadline on the socket, which may expire a
-		// moment before ctx does: a socket timeout is the dial timeout too.
-		var ne net.Error
-		timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
-		if timedOut && c.ctx.Err() == nil {
-			// The socket's own error (an i/o timeout, or "use of closed
-			// network connection" once ctx closed it) says nothing more.
-			return nil, fmt.Errorf("failed to dial %s: no answer to the connection or its WebSocket handshake within the dial timeout %v: %w",
-				shown, c.cfg.dialTimeout, ErrTimeout)
-		}
-		return nil, fmt.Errorf("failed to dial %s: %w", shown, err)
+		return nil, nil, c.dialError(ctx, ep, resp, err)
 	}
 	if resp != nil && resp.Body != nil {
 		_ = resp.Body.Close() // the handshake response has no body worth reading
 	}
+	return ws, fc, nil
+}
+
+// dialError is the error of a failed handshake with ep: its URL
+// redacted, the server's HTTP status when it answered, and ErrTimeout
+// when the dial timeout ran out.
+func (c *Client) dialError(ctx context.Context, ep endpoint, resp *http.Response, err error) error {
+	// The URL may hold a provider's key: errors show it redacted,
+	// gorilla's own *url.Error (a malformed URL) included.
+	shown := ep.shown
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = redact.URL(ue.URL)
+	}
+	if resp != nil {
+		return fmt.Errorf("failed to dial %s: %w (HTTP %s)", shown, err, resp.Status)
+	}
+	// gorilla sets ctx's deadline on the socket, which may expire a
+	// moment before ctx does: a socket timeout is the dial timeout too.
+	var ne net.Error
+	timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+	if timedOut && c.ctx.Err() == nil {
+		// The socket's own error (an i/o timeout, or "use of closed
+		// network connection" once ctx closed it) says nothing more.
+		return fmt.Errorf("failed to dial %s: no answer to the connection or its WebSocket handshake within the dial timeout %v: %w",
+			shown, c.cfg.dialTimeout, ErrTimeout)
+	}
+	return fmt.Errorf("failed to dial %s: %w", shown, err)
+}
+
+// startConn makes the connection of a socket whose handshake is done
+// (ws over fc, to endpoint epIndex) and starts its reader and writer
+// goroutines.
+func (c *Client) startConn(ws *websocket.Conn, fc *batchconn.Conn, epIndex int) *conn {
 	// The read limit is enforced per frame by readFrame, which discards an
 	// oversized frame and keeps the connection.
 	ws.SetReadLimit(0)
@@ -148,7 +174,7 @@ func (c *Client) dialEndpoint(ctx context.Context, epIndex int) (*conn, error) {
 	cn.wg.Add(2)
 	go cn.readLoop()
 	go cn.writeLoop()
-	return cn, nil
+	return cn
 }
 
 // fail ends the connection once: it records the cause, closes the socket
