@@ -19,6 +19,7 @@ import (
 
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/natsbridge"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // frameSize is a realistic order-book notification payload.
@@ -219,7 +220,7 @@ func (u *benchUpstream) dial(context.Context) (client.Holder, error) {
 	return u, nil
 }
 
-func (u *benchUpstream) SubscribeStreams(_ context.Context, topics []string) ([]client.Stream, []error, error) {
+func (u *benchUpstream) SubscribeTopics(_ context.Context, topics []*protocol.Topic) ([]client.Stream, []error, error) {
 	u.once.Do(func() { close(u.subscribed) })
 	return []client.Stream{benchFeed{u}}, make([]error, len(topics)), nil
 }

@@ -53,6 +53,7 @@ func init() {
 	_, err = natsbridge.Join(ctx, nc, group,
 		natsbridge.WithMemberID("child"),
 		natsbridge.WithLeaseTTL(time.Second),
+		natsbridge.WithProtocol(thalex.Protocol()),
 		natsbridge.WithUpstream(natsbridge.DialClient(os.Getenv(frozenExchange),
 			client.WithProtocol(thalex.Protocol()), client.WithBackoff(fastBackoff))))
 	cancel()

@@ -21,6 +21,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/natsbridge"
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
@@ -125,6 +126,7 @@ func join(t testing.TB, nc *nats.Conn, group, id string, ex *exchangetest.Server
 		natsbridge.WithMemberID(id),
 		natsbridge.WithLeaseTTL(time.Second),
 		natsbridge.WithRequestTimeout(5 * time.Second),
+		natsbridge.WithProtocol(thalex.Protocol()), // a candidate's (join's and joinVia's upstreams are Thalex's)
 	}
 	if ex != nil {
 		all = append(all, natsbridge.WithUpstream(tagged(id, natsbridge.DialClient(ex.URL(),
@@ -174,8 +176,8 @@ type taggedUpstream struct {
 	tag string
 }
 
-func (u taggedUpstream) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
-	streams, errs, err := u.Holder.SubscribeStreams(ctx, topics)
+func (u taggedUpstream) SubscribeTopics(ctx context.Context, topics []*protocol.Topic) ([]client.Stream, []error, error) {
+	streams, errs, err := u.Holder.SubscribeTopics(ctx, topics)
 	if err != nil {
 		return nil, nil, err
 	}

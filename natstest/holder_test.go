@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // A group member is a client.Holder, as the sidecar holds it: its
@@ -22,7 +24,9 @@ func TestMemberIsAHolder(t *testing.T) {
 	var h client.Holder = join(t, connect(t, ns.url()), "g1", "m0", ex)
 	ctx := context.Background()
 
-	streams, errs, err := h.SubscribeStreams(ctx, topics[:1])
+	parsed, err := thalex.Protocol().NewTopic(topics[0])
+	require.NoError(t, err)
+	streams, errs, err := h.SubscribeTopics(ctx, []*protocol.Topic{parsed})
 	require.NoError(t, err)
 	require.NoError(t, errs[0])
 	select {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Holder is the face of every connection-holder: one connection (a
@@ -14,12 +16,15 @@ import (
 // a NATS group's leader holds its upstream as one. What only some
 // holders know is an optional interface: Lagger, Endpointer.
 type Holder interface {
-	// SubscribeStreams subscribes each topic on its own, in as few
+	// SubscribeTopics subscribes each topic on its own, in as few
 	// requests as the holder allows: streams[i] is topic i's stream, or
 	// nil with errs[i] saying why (errors.Is(errs[i], ErrRefused) when no
-	// retry can help); err fails them all.
-	SubscribeStreams(ctx context.Context, topics []string) (streams []Stream, errs []error, err error)
-	// UnsubscribeStreams ends streams SubscribeStreams returned, in as
+	// retry can help); err fails them all. topics are parsed already, by
+	// the holder's dialect (protocol.Protocol.NewTopic), once at the edge
+	// that took their names (the sidecar's hub, a NATS group's leader):
+	// a holder does not parse them again.
+	SubscribeTopics(ctx context.Context, topics []*protocol.Topic) (streams []Stream, errs []error, err error)
+	// UnsubscribeStreams ends streams SubscribeTopics returned, in as
 	// few requests as it can, and returns the first failure.
 	UnsubscribeStreams(ctx context.Context, streams []Stream) error
 	// CallRaw makes an RPC call: params is JSON (or nil) and the result

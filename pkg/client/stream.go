@@ -26,37 +26,54 @@ type Stream interface {
 
 var _ Stream = (*Subscription)(nil)
 
-// SubscribeStreams is SubscribeEach with the client's default delivery
-// options, a Stream each, for a Holder's reader. A topic the dialect
-// cannot express, or one routed like another under another name (one
-// subscription on the server), is refused (ErrRefused) rather than
-// failing the rest. Each topic is parsed once, and clash-checked once
-// (subscribeGroups).
+// SubscribeTopics is SubscribeEachTopic with the client's default
+// delivery options, a Stream each: a Holder's subscribe. topics are
+// parsed by the client's dialect (protocol.Protocol.NewTopic) and are
+// not parsed again; each is clash-checked once (clashesLocked), and one
+// routed like another under another name (one subscription on the
+// server), or one this client cannot be served, is refused
+// (ErrRefused) rather than failing the rest.
+func (c *Client) SubscribeTopics(ctx context.Context, topics []*protocol.Topic) ([]Stream, []error, error) {
+	subs, errs, err := c.SubscribeEachTopic(ctx, topics)
+	if err != nil {
+		return nil, nil, err
+	}
+	streams := make([]Stream, len(topics))
+	for i, s := range subs {
+		if s != nil {
+			streams[i] = s
+		}
+	}
+	return streams, errs, nil
+}
+
+// SubscribeStreams is SubscribeTopics for topics by name: each is parsed
+// once with the client's dialect, and a topic the dialect cannot express
+// is refused (ErrRefused) rather than failing the rest.
+//
+// Deprecated: a Holder subscribes parsed topics; use SubscribeTopics,
+// or SubscribeEach. It goes in the next release.
 func (c *Client) SubscribeStreams(ctx context.Context, topics []string) ([]Stream, []error, error) {
 	streams, errs := make([]Stream, len(topics)), make([]error, len(topics))
-	groups := make([][]string, 0, len(topics))
-	parsed := make([][]*protocol.Topic, 0, len(topics))
+	parsed := make([]*protocol.Topic, 0, len(topics))
 	at := make([]int, 0, len(topics))
 	for i, name := range topics {
-		t, err := c.newTopic(name)
+		t, err := c.proto.NewTopic(name)
 		if err != nil {
 			errs[i] = &RefusedError{Topics: []string{name}, Cause: err}
 			continue
 		}
-		groups, parsed, at = append(groups, []string{name}), append(parsed, []*protocol.Topic{t}), append(at, i)
+		parsed, at = append(parsed, t), append(at, i)
 	}
-	if len(groups) == 0 {
+	if len(parsed) == 0 {
 		return streams, errs, nil
 	}
-	subs, serrs, err := c.subscribeGroups(ctx, groups, parsed, nil)
+	ss, serrs, err := c.SubscribeTopics(ctx, parsed)
 	if err != nil {
 		return nil, nil, err
 	}
 	for j, i := range at {
-		if subs[j] != nil {
-			streams[i] = subs[j]
-		}
-		errs[i] = serrs[j]
+		streams[i], errs[i] = ss[j], serrs[j]
 	}
 	return streams, errs, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"go.uber.org/zap"
@@ -57,134 +56,245 @@ func (c *Client) SubscribeEach(ctx context.Context, topics []string, opts ...Sub
 	return c.subscribeGroups(ctx, groups, parsed, opts)
 }
 
-// subscribeGroups makes one subscription of each group of topics (names
-// distinct within a group), their new topics subscribed in one round.
+// SubscribeEachTopic is SubscribeEach for topics parsed already, by this
+// client's dialect (protocol.Protocol.NewTopic, ParseTopics): nothing is
+// parsed again. A topic this client cannot be served (another service's
+// path, a login it lacks: see newTopic) is refused alone, errs[i] a
+// *RefusedError. No topic is no request and no error.
+func (c *Client) SubscribeEachTopic(ctx context.Context, topics []*protocol.Topic, opts ...SubscribeOption) (subs []*Subscription, errs []error, err error) {
+	subs, errs = make([]*Subscription, len(topics)), make([]error, len(topics))
+	groups := make([][]string, 0, len(topics))
+	parsed := make([][]*protocol.Topic, 0, len(topics))
+	at := make([]int, 0, len(topics))
+	for i, t := range topics {
+		if err := c.checkTopic(t); err != nil {
+			errs[i] = &RefusedError{Topics: []string{t.Name}, Cause: err}
+			continue
+		}
+		groups, parsed, at = append(groups, []string{t.Name}), append(parsed, []*protocol.Topic{t}), append(at, i)
+	}
+	if len(groups) == 0 {
+		return subs, errs, nil
+	}
+	gsubs, gerrs, err := c.subscribeGroups(ctx, groups, parsed, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	for j, i := range at {
+		subs[i], errs[i] = gsubs[j], gerrs[j]
+	}
+	return subs, errs, nil
+}
+
+// subscribeCall is one call of the subscribe primitive (subscribeGroups):
+// its groups of topics, a subscription each, and what the call learns
+// of them on its way. Owned by the calling goroutine; the topic states
+// it lists are the table's, read and written under c.mu.
+type subscribeCall struct {
+	groups [][]string // names distinct within a group
+	parsed [][]*protocol.Topic
+	all    []string // every topic of the call, for an error
+	subs   []*Subscription
+	errs   []error
+
+	// Set by admitLocked.
+	fresh  []*topicState   // new to the table: this call subscribes them
+	joined []*topicState   // another call is subscribing them
+	states [][]*topicState // each group's topics
+	// outcome holds every topic of the call: nil for one held and
+	// confirmed already, else filled in by settle. Read after c.mu is
+	// let go, it stands for the subscriptions' states, which a closing
+	// client may clear meanwhile.
+	outcome map[*topicState]error
+	ops     []*subscribeOp // the requests send sent
+}
+
+// subscribeGroups is the client's one subscribe: it makes one
+// subscription of each group of topics (names distinct within a group),
+// their new topics subscribed in one round, in three steps: admit (a
+// connection and the request's credit, or the queue while there is none;
+// then, under c.mu, the clash check and the topic table), send, settle.
 // A subscription with a refused or failed topic ends, and its error is
-// in errs; err is for the whole call.
+// in errs; err is for the whole call. Subscribe, SubscribeEach,
+// SubscribeEachTopic and SubscribeTopics are its wrappers.
 func (c *Client) subscribeGroups(ctx context.Context, groups [][]string, parsed [][]*protocol.Topic, opts []SubscribeOption) ([]*Subscription, []error, error) {
 	c.handoverMu.RLock() // no switch of connection while it runs (handover.go)
 	defer c.handoverMu.RUnlock()
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	cfg := c.subscribeConfig(opts)
-	subs := make([]*Subscription, len(groups))
-	for i, names := range groups {
-		subs[i] = newSubscription(c, names, cfg, channelSlots)
+	call := c.newSubscribeCall(groups, parsed, opts)
+	cn, queued, err := c.admitConn(ctx, call)
+	switch {
+	case queued:
+		return call.subs, call.errs, nil
+	case err != nil:
+		return nil, nil, err
 	}
-	errs := make([]error, len(groups))
-	all := allTopics(groups)
-	cn, err := c.activeConn(ctx)
-	if err != nil && c.cfg.retryFirst && c.queue(subs, parsed, errs) {
-		return subs, errs, nil
+	if err := c.send(ctx, cn, call); err != nil {
+		return nil, nil, err
+	}
+	c.settle(ctx, cn, call)
+	c.judge(ctx, call)
+	return call.subs, call.errs, nil
+}
+
+// newSubscribeCall makes a call of groups, a subscription each with opts.
+func (c *Client) newSubscribeCall(groups [][]string, parsed [][]*protocol.Topic, opts []SubscribeOption) *subscribeCall {
+	cfg := c.subscribeConfig(opts)
+	call := &subscribeCall{
+		groups: groups,
+		parsed: parsed,
+		all:    allTopics(groups),
+		subs:   make([]*Subscription, len(groups)),
+		errs:   make([]error, len(groups)),
+	}
+	for i, names := range groups {
+		call.subs[i] = newSubscription(c, names, cfg, channelSlots)
+	}
+	return call
+}
+
+// admitConn is the first step of admission: the live connection (waiting
+// for one while the client reconnects, as a call waits for its answer,
+// within ctx and the request timeout) and the request budget's first
+// credit (a round whose topics are all held already gives it back).
+// With WithRetryOnFailedConnect and no connection handed out, the call's
+// subscriptions are queued instead (queue) and queued is true.
+func (c *Client) admitConn(ctx context.Context, call *subscribeCall) (cn *conn, queued bool, err error) {
+	cn, err = c.activeConn(ctx)
+	if err != nil && c.cfg.retryFirst && c.queue(call.subs, call.parsed, call.errs) {
+		return nil, true, nil
 	}
 	if err != nil {
 		// Reconnecting (or the first connection was handed out
-		// meanwhile): wait for the connection, as a call waits for its
-		// answer, within ctx and the request timeout.
+		// meanwhile).
 		cn, err = c.awaitConn(ctx)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(all), err)
+		return nil, false, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(call.all), err)
 	}
-	// The request's credits, waited for like a call's (a round whose
-	// topics are all held already gives them back).
 	if err := c.cfg.pace.waitSubscribe(ctx, c.ctx); err != nil {
-		return nil, nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(all), err)
+		return nil, false, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(call.all), err)
 	}
+	return cn, false, nil
+}
 
+// send admits call's groups into the topic table (admitLocked) and sends
+// its new topics in the rounds the budget holds
+// (sendSubscribeRoundsLocked), all under c.mu, so the server sees the
+// requests in table order. When nothing could be sent, every
+// subscription of the call is let go and the error returned.
+func (c *Client) send(ctx context.Context, cn *conn, call *subscribeCall) error {
 	c.mu.Lock()
 	if c.closed() {
 		c.mu.Unlock()
 		c.cfg.pace.refundSubscribe()
-		return nil, nil, ErrClosed
+		return ErrClosed
 	}
-	var fresh, joined []*topicState
-	// outcome holds every topic of the call: nil for one held and
-	// confirmed already, else filled in below. Read after c.mu is let go,
-	// it stands for the subscriptions' states, which a closing client may
-	// clear meanwhile.
-	outcome := make(map[*topicState]error, len(all))
-	states := make([][]*topicState, len(groups))
-	named := make(map[string]string) // see clashesLocked
-	for g, names := range groups {
-		if err := c.clashesLocked(names, parsed[g], named); err != nil {
-			errs[g], subs[g] = err, nil // refused alone, before anything is sent
-			continue
-		}
-		s := subs[g]
-		for i, name := range names {
-			ts := c.topics.get(name)
-			_, seen := outcome[ts]
-			switch {
-			case ts == nil:
-				ts = newTopicState(parsed[g][i])
-				c.topics.add(ts)
-				fresh = append(fresh, ts)
-			case !ts.confirmed && !seen:
-				joined = append(joined, ts)
-			}
-			outcome[ts] = nil
-			ts.attach(s)
-			s.states = append(s.states, ts)
-			states[g] = append(states[g], ts)
-		}
-		c.subs[s] = struct{}{}
+	c.admitLocked(call)
+	var err error
+	if len(call.fresh) > 0 {
+		call.ops, err = c.sendSubscribeRoundsLocked(ctx, cn, call.fresh)
 	}
-	var ops []*subscribeOp
-	if len(fresh) > 0 {
-		ops, err = c.sendSubscribeRoundsLocked(ctx, cn, fresh)
-	}
-	if len(fresh) == 0 || err != nil {
+	if len(call.fresh) == 0 || err != nil {
 		c.cfg.pace.refundSubscribe()
 	}
 	if err != nil {
-		for _, ts := range fresh {
+		for _, ts := range call.fresh {
 			ts.err = err
 			close(ts.ready)
 		}
-		c.mu.Unlock()
-		for _, s := range subs {
+	}
+	c.mu.Unlock()
+	if err != nil {
+		for _, s := range call.subs {
 			if s != nil {
 				_ = c.unsubscribe(ctx, s, nil)
 			}
 		}
-		return nil, nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(all), err)
+		return fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(call.all), err)
 	}
-	c.mu.Unlock()
+	return nil
+}
 
-	c.awaitOps(ctx, cn, ops)
-	ops = c.retryForNow(ctx, cn, ops)
+// admitLocked is admission's second step: it refuses a group one of
+// whose topics routes like another (clashesLocked, once a topic), and
+// attaches each other group's subscription to its topics, adding those
+// the table lacks (call.fresh); topics another call is subscribing are
+// call.joined. Called with c.mu held.
+func (c *Client) admitLocked(call *subscribeCall) {
+	call.outcome = make(map[*topicState]error, len(call.all))
+	call.states = make([][]*topicState, len(call.groups))
+	named := make(map[string]string) // see clashesLocked
+	for g, names := range call.groups {
+		if err := c.clashesLocked(names, call.parsed[g], named); err != nil {
+			call.errs[g], call.subs[g] = err, nil // refused alone, before anything is sent
+			continue
+		}
+		s := call.subs[g]
+		for i, name := range names {
+			ts := c.topics.get(name)
+			_, seen := call.outcome[ts]
+			switch {
+			case ts == nil:
+				ts = newTopicState(call.parsed[g][i])
+				c.topics.add(ts)
+				call.fresh = append(call.fresh, ts)
+			case !ts.confirmed && !seen:
+				call.joined = append(call.joined, ts)
+			}
+			call.outcome[ts] = nil
+			ts.attach(s)
+			s.states = append(s.states, ts)
+			call.states[g] = append(call.states[g], ts)
+		}
+		c.subs[s] = struct{}{}
+	}
+}
+
+// settle waits for the answers to call's requests (a throttled one
+// asked again: retryForNow), confirms the topics they accepted
+// (settleLocked) and records every topic's outcome: its own answer's,
+// or for a joined topic the outcome of the call subscribing it.
+func (c *Client) settle(ctx context.Context, cn *conn, call *subscribeCall) {
+	c.awaitOps(ctx, cn, call.ops)
+	ops := c.retryForNow(ctx, cn, call.ops)
 
 	c.mu.Lock()
 	_, failed := c.settleLocked(cn, ops)
-	for _, ts := range fresh {
+	for _, ts := range call.fresh {
 		if ts.err == nil && !ts.confirmed {
 			ts.err = failed
 		}
-		outcome[ts] = ts.err
+		call.outcome[ts] = ts.err
 		close(ts.ready)
 	}
 	c.mu.Unlock()
-	c.baselineFresh(ctx, fresh)
+	c.baselineFresh(ctx, call.fresh)
 
 	// Topics another call is subscribing: their outcome is that call's.
-	for _, ts := range joined {
+	for _, ts := range call.joined {
 		select {
 		case <-ts.ready:
-			outcome[ts] = ts.err
+			call.outcome[ts] = ts.err
 		case <-ctx.Done():
-			outcome[ts] = ctxError(ctx, "subscribe")
+			call.outcome[ts] = ctxError(ctx, "subscribe")
 		}
 	}
-	// Each subscription stands or falls with its own topics.
-	for g, s := range subs {
+}
+
+// judge lets each subscription of call stand or fall with its own
+// topics: one with a refused topic ends with a *RefusedError naming
+// them, one with a failed topic with that failure, in call.errs.
+func (c *Client) judge(ctx context.Context, call *subscribeCall) {
+	for g, s := range call.subs {
 		if s == nil {
 			continue // refused already (clashesLocked)
 		}
 		var refused []*topicState
 		var other error
-		for _, ts := range states[g] {
-			terr := outcome[ts]
+		for _, ts := range call.states[g] {
+			terr := call.outcome[ts]
 			var re *RefusedError
 			switch {
 			case errors.As(terr, &re):
@@ -195,16 +305,15 @@ func (c *Client) subscribeGroups(ctx context.Context, groups [][]string, parsed 
 		}
 		switch {
 		case len(refused) > 0:
-			errs[g] = refusedError(refused)
+			call.errs[g] = refusedError(refused)
 		case other != nil:
-			errs[g] = fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(groups[g]), other)
+			call.errs[g] = fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(call.groups[g]), other)
 		default:
 			continue
 		}
 		_ = c.unsubscribe(context.WithoutCancel(ctx), s, nil)
-		subs[g] = nil
+		call.subs[g] = nil
 	}
-	return subs, errs, nil
 }
 
 // allTopics lists the topics of groups, for an error.
@@ -254,43 +363,6 @@ func (c *Client) queue(subs []*Subscription, parsed [][]*protocol.Topic, errs []
 		c.subs[s] = struct{}{}
 	}
 	return true
-}
-
-// clashesLocked refuses a group of topics (a subscription's) when one of
-// them, not held yet, routes its messages by the same key as another
-// topic: one held under another name, or one in named (the keys of the
-// call's groups accepted so far, with their names; the group's are added
-// when it is accepted). The reader gives a key's messages to one topic,
-// so the other would hear nothing, and say nothing (OKX routes a push by
-// the first of instId, instFamily, instType and ccy its argument names:
-// "orders:instType=SPOT,instId=X" and "orders:X" share a key). The error
-// is a *RefusedError naming that topic. Called with c.mu held.
-func (c *Client) clashesLocked(names []string, parsed []*protocol.Topic, named map[string]string) error {
-	var mine map[string]string // the group's own keys
-	for i, name := range names {
-		key := parsed[i].Key
-		if key == "" || c.topics.get(name) != nil {
-			continue
-		}
-		other, ok := mine[key]
-		if !ok {
-			other = named[key]
-		}
-		if ts, held := c.topics.route(key); held {
-			other = ts.name
-		}
-		if other != "" && other != name {
-			return &RefusedError{Topics: []string{name}, Cause: fmt.Errorf(
-				"%w: %q and %q: their messages carry one routing key (%s), which could reach only one of them;"+
-					" subscribe one", protocol.ErrInvalidTopic, name, other, key)}
-		}
-		if mine == nil {
-			mine = make(map[string]string)
-		}
-		mine[key] = name
-	}
-	maps.Copy(named, mine)
-	return nil
 }
 
 // parseTopics drops duplicates and encodes each topic once.

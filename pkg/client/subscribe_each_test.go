@@ -79,14 +79,16 @@ func TestUnsubscribeEachOneRequest(t *testing.T) {
 	requireOpen(t, kept)
 }
 
-// A Client is a client.Holder: SubscribeStreams refuses a topic the dialect
-// cannot express on its own, without failing the others (which go out in
-// one request), and UnsubscribeStreams leaves them in one request.
+// A Client is a client.Holder: the deprecated SubscribeStreams, the
+// Holder's SubscribeTopics by name, refuses a topic the dialect cannot
+// express on its own, without failing the others (which go out in one
+// request), and UnsubscribeStreams leaves them in one request.
 func TestClientIsAFeed(t *testing.T) {
 	srv := newServer(t, deribit.Name)
-	var feed client.Holder = dial(t, srv, deribit.Protocol())
+	c := dial(t, srv, deribit.Protocol())
+	var feed client.Holder = c
 	ctx := testutil.Context(t)
-	streams, errs, err := feed.SubscribeStreams(ctx, []string{"ticker.A.100ms", "no such channel", "ticker.B.100ms"})
+	streams, errs, err := c.SubscribeStreams(ctx, []string{"ticker.A.100ms", "no such channel", "ticker.B.100ms"})
 	require.NoError(t, err)
 	assert.Equal(t, 1, srv.CountReceived("public/subscribe"))
 	require.NoError(t, errs[0])

@@ -6,7 +6,8 @@
 //
 //	nc, _ := nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectBufSize(-1))
 //	m, err := natsbridge.Join(ctx, nc, "deribit-main",
-//		natsbridge.WithUpstream(natsbridge.DialClient("wss://...", client.WithProtocol(deribit.Protocol()))))
+//		natsbridge.WithUpstream(natsbridge.DialClient("wss://...", client.WithProtocol(deribit.Protocol()))),
+//		natsbridge.WithProtocol(deribit.Protocol())) // the leader parses the group's topics with it
 //	defer m.Close()
 //	sub, err := m.Subscribe(ctx, "book.BTC-PERPETUAL.100ms")
 //	for msg := range sub.C() { /* a client.Message: Topic, Data, Seq, Flags */ }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // leaderEnv is what a leader needs from its member.
@@ -25,6 +26,7 @@ type leaderEnv struct {
 	lvcJS      jetstream.JetStream             // async publisher of last values
 	ensureLVC  func(ctx context.Context) error // creates the last-value stream if it is gone
 	dial       Dialer
+	proto      protocol.Protocol // parses the wanted topics (WithProtocol)
 	grace      time.Duration
 	reqTimeout time.Duration
 	maxCalls   int
@@ -47,6 +49,7 @@ func (m *Member) leaderEnv() leaderEnv {
 		lvcJS:      m.lvcJS,
 		ensureLVC:  m.ensureLVC,
 		dial:       m.cfg.dial,
+		proto:      m.cfg.proto,
 		grace:      m.cfg.grace,
 		reqTimeout: m.cfg.reqTimeout,
 		maxCalls:   m.cfg.maxCalls,

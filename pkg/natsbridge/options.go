@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Option configures Join.
@@ -31,6 +33,7 @@ type LeaderHook func(ctx context.Context, epoch uint64)
 type config struct {
 	id          string
 	dial        Dialer
+	proto       protocol.Protocol // WithProtocol's
 	leaseTTL    time.Duration
 	grace       time.Duration
 	wantTTL     time.Duration
@@ -97,6 +100,9 @@ func (c *config) validate(group string) error {
 	if c.leaseTTL < 200*time.Millisecond {
 		return fmt.Errorf("natsbridge: lease TTL %v is below 200ms", c.leaseTTL)
 	}
+	if c.dial != nil && c.proto == nil {
+		return errors.New("natsbridge: WithUpstream needs WithProtocol, the dialect the leader parses the group's topics with")
+	}
 	if c.wantTTL < time.Second {
 		return fmt.Errorf("natsbridge: want TTL %v is below 1s", c.wantTTL)
 	}
@@ -124,6 +130,13 @@ func defaultMemberID() string {
 // the lease it dials the upstream with d, subscribes to what the group
 // wants and publishes it. Default: none, the member only consumes.
 func WithUpstream(d Dialer) Option { return func(c *config) { c.dial = d } }
+
+// WithProtocol is the dialect a leader parses the group's wanted topics
+// with, each once, before its upstream subscribes them (a client.Holder
+// takes parsed topics); a topic it cannot parse is refused to the group.
+// Required with WithUpstream (Join refuses a candidate without it): the
+// upstream's own dialect. Default: none.
+func WithProtocol(p protocol.Protocol) Option { return func(c *config) { c.proto = p } }
 
 // WithMemberID names the member (a KV key: letters, digits, _ = / - and
 // inner dots). Default: host name, process id and a random suffix.

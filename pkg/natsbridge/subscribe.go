@@ -11,6 +11,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/format"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Subscribe subscribes to topics of the group and returns once: NATS has
@@ -42,12 +43,16 @@ func (m *Member) Subscribe(ctx context.Context, topics ...string) (*Subscription
 	return s, nil
 }
 
-// SubscribeStreams subscribes each topic on its own (Subscribe), a
-// stream each, for a client.Holder's reader (holder.go).
-func (m *Member) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
+// SubscribeTopics subscribes each topic on its own (Subscribe), a
+// stream each, for a client.Holder's reader (holder.go). A member asks
+// the group for topics by name (the wants bucket), and the leader parses
+// each once a term with its dialect (WithProtocol) before its upstream
+// subscribes it: a member that leads parses a topic its own reader
+// parsed once more, a member that does not, never.
+func (m *Member) SubscribeTopics(ctx context.Context, topics []*protocol.Topic) ([]client.Stream, []error, error) {
 	streams, errs := make([]client.Stream, len(topics)), make([]error, len(topics))
 	for i, topic := range topics {
-		if s, err := m.Subscribe(ctx, topic); err != nil {
+		if s, err := m.Subscribe(ctx, topic.Name); err != nil {
 			errs[i] = err
 		} else {
 			streams[i] = s

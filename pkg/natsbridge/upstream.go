@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/standby"
 )
 
@@ -52,9 +53,9 @@ func DialStandby(url string, spares int, opts ...client.Option) Dialer {
 	}
 }
 
-// subscribeOne subscribes one topic through f.
-func subscribeOne(ctx context.Context, f client.Holder, topic string) (client.Stream, error) {
-	streams, errs, err := f.SubscribeStreams(ctx, []string{topic})
+// subscribeOne subscribes one parsed topic through f.
+func subscribeOne(ctx context.Context, f client.Holder, topic *protocol.Topic) (client.Stream, error) {
+	streams, errs, err := f.SubscribeTopics(ctx, []*protocol.Topic{topic})
 	switch {
 	case err != nil:
 		return nil, err

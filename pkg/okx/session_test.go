@@ -455,7 +455,13 @@ func TestTwoSpellingsOfOneArgumentAreRefused(t *testing.T) {
 	require.NoError(t, err)
 
 	// A fan-out server's streams: the clashing one alone is refused.
-	streams, errs, err := c.SubscribeStreams(ctx, []string{"trades:BTC-USDT", spelled})
+	var parsed []*protocol.Topic
+	for _, name := range []string{"trades:BTC-USDT", spelled} {
+		tp, err := okx.Protocol().NewTopic(name)
+		require.NoError(t, err)
+		parsed = append(parsed, tp)
+	}
+	streams, errs, err := c.SubscribeTopics(ctx, parsed)
 	require.NoError(t, err)
 	require.NoError(t, errs[0])
 	require.ErrorIs(t, errs[1], protocol.ErrInvalidTopic)

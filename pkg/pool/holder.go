@@ -7,32 +7,42 @@ import (
 
 	"github.com/wsfan/wsfan/internal/format"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // The rest of a client.Holder: streams placed as Subscribe places
 // topics, and a topic's health asked of the connection that holds it.
 
-// SubscribeStreams subscribes each topic on its own, a Stream each, for
+// SubscribeTopics subscribes each topic on its own, a Stream each, for
 // a Holder's reader: topics are placed as Subscribe places them (a topic
 // a connection holds stays there, the others go where there is room, on
 // new connections when none has), and each connection subscribes its
-// share with client.Client.SubscribeStreams, so a topic its dialect
-// refuses fails alone. When a connection fails them all, the streams
-// already made on the others are unsubscribed and err says why.
-func (p *Pool) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
+// share with client.Client.SubscribeTopics, the topics as they were
+// parsed, so one a connection cannot serve fails alone. When a
+// connection fails them all, the streams already made on the others are
+// unsubscribed and err says why.
+func (p *Pool) SubscribeTopics(ctx context.Context, topics []*protocol.Topic) ([]client.Stream, []error, error) {
+	names := make([]string, len(topics))
+	for i, t := range topics {
+		names[i] = t.Name
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return nil, nil, client.ErrClosed
 	}
-	placed, err := p.place(ctx, topics)
+	placed, err := p.place(ctx, names)
 	if err != nil {
-		return nil, nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(topics), err)
+		return nil, nil, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(names), err)
 	}
 	streams, errs := make([]client.Stream, len(topics)), make([]error, len(topics))
-	index := indexes(topics, placed)
+	index := indexes(names, placed)
 	for k, pl := range placed {
-		ss, es, err := pl.c.SubscribeStreams(ctx, pl.topics)
+		share := make([]*protocol.Topic, len(index[k]))
+		for j, i := range index[k] {
+			share[j] = topics[i]
+		}
+		ss, es, err := pl.c.SubscribeTopics(ctx, share)
 		if err != nil {
 			for _, made := range streams {
 				if made != nil {
@@ -65,7 +75,7 @@ func indexes(topics []string, placed []placement) [][]int {
 	return index
 }
 
-// UnsubscribeStreams ends streams SubscribeStreams returned: each
+// UnsubscribeStreams ends streams SubscribeTopics returned: each
 // connection's own in one round of requests
 // (client.Client.UnsubscribeStreams), and returns the first failure.
 func (p *Pool) UnsubscribeStreams(ctx context.Context, streams []client.Stream) error {

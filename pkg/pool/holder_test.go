@@ -10,10 +10,11 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
-// A Pool is a client.Holder: SubscribeStreams places the topics as
+// A Pool is a client.Holder: SubscribeTopics places the topics as
 // Subscribe does, over as many connections as the cap needs, a stream
 // each delivering its own topic; a topic's health and resync are asked
 // of the connection holding it; UnsubscribeStreams leaves every
@@ -24,7 +25,13 @@ func TestPoolIsAHolder(t *testing.T) {
 	var h client.Holder = p
 	ctx := testutil.Context(t)
 	topics := poolTopics(5)
-	streams, errs, err := h.SubscribeStreams(ctx, topics)
+	var err error
+	parsed := make([]*protocol.Topic, len(topics))
+	for i, name := range topics {
+		parsed[i], err = thalex.Protocol().NewTopic(name)
+		require.NoError(t, err)
+	}
+	streams, errs, err := h.SubscribeTopics(ctx, parsed)
 	require.NoError(t, err)
 	assert.Equal(t, 3, p.Connections())
 	for i, topic := range topics {

@@ -131,7 +131,7 @@ func (s *Server) bookTopicOf(instrument string) string {
 // if need be) and waits for its book to be valid within the request
 // timeout. The caller releases the topic.
 func (s *Server) holdBook(ctx context.Context, name string) (*topic, *book.Book, int, error) {
-	if err := s.hub.validate(name); err != nil {
+	if _, err := s.hub.validate(name); err != nil {
 		return nil, nil, http.StatusNotFound, err
 	}
 	if book.RulesFor(s.proto.Name(), name) == nil {

@@ -97,32 +97,34 @@ const maxTopicBytes = 4 << 10
 
 // validate reports whether name is a topic of the hub's dialect, no
 // longer than maxTopicBytes and, when Config.Topics lists what the
-// upstream offers, one of those.
-func (h *hub) validate(name string) error {
+// upstream offers, one of those, and returns its upstream topic (a
+// twin's base) parsed: the one parse of the topic on its way upstream,
+// handed on to the feed (hub.open).
+func (h *hub) validate(name string) (*protocol.Topic, error) {
 	if base, n, twin := strings.Cut(name, twinMark); twin {
 		// Only a dialect of subscription ids has twins (twins.go).
 		if _, err := strconv.Atoi(n); err != nil || !h.twins {
-			return fmt.Errorf("%w: %q", errUnknownTopic, name)
+			return nil, fmt.Errorf("%w: %q", errUnknownTopic, name)
 		}
 		name = base
 	}
 	if len(name) > maxTopicBytes {
-		return fmt.Errorf("%w: %.40q… of %d bytes: at most %d", errUnknownTopic, name, len(name), maxTopicBytes)
+		return nil, fmt.Errorf("%w: %.40q… of %d bytes: at most %d", errUnknownTopic, name, len(name), maxTopicBytes)
 	}
 	t, err := h.proto.NewTopic(name)
 	if err != nil {
-		return fmt.Errorf("%w: %w", errUnknownTopic, err)
+		return nil, fmt.Errorf("%w: %w", errUnknownTopic, err)
 	}
 	live := h.live.Load()
 	if _, ok := live.offeredSet[name]; len(live.offeredSet) > 0 && !ok {
 		if t.Private {
-			return fmt.Errorf("%w %q: a private channel: it needs a login on the upstream connection (a program embedding "+
+			return nil, fmt.Errorf("%w %q: a private channel: it needs a login on the upstream connection (a program embedding "+
 				"pkg/sidecar gives it in Config.UpstreamOptions, as client.WithOnConnect with the venue's login, e.g. okx.Login) "+
 				"and a place in -topics; this sidecar offers %s", errUnknownTopic, name, offered(live.topics))
 		}
-		return fmt.Errorf("%w %q: this sidecar offers %s", errUnknownTopic, name, offered(live.topics))
+		return nil, fmt.Errorf("%w %q: this sidecar offers %s", errUnknownTopic, name, offered(live.topics))
 	}
-	return nil
+	return t, nil
 }
 
 // byLocalID returns the topic whose local subscription id is id, if the
@@ -176,9 +178,9 @@ func (h *hub) reserve(s *session, names []string) (reserved []*topic, invalid, r
 		s.close(reasonTooManyTopics(limit), true)
 		return nil, nil, err
 	}
-	wanted, invalid = h.valid(wanted)
+	wanted, parsed, invalid := h.valid(wanted)
 	h.mu.Lock()
-	reserved, opened, refusal := h.referenceLocked(wanted)
+	reserved, opened, refusal := h.referenceLocked(wanted, parsed)
 	if len(opened) > 0 {
 		var parent trace.SpanContext
 		if s != nil {
@@ -225,14 +227,16 @@ func (h *hub) unheld(s *session, names []string, limit int) (wanted []string, ov
 }
 
 // valid keeps the names of names that are topics (validate) the
-// upstream has not refused lately (upstreamrefusals.go), in place, and
-// sums up the others' reasons in invalid.
-func (h *hub) valid(names []string) (topics []string, invalid error) {
+// upstream has not refused lately (upstreamrefusals.go), in place, with
+// their upstream topics parsed (parsed[i] is topics[i]'s), and sums up
+// the others' reasons in invalid.
+func (h *hub) valid(names []string) (topics []string, parsed []*protocol.Topic, invalid error) {
 	var refused refusedTopics
 	topics = names[:0]
+	parsed = make([]*protocol.Topic, 0, len(names))
 	now := time.Now()
 	for _, n := range names {
-		err := h.validate(n)
+		p, err := h.validate(n)
 		if err == nil {
 			err = h.upstream.refused(upstreamName(n), now)
 		}
@@ -240,15 +244,16 @@ func (h *hub) valid(names []string) (topics []string, invalid error) {
 			refused.add(err)
 			continue
 		}
-		topics = append(topics, n)
+		topics, parsed = append(topics, n), append(parsed, p)
 	}
-	return topics, refused.err()
+	return topics, parsed, refused.err()
 }
 
 // referenceLocked takes a reference on every topic of names (valid,
-// distinct), creating those the hub does not hold yet (opened), or on
-// none of them (see reserve). Called with h.mu held.
-func (h *hub) referenceLocked(names []string) (reserved, opened []*topic, err error) {
+// distinct; parsed[i] is names[i]'s upstream topic), creating those the
+// hub does not hold yet (opened), or on none of them (see reserve).
+// Called with h.mu held.
+func (h *hub) referenceLocked(names []string, parsed []*protocol.Topic) (reserved, opened []*topic, err error) {
 	if h.closed {
 		return nil, nil, ErrClosed
 	}
@@ -265,10 +270,10 @@ func (h *hub) referenceLocked(names []string) (reserved, opened []*topic, err er
 		return nil, nil, maxTopicsError(h.cfg.MaxTopics)
 	}
 	reserved = make([]*topic, 0, len(names))
-	for _, name := range names {
+	for i, name := range names {
 		t := h.topics[name]
 		if t == nil {
-			t = newTopic(name, h.topicCfg)
+			t = newTopic(name, parsed[i], h.topicCfg)
 			h.topics[name] = t
 			if t.localID != "" {
 				h.byLocal[t.localID] = t
@@ -353,7 +358,8 @@ func (h *hub) wait(ctx context.Context, t *topic) error {
 
 // open is a round: it gathers the topics of the reserves that came
 // together (gather), subscribes them upstream in one call on the feed (one
-// round of requests where the upstream allows), then starts each
+// round of requests where the upstream allows), handing on the topics
+// validate parsed, then starts each
 // subscribed topic's goroutine, which runs its pump until the upstream
 // subscription ends; a topic that failed is removed and its waiters told.
 // Each reserve that opens topics starts one, with the trace of the
@@ -366,9 +372,9 @@ func (h *hub) open(topics []*topic, parent trace.SpanContext) {
 	if len(topics) == 0 {
 		return
 	}
-	names := make([]string, len(topics))
+	parsed := make([]*protocol.Topic, len(topics))
 	for i, t := range topics {
-		names[i] = t.upstream
+		parsed[i] = t.parsed
 	}
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.RequestTimeout)
 	ctx, span := h.tracer.start(ctx, parent, "sidecar.subscribe", trace.SpanKindClient, attribute.Int("wsfan.topics", len(topics)), joined)
@@ -378,7 +384,7 @@ func (h *hub) open(topics []*topic, parent trace.SpanContext) {
 	for err == nil {
 		// While the upstream is down the client queues the subscribes; a
 		// connection lost while they were in flight is tried again.
-		feeds, errs, err = f.SubscribeStreams(ctx, names)
+		feeds, errs, err = f.SubscribeTopics(ctx, parsed)
 		if err == nil || !errors.Is(err, client.ErrConnectionLost) || ctx.Err() != nil {
 			break
 		}

@@ -173,7 +173,8 @@ func TestHubReserveLimits(t *testing.T) {
 	require.EqualError(t, err, "the limit of 1 upstream topics is reached")
 	assert.Equal(t, 2, refs(h, "a.b"), "a refused request reserves nothing")
 	assert.Len(t, h.list(), 1)
-	require.ErrorIs(t, h.validate("bad name"), protocol.ErrInvalidTopic)
+	_, err = h.validate("bad name")
+	require.ErrorIs(t, err, protocol.ErrInvalidTopic)
 }
 
 // The grace period may end while the upstream subscribe is still under
@@ -185,13 +186,13 @@ func TestHubExpiresATopicStillOpening(t *testing.T) {
 	exch, u, stop := newTestUpstream(t, &st)
 	unblock := make(chan struct{})
 	h := newTestHub(t, testConfig(t, func(c *Config) { c.Grace = time.Millisecond }), &st,
-		testFeed(func(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
+		testFeed(func(ctx context.Context, topics []*protocol.Topic) ([]client.Stream, []error, error) {
 			<-unblock
 			f, err := u.feed(ctx)
 			if err != nil {
 				return nil, nil, err
 			}
-			return f.SubscribeStreams(ctx, topics)
+			return f.SubscribeTopics(ctx, topics)
 		}).feed, stop)
 	ctx := testutil.Context(t)
 
@@ -254,9 +255,9 @@ func reserveOne(h *hub, name string) (*topic, error) {
 // testFeed is a client.Holder made of a subscribe function, as a test
 // stands in for a source: its unsubscribes end each stream, it forwards
 // no call, and it is always connected, its topics healthy.
-type testFeed func(ctx context.Context, topics []string) ([]client.Stream, []error, error)
+type testFeed func(ctx context.Context, topics []*protocol.Topic) ([]client.Stream, []error, error)
 
-func (f testFeed) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
+func (f testFeed) SubscribeTopics(ctx context.Context, topics []*protocol.Topic) ([]client.Stream, []error, error) {
 	return f(ctx, topics)
 }
 
@@ -286,10 +287,10 @@ func (f testFeed) feed(context.Context) (client.Holder, error) { return f, nil }
 
 // oneByOne makes a testFeed of a function subscribing one topic.
 func oneByOne(subscribe func(ctx context.Context, topic string) (client.Stream, error)) testFeed {
-	return func(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
+	return func(ctx context.Context, topics []*protocol.Topic) ([]client.Stream, []error, error) {
 		feeds, errs := make([]client.Stream, len(topics)), make([]error, len(topics))
 		for i, topic := range topics {
-			feeds[i], errs[i] = subscribe(ctx, topic)
+			feeds[i], errs[i] = subscribe(ctx, topic.Name)
 		}
 		return feeds, errs, nil
 	}

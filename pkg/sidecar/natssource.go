@@ -105,6 +105,12 @@ func newNATSSource(cfg *Config, upstream []client.Option, st *stats, log *zap.Lo
 			return nil
 		}),
 	}
+	// The leader parses the group's topics with its upstream's dialect,
+	// as the upstream's options set it (options refused there fail the
+	// leader's Join as they would its dial).
+	if set, err := client.Resolve(upstream...); err == nil {
+		n.join = append(n.join, natsbridge.WithProtocol(set.Protocol()))
+	}
 	n.join = append(n.join, cfg.NATSOptions...)
 	return n
 }

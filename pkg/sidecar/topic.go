@@ -49,6 +49,10 @@ type topic struct {
 	localID  string // the subscription id local Ethereum clients see
 	cfg      topicConfig
 
+	// parsed is upstream as the hub's dialect parsed it (hub.validate),
+	// handed to the feed's SubscribeTopics: nothing parses it again.
+	parsed *protocol.Topic
+
 	// book is the topic's order book when it is one (book.RulesFor):
 	// applied by the pump, read by attach to give a joiner its snapshot.
 	book     *book.Book
@@ -107,12 +111,14 @@ type topic struct {
 	sampled   uint64        // received at the last sample; owned by the sampler
 }
 
-func newTopic(name string, cfg topicConfig) *topic {
+// newTopic makes the topic name (a twin's key, or its upstream topic),
+// parsed being its upstream topic parsed (hub.validate).
+func newTopic(name string, parsed *protocol.Topic, cfg topicConfig) *topic {
 	if cfg.log == nil {
 		cfg.log = zap.NewNop()
 	}
 	up := upstreamName(name)
-	t := &topic{name: name, upstream: up, cfg: cfg, ready: make(chan struct{}), done: make(chan struct{})}
+	t := &topic{name: name, upstream: up, parsed: parsed, cfg: cfg, ready: make(chan struct{}), done: make(chan struct{})}
 	t.localID = cfg.wire.SubscriptionID()
 	if rules := book.RulesFor(cfg.wire.Name(), up); rules != nil && !cfg.noBooks {
 		t.book = book.New(up, rules)

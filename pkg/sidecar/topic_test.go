@@ -38,7 +38,7 @@ func takeAll(t *testing.T, s *session) [][]byte {
 func TestTopicPublishEncodesOnce(t *testing.T) {
 	var st stats
 	cfg := testConfig(t, nil)
-	tp := newTopic("ticker.BTC-PERPETUAL.raw", testTopicConfig(thalexWire, &st))
+	tp := newTopic("ticker.BTC-PERPETUAL.raw", nil, testTopicConfig(thalexWire, &st))
 	ws1, _ := newTestSession(cfg, &st, nil, kindWS)
 	ws2, _ := newTestSession(cfg, &st, nil, kindWS)
 	sse, _ := newTestSession(cfg, &st, nil, kindSSE)
@@ -62,7 +62,7 @@ func TestTopicPublishEncodesOnce(t *testing.T) {
 // wsfan.reconnected event before it.
 func TestTopicResume(t *testing.T) {
 	var st stats
-	tp := newTopic("a.b", testTopicConfig(deribitWire, &st))
+	tp := newTopic("a.b", nil, testTopicConfig(deribitWire, &st))
 	sse, _ := newTestSession(testConfig(t, nil), &st, nil, kindSSE)
 	named, _ := newTestSession(testConfig(t, nil), &st, nil, kindSSE)
 	named.enc = sseNamed
@@ -86,7 +86,7 @@ func TestTopicLastMessageCache(t *testing.T) {
 		cfg := testConfig(t, nil)
 		tc := testTopicConfig(thalexWire, &st)
 		tc.cache = cache
-		tp := newTopic("a.b", tc)
+		tp := newTopic("a.b", nil, tc)
 		tp.publish(client.Message{Data: []byte(`1`)}, false)
 		tp.publish(client.Message{Data: []byte(`2`)}, false)
 		late, _ := newTestSession(cfg, &st, nil, kindWS)
@@ -105,7 +105,7 @@ func TestTopicLastMessageCache(t *testing.T) {
 func TestTopicDetach(t *testing.T) {
 	var st stats
 	cfg := testConfig(t, nil)
-	tp := newTopic("a.b", testTopicConfig(thalexWire, &st))
+	tp := newTopic("a.b", nil, testTopicConfig(thalexWire, &st))
 	a, _ := newTestSession(cfg, &st, nil, kindWS)
 	b, _ := newTestSession(cfg, &st, nil, kindSSE)
 	attachTo(tp, a, b)
@@ -134,7 +134,7 @@ func TestTopicParallelOffersKeepOrder(t *testing.T) {
 	}
 	var st stats
 	cfg := testConfig(t, nil)
-	tp := newTopic("ticker.BTC-PERPETUAL.raw", testTopicConfig(thalexWire, &st))
+	tp := newTopic("ticker.BTC-PERPETUAL.raw", nil, testTopicConfig(thalexWire, &st))
 	subs := make([]*session, parallelOffers+101)
 	for i := range subs {
 		kind := kindWS

@@ -258,18 +258,18 @@ func (sb *Standby) Subscribe(ctx context.Context, topics []string, opts ...clien
 	return m.out.Subscription(), nil
 }
 
-// SubscribeStreams subscribes each topic on its own on every leg, in as
+// SubscribeTopics subscribes each topic on its own on every leg, in as
 // few requests as each leg allows, and returns a merged Stream each (see
-// Subscribe): a Standby is a client.Holder. A topic a leg refuses is
-// refused.
-func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]client.Stream, []error, error) {
+// Subscribe): a Standby is a client.Holder. The topics go to every leg
+// as they were parsed (client.Client.SubscribeEachTopic): no leg parses
+// them again. A topic a leg refuses is refused.
+func (sb *Standby) SubscribeTopics(ctx context.Context, topics []*protocol.Topic) ([]client.Stream, []error, error) {
 	merges := make(map[string]*merge, len(topics))
-	for _, name := range topics {
-		err := fmt.Errorf("SubscribeStreams: %q given twice", name) // a part's messages name only their topic
+	for _, t := range topics {
+		err := fmt.Errorf("SubscribeTopics: %q given twice", t.Name) // a part's messages name only their topic
 		var m *merge
-		if merges[name] == nil {
-			_, parsed, _ := sb.legs[0].ParseTopics([]string{name}) // none for a topic the legs refuse, each in errs
-			m, err = sb.newMerge([]string{name}, parsed, nil)
+		if merges[t.Name] == nil {
+			m, err = sb.newMerge([]string{t.Name}, []*protocol.Topic{t}, nil)
 		}
 		if err != nil {
 			for _, made := range merges { // nothing subscribed yet: forget them
@@ -277,7 +277,7 @@ func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]cli
 			}
 			return nil, nil, err
 		}
-		merges[name] = m
+		merges[t.Name] = m
 	}
 	byLeg := make([][]*client.Subscription, len(sb.legs))
 	errs := make([]error, len(topics))
@@ -286,10 +286,10 @@ func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]cli
 		if len(topics) == 0 {
 			break
 		}
-		sink := client.SinkTo(merges[topics[0]].out, // every merge has the default delivery
+		sink := client.SinkTo(merges[topics[0].Name].out, // every merge has the default delivery
 			func(msg client.Message) { merges[msg.Topic].offer(i, msg) },
 			func(part *client.Subscription, err error) { merges[part.Topics()[0]].partEnded(i, err) })
-		subs, serrs, err := c.SubscribeEach(ctx, topics, client.Buffer(1), sink)
+		subs, serrs, err := c.SubscribeEachTopic(ctx, topics, client.Buffer(1), sink)
 		if err != nil {
 			failed = fmt.Errorf("leg %d: %w", i, err)
 			break
@@ -300,14 +300,14 @@ func (sb *Standby) SubscribeStreams(ctx context.Context, topics []string) ([]cli
 		}
 	}
 	streams := make([]client.Stream, len(topics))
-	for k, name := range topics {
+	for k, t := range topics {
 		parts := make([]*client.Subscription, len(sb.legs))
 		for i := range sb.legs {
 			if byLeg[i] != nil {
 				parts[i] = byLeg[i][k]
 			}
 		}
-		m := merges[name]
+		m := merges[t.Name]
 		m.setParts(ctx, parts)
 		if failed != nil || errs[k] != nil {
 			_ = m.end(ctx, nil) // the failure returned is the subscribe's

@@ -133,16 +133,18 @@ func TestStandbyBlockedConsumerCanLeave(t *testing.T) {
 	}
 }
 
-// SubscribeStreams refuses a topic given twice before subscribing
+// SubscribeTopics refuses a topic given twice before subscribing
 // anything, and keeps nothing of the call.
-func TestStandbySubscribeStreamsRefusesATopicTwice(t *testing.T) {
+func TestStandbySubscribeTopicsRefusesATopicTwice(t *testing.T) {
 	ctx := testutil.Context(t)
 	exch := exchangetest.NewServer(deribit.Name)
 	t.Cleanup(exch.Close)
 	sb, err := standby.Dial(ctx, exch.URL(), 1, client.WithProtocol(deribit.Protocol()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sb.Close() })
-	_, _, err = sb.SubscribeStreams(ctx, []string{"ticker.BTC-PERPETUAL.100ms", "ticker.BTC-PERPETUAL.100ms"})
+	topic, err := deribit.Protocol().NewTopic("ticker.BTC-PERPETUAL.100ms")
+	require.NoError(t, err)
+	_, _, err = sb.SubscribeTopics(ctx, []*protocol.Topic{topic, topic})
 	require.ErrorContains(t, err, "given twice")
 	assert.Zero(t, sb.Merges())
 	assert.Zero(t, exch.CountReceived("public/subscribe"))
