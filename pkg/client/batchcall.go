@@ -147,7 +147,7 @@ func (c *Client) batchRound(ctx context.Context, cn *conn, calls []protocol.Call
 			return nil, err
 		}
 		if p := c.cfg.pace; p != nil {
-			if err := p.waitCosts(ctx, c.ctx, p.batchCosts(part)); err != nil {
+			if err := paceErr(ctx, p.WaitCosts(ctx, c.ctx, p.BatchCosts(part))); err != nil {
 				return nil, err
 			}
 		}

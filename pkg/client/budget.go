@@ -21,7 +21,7 @@ import (
 func (c *Client) fitBudget(r *opRound, states []*topicState) (kept []*topicState, requests int, more bool) {
 	r.encode(c, states, true)
 	reqs := r.batch.Requests
-	most := c.cfg.pace.roundRequests()
+	most := c.cfg.pace.RoundRequests()
 	if len(reqs) <= most {
 		r.encoded = true // send need not encode them again
 		return states, max(len(reqs), len(r.batch.Messages)), false
@@ -43,7 +43,7 @@ func (c *Client) awaitRoundLocked(ctx context.Context, r *opRound, round []*topi
 		return round, nil
 	}
 	c.mu.Unlock()
-	err := c.cfg.pace.waitSubscribes(ctx, c.ctx, requests-prepaid)
+	err := paceErr(ctx, c.cfg.pace.WaitSubscribes(ctx, c.ctx, requests-prepaid))
 	c.mu.Lock()
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func (c *Client) awaitRoundLocked(ctx context.Context, r *opRound, round []*topi
 // (ts.err), and the ops sent so far are returned. Called with c.mu held;
 // returns with it held, but lets it go while a round waits.
 func (c *Client) sendSubscribeRoundsLocked(ctx context.Context, cn *conn, fresh []*topicState) ([]*subscribeOp, error) {
-	if c.cfg.pace.roundRequests() == 0 {
+	if c.cfg.pace.RoundRequests() == 0 {
 		return c.sendSubscribeLocked(cn, fresh, &opRound{prepaid: 1})
 	}
 	var ops []*subscribeOp

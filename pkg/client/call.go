@@ -93,7 +93,7 @@ func (c *Client) CallRaw(ctx context.Context, method string, params json.RawMess
 // nothing of its own.
 func (cn *conn) call(ctx context.Context, method string, params []byte) ([]byte, error) {
 	c := cn.c
-	if err := c.cfg.pace.wait(ctx, c.ctx, method); err != nil {
+	if err := paceErr(ctx, c.cfg.pace.Wait(ctx, c.ctx, method)); err != nil {
 		return nil, fmt.Errorf("call %s: %w", method, err)
 	}
 	id := c.nextID()

@@ -360,7 +360,7 @@ func (c *Client) subscribeAll(ctx context.Context, cn *conn, states []*topicStat
 	if len(states) == 0 {
 		return nil
 	}
-	if err := c.cfg.pace.waitSubscribe(ctx, c.ctx); err != nil {
+	if err := paceErr(ctx, c.cfg.pace.WaitSubscribe(ctx, c.ctx)); err != nil {
 		return err
 	}
 	c.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wsfan/wsfan/internal/pace"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -65,7 +66,7 @@ func (s Settings) Budget() Budget {
 // against it. Clients given one Budget (WithBudget) share it: the venue
 // counts every connection's requests in one budget. The zero Budget is
 // none. Budgets are comparable.
-type Budget struct{ p *pacer }
+type Budget struct{ p *pace.Pacer }
 
 // WithBudget makes the client pace its requests with b, shared with every
 // client given b, in place of the limits of its own options. The zero

@@ -101,7 +101,7 @@ func (r *opRound) send(c *Client, cn *conn, states []*topicState, subscribe bool
 		r.forget(cn)
 		return nil, err
 	}
-	c.cfg.pace.chargeBatch(&r.batch, subscribe, r.prepaid)
+	c.cfg.pace.ChargeBatch(&r.batch, subscribe, r.prepaid)
 	return ops, nil
 }
 

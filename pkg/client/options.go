@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/wsfan/wsfan/internal/connpace"
+	"github.com/wsfan/wsfan/internal/pace"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -71,7 +72,7 @@ type config struct {
 	eventBuffer      int
 	staleFactor      int              // stale.go; 0: off
 	staleFloor       time.Duration    // stale.go
-	pace             *pacer           // pace.go; nil without limits
+	pace             *pace.Pacer      // pace.go; nil without limits
 	paceSet          bool             // WithRateLimit was given: the exchange's limits are not applied
 	connectLimits    []connpace.Limit // the venue's pace of new connections to a host (connect.go)
 	err              error            // an option's value refused, returned by Dial

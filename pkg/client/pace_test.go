@@ -126,3 +126,14 @@ func TestRateLimitWaitEndsWithTheContext(t *testing.T) {
 	assert.Equal(t, time.Second, clk.Now().Sub(t0), "one credit a second, the refunded one included")
 	assert.Equal(t, 2, srv.CountReceived("public/time"))
 }
+
+// A limit that cannot be kept makes Dial fail, naming it, before any
+// dial; it never panics.
+func TestWithRateLimitRefusesNonsense(t *testing.T) {
+	for _, l := range []client.RateLimit{{Rate: 0, Burst: 1}, {Rate: 1, Burst: 0}} {
+		c, err := client.Dial(context.Background(), "ws://127.0.0.1:1/", client.WithRateLimit(l))
+		assert.Nil(t, c)
+		assert.ErrorContains(t, err, "WithRateLimit: Rate")
+		assert.ErrorContains(t, err, "must be positive")
+	}
+}

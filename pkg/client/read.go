@@ -464,7 +464,7 @@ func (cn *conn) refuseAmbiguous(f *protocol.Frame) bool {
 // credits kept for it (pacer.chargeHeartbeat); the reply's response is
 // expected and discarded.
 func (cn *conn) answerHeartbeat() {
-	cn.c.cfg.pace.chargeHeartbeat()
+	cn.c.cfg.pace.ChargeHeartbeat()
 	id := cn.c.nextID()
 	if cn.pending.add(id, &pendingCall{}) != nil {
 		return

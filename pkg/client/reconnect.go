@@ -145,7 +145,7 @@ func (c *Client) endPrivate(reason error) {
 // the budget (Deribit: 9 requests, 2,250 channels) it is one write.
 func (c *Client) restore(ctx context.Context, cn *conn, r *opRound, queuedOnly bool) (int, error) {
 	var done map[*topicState]bool // the topics of the rounds so far, when there may be several
-	if c.cfg.pace.roundRequests() > 0 {
+	if c.cfg.pace.RoundRequests() > 0 {
 		done = make(map[*topicState]bool)
 	}
 	total := 0

@@ -173,7 +173,7 @@ func (c *Client) admitConn(ctx context.Context, call *subscribeCall) (cn *conn, 
 	if err != nil {
 		return nil, false, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(call.all), err)
 	}
-	if err := c.cfg.pace.waitSubscribe(ctx, c.ctx); err != nil {
+	if err := paceErr(ctx, c.cfg.pace.WaitSubscribe(ctx, c.ctx)); err != nil {
 		return nil, false, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(call.all), err)
 	}
 	return cn, false, nil
@@ -188,7 +188,7 @@ func (c *Client) send(ctx context.Context, cn *conn, call *subscribeCall) error 
 	c.mu.Lock()
 	if c.closed() {
 		c.mu.Unlock()
-		c.cfg.pace.refundSubscribe()
+		c.cfg.pace.RefundSubscribe()
 		return ErrClosed
 	}
 	c.admitLocked(call)
@@ -197,7 +197,7 @@ func (c *Client) send(ctx context.Context, cn *conn, call *subscribeCall) error 
 		call.ops, err = c.sendSubscribeRoundsLocked(ctx, cn, call.fresh)
 	}
 	if len(call.fresh) == 0 || err != nil {
-		c.cfg.pace.refundSubscribe()
+		c.cfg.pace.RefundSubscribe()
 	}
 	if err != nil {
 		for _, ts := range call.fresh {

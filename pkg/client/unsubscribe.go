@@ -37,8 +37,8 @@ func (c *Client) unsubscribeOn(ctx context.Context, cn *conn, subs []*Subscripti
 	c.handoverMu.RLock() // no switch of connection while it runs (handover.go)
 	defer c.handoverMu.RUnlock()
 	prepaid := 0
-	if cn == nil && c.cfg.pace.unsubscribeCharged() {
-		if err := c.cfg.pace.waitUnsubscribe(ctx, c.ctx); err != nil {
+	if cn == nil && c.cfg.pace.UnsubscribeCharged() {
+		if err := paceErr(ctx, c.cfg.pace.WaitUnsubscribe(ctx, c.ctx)); err != nil {
 			return fmt.Errorf("failed to unsubscribe: %w", err)
 		}
 		prepaid = 1
@@ -66,7 +66,7 @@ func (c *Client) unsubscribeOn(ctx context.Context, cn *conn, subs []*Subscripti
 	if cn != nil && len(orphans) > 0 {
 		ops, err = c.sendUnsubscribeLocked(cn, orphans, &opRound{prepaid: prepaid})
 	} else if prepaid > 0 {
-		c.cfg.pace.refundUnsubscribe()
+		c.cfg.pace.RefundUnsubscribe()
 	}
 	c.mu.Unlock()
 	for _, s := range leaving {
