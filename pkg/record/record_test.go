@@ -231,3 +231,24 @@ func TestFlaggedIsRecordedWhenSet(t *testing.T) {
 	assert.EqualValues(t, 2, m.Flagged)
 	assert.EqualValues(t, 3, m.Topics["ticker.BTC-PERPETUAL.raw"], "a Flagged record is no frame of the topic")
 }
+
+// A segment is aged by the clock the writer ticks by, not by its
+// records' times: a feed recorded with times from another clock (a
+// replayed feed, a fake clock) stays in one segment, where each flush
+// used to rotate it.
+func TestSegmentAgedByTheWritersClock(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "rec")
+	r, err := record.New(dir, thalex.Protocol(), record.Options{Flush: 5 * time.Millisecond})
+	require.NoError(t, err)
+	t0 := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	size := func() int64 { return r.Stats().Bytes }
+	for i := range 3 {
+		before := size()
+		r.FrameRead(conn1, note("ticker.BTC-PERPETUAL.raw", i), t0.Add(time.Duration(i)*time.Second))
+		require.Eventually(t, func() bool { return size() > before }, 10*time.Second, time.Millisecond, "flushed by a tick")
+	}
+	require.NoError(t, r.Close())
+	assert.Equal(t, 1, r.Stats().Segments)
+	all, _ := readAll(t, dir, record.Window{})
+	assert.Len(t, all, 3)
+}

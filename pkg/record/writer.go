@@ -81,6 +81,7 @@ type writer struct {
 	dir  string
 	opts Options
 	enc  *zstd.Encoder // streaming into out; nil between frames
+	zenc *zstd.Encoder // the one encoder, reset for each frame (its tables and window are most of a Recorder's memory)
 	out  countingWriter
 
 	man        Manifest
@@ -131,7 +132,9 @@ func openWriter(dir, venue string, opts Options) (*writer, error) {
 // add buffers a record, flushing the buffer when it is full.
 func (w *writer) add(r *Record) error {
 	if w.seg == nil {
-		if err := w.openSegment(r.Time); err != nil {
+		// Aged by the clock tick reads (a record's time is the
+		// client's, which may be another: WithReadClock, a simulation).
+		if err := w.openSegment(time.Now()); err != nil {
 			return err
 		}
 	}
@@ -151,11 +154,9 @@ func (w *writer) add(r *Record) error {
 	case r.Topic != "":
 		w.man.Topics[r.Topic]++
 	}
-	if k := [2]uint64{r.Client, r.Conn}; !w.conns[k] {
-		w.conns[k] = true
-		if len(w.man.Connections) < maxConnections {
-			w.man.Connections = append(w.man.Connections, ConnectionInfo{Client: r.Client, Conn: r.Conn, Endpoint: r.Endpoint, First: r.Time})
-		}
+	if k := [2]uint64{r.Client, r.Conn}; len(w.man.Connections) < maxConnections && !w.conns[k] {
+		w.conns[k] = true // as many as the manifest lists, at most
+		w.man.Connections = append(w.man.Connections, ConnectionInfo{Client: r.Client, Conn: r.Conn, Endpoint: r.Endpoint, First: r.Time})
 	}
 	return w.flushIfFull()
 }
@@ -198,11 +199,16 @@ func (w *writer) flush() error {
 		return nil
 	}
 	if w.enc == nil {
-		enc, err := zstd.NewWriter(&w.out, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1))
-		if err != nil {
-			return err
+		if w.zenc == nil {
+			enc, err := zstd.NewWriter(&w.out, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1))
+			if err != nil {
+				return err
+			}
+			w.zenc = enc
+		} else {
+			w.zenc.Reset(&w.out)
 		}
-		w.enc, w.frameStart, w.frameAt, w.frameRawN = enc, w.out.n, w.bufFirst, 0
+		w.enc, w.frameStart, w.frameAt, w.frameRawN = w.zenc, w.out.n, w.bufFirst, 0
 		w.cur.Frames++
 	}
 	if _, err := w.enc.Write(w.buf); err != nil {
