@@ -32,7 +32,7 @@ var exchange = &venue.Exchange{
 	// methods that change the session, and the private subscriptions.
 	SessionMethods: []string{"public/auth", "public/exchange_token", "public/fork_token", "private/logout",
 		"private/enable_cancel_on_disconnect", "private/disable_cancel_on_disconnect", "private/subscribe"},
-	Feed: func(seed uint64) venue.Feed { return newFeed(seed) },
+	Feed: func(seed uint64) venue.Simulation { return newFeed(seed) },
 	Methods: map[string]func([]string, time.Time) any{
 		"public/get_instruments": func(instruments []string, _ time.Time) any {
 			out := make([]instrument, len(instruments))

@@ -142,4 +142,4 @@ type bookMessage struct {
 }
 
 // feed keeps its books whole: a new subscriber gets a snapshot first.
-var _ venue.StatefulFeed = (*feed)(nil)
+var _ venue.StatefulSimulation = (*feed)(nil)

@@ -24,7 +24,7 @@ var exchange = &venue.Exchange{
 	// Ethereal charges connecting and subscribing).
 	Throttled:    &protocol.Error{Code: -32000, Message: RateLimitIP},
 	LimitedTopic: countsTowardLimit,
-	Feed: func(seed uint64) venue.Feed {
+	Feed: func(seed uint64) venue.Simulation {
 		return &feed{m: venue.NewMarket(seed), lastT: make(map[string]int64), changes: make(map[string]int)}
 	},
 }
@@ -152,4 +152,4 @@ type l2Book struct {
 }
 
 // feed keeps its books whole: a new subscriber gets a snapshot first.
-var _ venue.StatefulFeed = (*feed)(nil)
+var _ venue.StatefulSimulation = (*feed)(nil)

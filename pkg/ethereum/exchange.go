@@ -16,7 +16,7 @@ var exchange = &venue.Exchange{
 	// A request over a provider's rate limit: -32005, "limit exceeded"
 	// (EIP-1474).
 	Throttled: &protocol.Error{Code: codeThrottled, Message: "limit exceeded"},
-	Feed:      func(seed uint64) venue.Feed { return newFeed(seed) },
+	Feed:      func(seed uint64) venue.Simulation { return newFeed(seed) },
 	// go-ethereum's default --rpc.batch-request-limit.
 	MaxBatch: 1000,
 	Methods: map[string]func([]string, time.Time) any{
@@ -24,10 +24,10 @@ var exchange = &venue.Exchange{
 		// Before the feed has run the chain is at its first block.
 		"eth_blockNumber": func([]string, time.Time) any { return hexU64(firstBlock) },
 	},
-	FeedMethods: map[string]func(venue.Feed, time.Time) any{
+	FeedMethods: map[string]func(venue.Simulation, time.Time) any{
 		// The last head the feed made, so a program that reads it and
 		// then subscribes newHeads sees the numbers follow.
-		"eth_blockNumber": func(f venue.Feed, _ time.Time) any { return hexU64(f.(*feed).block) },
+		"eth_blockNumber": func(f venue.Simulation, _ time.Time) any { return hexU64(f.(*feed).block) },
 	},
 }
 

@@ -17,8 +17,8 @@ import (
 // ready; no feed runs until start.
 type liveFeed struct {
 	mu    sync.Mutex
-	last  venue.Feed                 // the running feed, or the last one; nil before the first
-	feed  venue.StatefulFeed         // nil when no feed runs or its books are not stateful
+	last  venue.Simulation           // the running feed, or the last one; nil before the first
+	feed  venue.StatefulSimulation   // nil when no feed runs or its books are not stateful
 	books map[string]venue.FeedTopic // the feed's book topics
 	lose  map[string]int             // book topic → changes to lose (LoseBookChanges)
 	cross map[string]bool            // book topic → cross the next change (CrossBook)
@@ -35,12 +35,12 @@ type delivery struct {
 }
 
 // start takes feed's book topics, when its books are stateful.
-func (l *liveFeed) start(feed venue.Feed, topics []venue.FeedTopic) {
+func (l *liveFeed) start(feed venue.Simulation, topics []venue.FeedTopic) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.feed, l.books, l.lose, l.cross = nil, nil, nil, nil
 	l.last = feed
-	sf, ok := feed.(venue.StatefulFeed)
+	sf, ok := feed.(venue.StatefulSimulation)
 	if !ok {
 		return
 	}
@@ -55,7 +55,7 @@ func (l *liveFeed) start(feed venue.Feed, topics []venue.FeedTopic) {
 // round moves feed on to now and returns the messages of its topics that
 // have subscribers, each with its targets, appended to out. It runs on
 // the feed goroutine.
-func (l *liveFeed) round(s *Server, feed venue.Feed, topics []venue.FeedTopic, now time.Time, out []delivery) []delivery {
+func (l *liveFeed) round(s *Server, feed venue.Simulation, topics []venue.FeedTopic, now time.Time, out []delivery) []delivery {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	feed.Advance(now)
@@ -171,7 +171,7 @@ func (s *Server) CrossBook(topic string) error {
 // answer answers a method from the feed's state (venue.Exchange
 // FeedMethods) under mu, where the feed goroutine moves it on; ok is
 // false when m is nil or no feed has run yet.
-func (l *liveFeed) answer(m func(venue.Feed, time.Time) any, now time.Time) (result any, ok bool) {
+func (l *liveFeed) answer(m func(venue.Simulation, time.Time) any, now time.Time) (result any, ok bool) {
 	if m == nil {
 		return nil, false
 	}

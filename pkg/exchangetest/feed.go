@@ -11,7 +11,7 @@ import (
 // FeedOptions configures StartFeed.
 type FeedOptions struct {
 	// Instruments to publish. Default: the exchange feed's
-	// (venue.Feed.Instruments), such as BTC-PERPETUAL and
+	// (venue.Simulation.Instruments), such as BTC-PERPETUAL and
 	// ETH-PERPETUAL. A node's feed ignores it.
 	Instruments []string
 	// Interval between two rounds of notifications. Default: 100ms.
@@ -21,7 +21,7 @@ type FeedOptions struct {
 // feedSeed starts every feed's random walk: the same feed every run.
 const feedSeed = 0x5eed
 
-func (o FeedOptions) withDefaults(f venue.Feed) FeedOptions {
+func (o FeedOptions) withDefaults(f venue.Simulation) FeedOptions {
 	if len(o.Instruments) == 0 {
 		o.Instruments = f.Instruments()
 	}
@@ -127,7 +127,7 @@ func (s *Server) FeedInstruments() []string {
 // new subscriber of a book takes its snapshot, so the subscriber's first
 // change is the one after its snapshot; it queues the round's messages
 // after letting go of the lock.
-func (s *Server) runFeed(feed venue.Feed, topics []venue.FeedTopic, interval time.Duration, stop, done chan struct{}) {
+func (s *Server) runFeed(feed venue.Simulation, topics []venue.FeedTopic, interval time.Duration, stop, done chan struct{}) {
 	defer close(done)
 	t := time.NewTicker(interval)
 	defer t.Stop()

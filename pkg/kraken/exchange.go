@@ -14,5 +14,5 @@ var exchange = &venue.Exchange{
 	UnknownTopic:  &protocol.Error{Code: protocol.CodeInvalidParams, Message: "Currency pair not supported {0}"},
 	LoginRequired: errInvalidToken,
 	Login:         func() venue.Authenticator { return NewServerLogin("", "") },
-	Feed:          func(seed uint64) venue.Feed { return newFeed(seed) },
+	Feed:          func(seed uint64) venue.Simulation { return newFeed(seed) },
 }

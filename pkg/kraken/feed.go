@@ -327,4 +327,4 @@ func (f *feed) tradeData(symbol string) []byte {
 func (f *feed) CrossBook(t venue.FeedTopic) { f.book(t.Instrument).crossNext = true }
 
 // feed keeps its books whole: a new subscriber gets a snapshot first.
-var _ venue.StatefulFeed = (*feed)(nil)
+var _ venue.StatefulSimulation = (*feed)(nil)

@@ -25,7 +25,7 @@ var exchange = &venue.Exchange{
 	ServedOn:       servedOn,
 	Login:          func() venue.Authenticator { return NewServerLogin("", "", "") },
 	SessionMethods: []string{"login"},
-	Feed:           func(seed uint64) venue.Feed { return newFeed(seed) },
+	Feed:           func(seed uint64) venue.Simulation { return newFeed(seed) },
 }
 
 // serverRequestLimit is the servers' budget: "The total number of
@@ -186,4 +186,4 @@ type bookItem struct {
 }
 
 // feed keeps its books whole: a new subscriber gets a snapshot first.
-var _ venue.StatefulFeed = (*feed)(nil)
+var _ venue.StatefulSimulation = (*feed)(nil)

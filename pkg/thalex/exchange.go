@@ -25,7 +25,7 @@ var exchange = &venue.Exchange{
 	// Notices come to connections subscribed to the system channel.
 	NoticeTopic: systemChannel,
 	Login:       func() venue.Authenticator { return NewServerLogin() },
-	Feed:        func(seed uint64) venue.Feed { return &feed{m: venue.NewMarket(seed)} },
+	Feed:        func(seed uint64) venue.Simulation { return &feed{m: venue.NewMarket(seed)} },
 	Methods: map[string]func([]string, time.Time) any{
 		"public/instruments": func(instruments []string, _ time.Time) any {
 			out := make([]instrument, len(instruments))

@@ -111,4 +111,4 @@ type bookNotification struct {
 }
 
 // feed keeps its books whole: a new subscriber gets a snapshot first.
-var _ venue.StatefulFeed = (*feed)(nil)
+var _ venue.StatefulSimulation = (*feed)(nil)

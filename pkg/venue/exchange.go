@@ -59,7 +59,7 @@ type Exchange struct {
 	Login func() Authenticator
 	// Feed returns a new made-up feed of the exchange's public market data
 	// from seed. nil when the exchange publishes none.
-	Feed func(seed uint64) Feed
+	Feed func(seed uint64) Simulation
 	// SessionMethods change the connection's session (log in or out,
 	// cancel-on-disconnect) or reach its private channels: a fan-out
 	// server never forwards them from one of the programs sharing the
@@ -125,9 +125,10 @@ type FeedTopic struct {
 	Kind       FeedKind
 }
 
-// Feed makes up an exchange's public market data in the exchange's own
-// shapes. A Feed is used by one goroutine at a time.
-type Feed interface {
+// Simulation makes up an exchange's public market data in the
+// exchange's own shapes: the feed of pkg/exchangetest and the demo. A
+// Simulation is used by one goroutine at a time.
+type Simulation interface {
 	// Instruments are the instruments the feed publishes unless told
 	// others.
 	Instruments() []string
@@ -136,17 +137,17 @@ type Feed interface {
 	// Advance moves the market on to now.
 	Advance(now time.Time)
 	// Payload returns topic's next payload (JSON): a book's is its next
-	// change (see StatefulFeed).
+	// change (see StatefulSimulation).
 	Payload(topic FeedTopic) []byte
 }
 
-// StatefulFeed is a Feed whose books are stateful, as the exchanges'
+// StatefulSimulation is a Simulation whose books are stateful, as the exchanges'
 // are: a new subscriber of a book topic gets the whole book first
 // (Snapshot), in the exchange's snapshot frame (Server.SnapshotEnvelope
 // around it), and every subscriber then gets the same changes (Payload),
 // chained where the exchange chains them.
-type StatefulFeed interface {
-	Feed
+type StatefulSimulation interface {
+	Simulation
 	// Snapshot returns the payload of topic's whole book as it stands:
 	// what the exchange sends a subscriber right after acknowledging it.
 	Snapshot(topic FeedTopic) []byte
@@ -155,3 +156,14 @@ type StatefulFeed interface {
 	// check.
 	CrossBook(topic FeedTopic)
 }
+
+// Feed is the old name of Simulation, which client.Feed shared.
+//
+// Deprecated: use Simulation; Feed goes in the next release.
+type Feed = Simulation
+
+// StatefulFeed is the old name of StatefulSimulation.
+//
+// Deprecated: use StatefulSimulation; StatefulFeed goes in the next
+// release.
+type StatefulFeed = StatefulSimulation
