@@ -50,7 +50,7 @@ func reqID(raw json.RawMessage) (uint64, bool) {
 }
 
 // oracle: a frame with a method or a success is a method's answer (a
-// pong without req_id an event; success true its result, or the frame
+// pong without req_id the keepalive's answer; success true its result, or the frame
 // when it has none; else the frame as its error); a heartbeat or status
 // channel an event; another channel's frame with data a message, routed
 // by its channel and, for book, ticker, trade and ohlc, its first data
@@ -69,7 +69,7 @@ func oracle(frame []byte) protocoltest.Route {
 		}
 		id, hasID := reqID(m["req_id"])
 		if method == "pong" && !hasID {
-			return protocoltest.Route{Kind: protocol.KindEvent, Data: string(frame)}
+			return protocoltest.Route{Kind: protocol.KindKeepalive, Data: string(frame)}
 		}
 		r := protocoltest.Route{Kind: protocol.KindResponse, ID: id, HasID: hasID}
 		result, hasResult := m["result"]
