@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"math"
 
 	"github.com/wsfan/wsfan/internal/jsonscan"
@@ -14,17 +13,17 @@ import (
 // and by its book rules alike; the helpers below are what those share.
 
 // Member returns the value of the top-level member named key of the
-// object data, its last occurrence (as encoding/json decodes a repeated
-// member), or, when data is an array (OKX's data, Deribit's trades), of
-// its first element; nil when there is none or data is malformed before
-// the member's last occurrence.
+// object data, its first occurrence, or, when data is an array (OKX's
+// data, Deribit's trades), of its first element's; nil when there is
+// none or data is malformed before the member.
 //
-// The walk stops at the member when nothing after it could name another
-// (no key's text, no escape: laterMember), so a stamp that leads its
-// payload, as Deribit's ticker's does, costs a byte search of the rest
-// rather than a scan of every member (about half as much:
-// docs/latency.md); what follows it is then not checked, as the route
-// checks no payload.
+// The walk stops at the member: what follows it is not checked, as the
+// route checks no payload. A name repeated in one object so reads its
+// first value, where encoding/json reads its last: RFC 8259 leaves a
+// repeated name's meaning to the reader, I-JSON (RFC 7493) forbids it
+// and encoding/json/v2 refuses it, and no venue sends one, while looking
+// for a later one cost a search of the whole rest of the payload (most
+// of the stamp's cost on a Deribit ticker: docs/latency.md).
 func Member(data []byte, key string) []byte {
 	i := jsonscan.SkipSpace(data, 0)
 	if i < len(data) && data[i] == '[' {
@@ -34,44 +33,17 @@ func Member(data []byte, key string) []byte {
 		}
 		data, i = first, 0
 	}
-	var v []byte
 	m := jsonscan.Object(data, i)
 	for k, start, ok := m.Next(); ok; k, start, ok = m.Next() {
 		end := m.Skip()
 		if string(k) == key {
-			v = data[start:end]
-			if !laterMember(data[end:], key) {
-				return v
+			if m.Err() != nil {
+				return nil
 			}
+			return data[start:end]
 		}
 	}
-	if m.Err() != nil {
-		return nil
-	}
-	return v
-}
-
-// laterMember reports whether rest may hold another member named key,
-// at any depth: key's text between quotes, or an escape (an escaped name
-// decodes to what the search cannot see). It searches for the key's last
-// byte and its closing quote, a pair rarer in a payload than a name's
-// letters, so the search seldom stops short.
-func laterMember(rest []byte, key string) bool {
-	if key == "" || bytes.IndexByte(rest, '\\') >= 0 {
-		return true
-	}
-	end := [2]byte{key[len(key)-1], '"'}
-	for i := 0; ; {
-		j := bytes.Index(rest[i:], end[:])
-		if j < 0 {
-			return false
-		}
-		j += i
-		if k := j + 1 - len(key); k >= 1 && rest[k-1] == '"' && string(rest[k:j+1]) == key {
-			return true
-		}
-		i = j + 1
-	}
+	return nil
 }
 
 // maxMillis is the largest count of milliseconds whose nanoseconds fit

@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"math"
 	"net/http"
 	"strconv"
@@ -76,46 +75,50 @@ func lastNonSpace(b []byte) int {
 // reads it: cut is where the member starts, so frame[:cut] followed by
 // '}' is the notification as the venue sent it. ok is false for a frame
 // without one, spelled exactly as AppendStamps writes it.
+//
+// It reads the member backwards from the frame's end, so a frame without
+// it (every frame of a direct connection under client.WithStamps) costs
+// a look at its last few bytes.
 func CutStamps(frame []byte) (cut int, s Stamps, ok bool) {
-	if len(frame) < len(stampsHead)+2 || frame[len(frame)-1] != '}' || frame[len(frame)-2] != '}' {
+	i := len(frame) - 2
+	if i < 0 || frame[i] != '}' || frame[i+1] != '}' {
 		return 0, Stamps{}, false
 	}
-	tail := frame[max(0, len(frame)-128):] // the member is at most 102 bytes long
-	i := bytes.LastIndex(tail, []byte(stampsHead[1:]))
-	if i < 1 {
+	if s.Send, i, ok = stampBefore(frame, i, `,"send_ns":`); !ok {
 		return 0, Stamps{}, false
 	}
-	cut = len(frame) - len(tail) + i - 1
-	if frame[cut] != ',' {
-		if frame[cut] != '{' {
-			return 0, Stamps{}, false
-		}
-		cut++ // the member was the object's only one
-	}
-	rest := tail[i+len(stampsHead)-1 : len(tail)-2]
-	var venue, recv bool
-	s.Venue, rest, venue = stampField(rest, `,"recv_ns":`)
-	s.Recv, rest, recv = stampField(rest, `,"send_ns":`)
-	s.Send, _, ok = stampField(rest, "")
-	if !venue || !recv || !ok {
+	if s.Recv, i, ok = stampBefore(frame, i, `,"recv_ns":`); !ok {
 		return 0, Stamps{}, false
 	}
-	return cut, s, true
+	if s.Venue, i, ok = stampBefore(frame, i, stampsHead[1:]); !ok || i < 1 {
+		return 0, Stamps{}, false
+	}
+	if frame[i-1] == ',' {
+		return i - 1, s, true
+	}
+	if j := lastNonSpace(frame[:i]); j >= 0 && frame[j] == '{' { // the member was the object's only one
+		return i, s, true
+	}
+	return 0, Stamps{}, false
 }
 
-// stampField reads the digits rest starts with, up to next (to its end
-// when next is ""), and returns what follows next.
-func stampField(rest []byte, next string) (v int64, after []byte, ok bool) {
-	n := len(rest)
-	if next != "" {
-		n = bytes.Index(rest, []byte(next))
+// maxStampDigits is the most digits an int64 takes.
+const maxStampDigits = 19
+
+// stampBefore reads the digits that end just before frame[end], preceded
+// by head, and returns their value and where head starts.
+func stampBefore(frame []byte, end int, head string) (v int64, start int, ok bool) {
+	i := end
+	for i > 0 && end-i < maxStampDigits && frame[i-1] >= '0' && frame[i-1] <= '9' {
+		i--
 	}
-	if n <= 0 {
-		return 0, nil, false
+	start = i - len(head)
+	if i == end || start < 0 || string(frame[start:i]) != head {
+		return 0, 0, false
 	}
-	u, ok := jsonscan.Uint(rest[:n])
+	u, ok := jsonscan.Uint(frame[i:end])
 	if !ok || u > math.MaxInt64 {
-		return 0, nil, false
+		return 0, 0, false
 	}
-	return int64(u), rest[n+len(next):], true
+	return int64(u), start, true
 }

@@ -60,3 +60,32 @@ func TestWantsStamps(t *testing.T) {
 		t.Error("the header's list was not read")
 	}
 }
+
+// FuzzCutStamps: any object with the member appended is cut back to
+// itself and its stamps, and no frame makes CutStamps panic or cut past
+// the frame.
+func FuzzCutStamps(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `{}`, `{"a":{"b":[1,2]}} `, `{"wsfan":{"venue_ns":1,"recv_ns":2,"send_ns":3}}`, `{"x":"}}"}`} {
+		f.Add([]byte(s), int64(1737043200123000000), int64(1737043200173000000), int64(0))
+	}
+	f.Fuzz(func(t *testing.T, frame []byte, venue, recv, send int64) {
+		if cut, _, ok := protocol.CutStamps(frame); ok && (cut < 1 || cut >= len(frame)) {
+			t.Fatalf("CutStamps(%q) cut at %d", frame, cut)
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(frame, &obj) != nil || obj == nil {
+			return
+		}
+		s := protocol.Stamps{Venue: max(venue, 0), Recv: max(recv, 0), Send: max(send, 0)}
+		stamped := protocol.AppendStamps(nil, frame, s)
+		cut, got, ok := protocol.CutStamps(stamped)
+		if !ok || got != s {
+			t.Fatalf("CutStamps(%s) = %+v, %v, want %+v", stamped, got, ok, s)
+		}
+		var orig, back any
+		_ = json.Unmarshal(frame, &orig)
+		if err := json.Unmarshal(append(stamped[:cut:cut], '}'), &back); err != nil || !jsonEqual(orig, back) {
+			t.Fatalf("cut %s, want %s (%v)", stamped[:cut], frame, err)
+		}
+	})
+}
