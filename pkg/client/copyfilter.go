@@ -1,6 +1,9 @@
 package client
 
-import "time"
+import (
+	"time"
+	"unsafe"
+)
 
 // A composite whose connections carry the same subscriptions side by
 // side (package standby) reads every notification once on each of them.
@@ -60,4 +63,21 @@ func (c *Client) tookCopy(cp Copy, now time.Time) {
 	case ts.topic.Backfill && !ts.topic.Retracts:
 		ts.lastPos.Store(cp.Place)
 	}
+}
+
+// unread gives the read slab back the bytes of frame, the frame just
+// read, which nothing keeps (a copy the CopyFilter dropped): the next
+// frame is read over them, so a leg's copies cost no slab. A frame read
+// into a buffer of its own (one over the slab's free tail) is left to
+// the collector. Runs on the reader goroutine, which owns the slab.
+func (cn *conn) unread(frame []byte) {
+	n := len(frame)
+	if n == 0 || len(cn.slab) == 0 {
+		return
+	}
+	start := unsafe.SliceData(frame)
+	if unsafe.Add(unsafe.Pointer(start), n) != unsafe.Pointer(unsafe.SliceData(cn.slab)) {
+		return
+	}
+	cn.slab = unsafe.Slice(start, n+len(cn.slab))
 }

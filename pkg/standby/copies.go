@@ -34,41 +34,45 @@ import (
 // stays the safety net. Answers are never hashed (CopyBytes refuses
 // them).
 //
-// Hashes are kept in two generations per shard: once the newer holds
-// copyGeneration/copyShards hashes, the older is forgotten and the newer
-// takes its place; a hash read again moves to the newer one. A hash and
-// its counts are forgotten together, so a forgotten hash's next reading
-// is a first arrival, which the identity merge judges.
+// Each hash has a slot of a fixed table, chosen by its low bits, under
+// the slot's own lock (held for a few loads and stores: no map, no
+// allocation, and two legs reading one frame at once wait for each other
+// a few nanoseconds). A hash whose slot another holds takes it, and the
+// other's counts are forgotten with it: a forgotten hash's next reading
+// is a first arrival, which the identity merge judges. The table holds
+// copySlots hashes, far more than two legs are apart in messages but
+// for a leg back from a long hole, whose copies the identity merge and
+// the place rule judge.
 
 const (
-	copyShards     = 16
-	copyGeneration = 1 << 13 // hashes a generation holds, all shards together
-	copyFold       = 64      // a leg's dropped copies counted under the lock at once, at most
+	copySlots = 1 << 14 // slots of the table: a power of two
+	copyFold  = 64      // a leg's dropped copies counted under the lock at once, at most
 )
 
 // copies is a Standby's fast path: the hashes its legs read, and each
 // leg's last frame.
 type copies struct {
-	proto  protocol.MessageReader
-	shards [copyShards]copyShard
-	legs   []copyLeg // legs[i] is leg i's, owned by its reader
+	proto protocol.MessageReader
+	slots []copySlot // copySlots of them
+	legs  []copyLeg  // legs[i] is leg i's, owned by its reader
 }
 
-// copyShard is a share of the hashes, under its own lock (held for a
-// map look-up: the legs' readers rarely meet on one).
-type copyShard struct {
-	mu       sync.Mutex
-	cur, old map[xxh3.Uint128]copyEntry
+// copySlot is a slot of the table: mu protects its hash's entry. The
+// legs' readers and the merges' offers take it.
+type copySlot struct {
+	mu sync.Mutex
+	e  copyEntry
 }
 
 // copyEntry is one hash: how many times each leg read it, how many of
 // those readings the merged stream delivered, and what its first
 // arrival was, for a dropped copy to tell.
 type copyEntry struct {
+	key       xxh3.Uint128
 	legs      [Max + 1]uint32
 	delivered uint32
-	m         *merge // the merge its first arrival went to; nil: none yet
 	many      bool   // it went to more than one merge: never dropped here
+	m         *merge // the merge its first arrival went to; nil: none yet
 	id        uint64 // its identity in m
 	at        *topicPlace
 	pos       uint64
@@ -87,6 +91,7 @@ type copyLeg struct {
 // counted, and where the frame lies.
 type copyKey struct {
 	key    xxh3.Uint128
+	slot   uint32 // key's slot
 	n      uint32 // the leg's readings of key, this one counted
 	lo, hi uintptr
 	ok     bool
@@ -99,12 +104,7 @@ func newCopies(p protocol.Protocol, legs int) *copies {
 	if cp == nil {
 		return nil
 	}
-	c := &copies{proto: cp, legs: make([]copyLeg, legs)}
-	for i := range c.shards {
-		c.shards[i].cur = make(map[xxh3.Uint128]copyEntry)
-		c.shards[i].old = make(map[xxh3.Uint128]copyEntry)
-	}
-	return c
+	return &copies{proto: cp, slots: make([]copySlot, copySlots), legs: make([]copyLeg, legs)}
 }
 
 // option installs leg's filter on its client (client.WithCopyFilter);
@@ -129,43 +129,31 @@ func (c *copies) read(leg int, frame []byte, now time.Time) (client.Copy, bool) 
 		return client.Copy{}, false
 	}
 	key := xxh3.Hash128(b)
-	sh := &c.shards[key.Lo%copyShards]
-	sh.mu.Lock()
-	e := sh.take(key)
+	i := uint32(key.Lo) & (copySlots - 1)
+	sl := &c.slots[i]
+	sl.mu.Lock()
+	e := &sl.e
+	if e.key != key { // a new hash, or one whose slot another took
+		*e = copyEntry{key: key}
+	}
 	e.legs[leg]++
 	n := e.legs[leg]
-	sh.cur[key] = e
-	sh.mu.Unlock()
 	m := e.m
-	if m == nil || e.many || n > e.delivered || m.legs[leg].rejoin.Load() {
+	drop := m != nil && !e.many && n <= e.delivered
+	id, at, pos, topic := e.id, e.at, e.pos, e.topic
+	sl.mu.Unlock()
+	if !drop || m.legs[leg].rejoin.Load() {
 		lo := uintptr(unsafe.Pointer(unsafe.SliceData(frame)))
-		l.set(copyKey{key: key, n: n, lo: lo, hi: lo + uintptr(len(frame)), ok: true})
+		l.set(copyKey{key: key, slot: i, n: n, lo: lo, hi: lo + uintptr(len(frame)), ok: true})
 		return client.Copy{}, false
 	}
 	l.set(copyKey{})
 	m.lastAt[leg].Store(now.UnixNano())
-	if e.at != nil {
-		e.at.reached(leg, e.pos)
+	if at != nil {
+		at.reached(leg, pos)
 	}
-	m.dropped(leg, e.id)
-	return client.Copy{Topic: e.topic, Place: e.pos, Placed: e.at != nil}, true
-}
-
-// take returns key's entry, the zero one when the shard holds none, and
-// makes room in the newer generation. Called with sh.mu held.
-func (sh *copyShard) take(key xxh3.Uint128) copyEntry {
-	e, ok := sh.cur[key]
-	if ok {
-		return e
-	}
-	if e, ok = sh.old[key]; ok {
-		delete(sh.old, key)
-	}
-	if len(sh.cur) >= copyGeneration/copyShards {
-		sh.old, sh.cur = sh.cur, sh.old
-		clear(sh.cur)
-	}
-	return e
+	m.dropped(leg, id)
+	return client.Copy{Topic: topic, Place: pos, Placed: at != nil}, true
 }
 
 // current returns the key of leg's last frame when data (an offered
@@ -193,14 +181,12 @@ func (l *copyLeg) set(k copyKey) {
 // identity id and place at in m) that m delivered it, so that other legs'
 // copies of it are dropped. Called with m.mu held.
 func (c *copies) offered(k copyKey, m *merge, delivered bool, topic string, id uint64, at placed) {
-	sh := &c.shards[k.key.Lo%copyShards]
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	e, ok := sh.cur[k.key]
-	if !ok {
-		if e, ok = sh.old[k.key]; !ok {
-			return // forgotten meanwhile
-		}
+	sl := &c.slots[k.slot]
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	e := &sl.e
+	if e.key != k.key {
+		return // forgotten meanwhile: another hash took the slot
 	}
 	switch {
 	case e.m == nil:
@@ -210,10 +196,5 @@ func (c *copies) offered(k copyKey, m *merge, delivered bool, topic string, id u
 	}
 	if delivered {
 		e.delivered = max(e.delivered, k.n)
-	}
-	if _, inCur := sh.cur[k.key]; inCur {
-		sh.cur[k.key] = e
-	} else {
-		sh.old[k.key] = e
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/zeebo/xxh3"
 
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/ethereum"
@@ -28,9 +29,13 @@ func headFrame(sub string, n int) []byte {
 // two events: the second is delivered unless another leg delivered a
 // second one too; an answer is never hashed; a leg rejoining after a
 // hole drops nothing there.
-func TestCopiesDropWhatAnotherLegDelivered(t *testing.T) {
+// headCopies is a Standby of two connectionless legs on Ethereum with
+// its fast path, and a merge of newHeads on it; read is a leg's reader:
+// the filter, then, for a frame it keeps, classification and the
+// merge's offer.
+func headCopies(t *testing.T) (sb *Standby, m *merge, read func(leg int, frame []byte) (client.Copy, bool)) {
 	p := ethereum.Protocol()
-	sb := &Standby{legs: make([]*client.Client, 2), health: make([]legHealth, 2), seed: maphash.MakeSeed(),
+	sb = &Standby{legs: make([]*client.Client, 2), health: make([]legHealth, 2), seed: maphash.MakeSeed(),
 		merges: make(map[*merge]struct{}), proto: p, copies: newCopies(p, 2)}
 	require.NotNil(t, sb.copies, "Ethereum's notifications are the same on every connection but for the subscription id")
 	sb.ctx, sb.cancel = context.WithCancel(context.Background())
@@ -41,14 +46,10 @@ func TestCopiesDropWhatAnotherLegDelivered(t *testing.T) {
 	}
 	topic, err := p.NewTopic("newHeads")
 	require.NoError(t, err)
-	m := sb.mergeInto([]*protocol.Topic{topic})
+	m = sb.mergeInto([]*protocol.Topic{topic})
 	m.out = client.NewInlet([]string{"newHeads"})
 	t.Cleanup(func() { _ = m.end(context.Background(), nil) })
-	sub := []string{"0x01", "0xcd0c3e8af590364c09d0fa6a1210faf5"}
-
-	// read is a leg's reader: the filter, then, for a frame it keeps,
-	// classification and the merge's offer.
-	read := func(leg int, frame []byte) (client.Copy, bool) {
+	read = func(leg int, frame []byte) (client.Copy, bool) {
 		cp, drop := sb.copies.read(leg, frame, t0)
 		if !drop {
 			var f protocol.Frame
@@ -59,6 +60,12 @@ func TestCopiesDropWhatAnotherLegDelivered(t *testing.T) {
 		}
 		return cp, drop
 	}
+	return sb, m, read
+}
+
+func TestCopiesDropWhatAnotherLegDelivered(t *testing.T) {
+	sb, m, read := headCopies(t)
+	sub := []string{"0x01", "0xcd0c3e8af590364c09d0fa6a1210faf5"}
 	delivered := func() int { return len(m.out.Subscription().C()) }
 
 	_, drop := read(0, headFrame(sub[0], 1))
@@ -81,9 +88,13 @@ func TestCopiesDropWhatAnotherLegDelivered(t *testing.T) {
 	assert.False(t, drop)
 	_, drop = read(1, answer)
 	assert.False(t, drop, "answers are never hashed")
-	for i := range sb.copies.shards {
-		assert.LessOrEqual(t, len(sb.copies.shards[i].cur)+len(sb.copies.shards[i].old), 1, "only the head was hashed")
+	hashed := 0
+	for i := range sb.copies.slots {
+		if sb.copies.slots[i].e.key != (xxh3.Uint128{}) {
+			hashed++
+		}
 	}
+	assert.Equal(t, 1, hashed, "only the head was hashed")
 
 	_, drop = read(0, headFrame(sub[0], 2))
 	assert.False(t, drop)
@@ -97,4 +108,27 @@ func TestCopiesDropWhatAnotherLegDelivered(t *testing.T) {
 	assert.False(t, m.legs[1].on, "in step again")
 	m.mu.Unlock()
 	assert.Equal(t, 3, delivered())
+}
+
+// A hash whose slot another hash took is forgotten with its counts: its
+// copy is not dropped on the reader, and the identity merge, the safety
+// net, drops it instead.
+func TestCopiesForgetAHashWhoseSlotAnotherTook(t *testing.T) {
+	sb, m, read := headCopies(t)
+	slot := func(n int) uint64 {
+		b, ok := sb.copies.proto.CopyBytes(headFrame("0x01", n))
+		require.True(t, ok)
+		return xxh3.Hash128(b).Lo & (copySlots - 1)
+	}
+	other := 2
+	for slot(other) != slot(1) { // a head whose hash takes head 1's slot
+		other++
+	}
+	_, drop := read(0, headFrame("0x01", 1))
+	assert.False(t, drop)
+	_, drop = read(0, headFrame("0x01", other))
+	assert.False(t, drop)
+	_, drop = read(1, headFrame("0x02", 1))
+	assert.False(t, drop, "head 1 was forgotten: its copy goes on to the merge")
+	assert.Equal(t, 2, len(m.out.Subscription().C()), "which drops it")
 }
