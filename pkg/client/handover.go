@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/internal/arbiter"
 )
 
 // Taking the preferred endpoint back, make before break. A Client whose
@@ -20,19 +21,12 @@ import (
 // hands the new one out, and closes the old one only once each topic's
 // two streams have met: nothing is lost and nothing is delivered twice.
 //
-// Where the streams meet. From the moment the new connection subscribes,
-// each topic's messages come on both: the old connection's are delivered
-// as before, and their identities noted (the venue's documented fields,
-// protocol.MessageReader.AppendIdentity, else the whole payload); the new connection's are
-// held. The first message seen on both is the seam: from there on only
-// the new connection delivers the topic, its held messages past the seam
-// first. The old connection stays until every topic's streams have met:
-// a topic with no message yet on either may have one on its way on the
-// old connection that the new one, subscribed too late, never gets. A
-// topic quiet throughout the hold has nothing to lose: at its end its
-// held messages, if any, are delivered, and the topic is the new
-// connection's from then on. While the handover runs, both readers
-// deliver under one lock, so a topic's messages keep their order.
+// Where the streams meet is an arbiter.Seam's decision (internal/arbiter,
+// shared with a standby's merge): the old connection's messages are
+// delivered and their identities noted (the venue's documented fields,
+// protocol.MessageReader, else the whole payload), the new one's held
+// until the two streams meet. The old connection stays until every
+// topic's streams have met, or the hold ends.
 
 // handoverHold bounds the overlap: how long the old connection stays
 // once the new one is handed out, waiting for every topic's streams to
@@ -42,191 +36,52 @@ const (
 	handoverLimit = 4096
 )
 
-// handover is the state of one switch-back, shared by both connections'
-// readers (offer) and the supervisor (takeBack).
+// handover is one switch-back, shared by both connections' readers
+// (offer) and the supervisor (takeBack).
 type handover struct {
-	c        *Client
 	old, new *conn
-
-	// topics are the topics the new connection subscribed, fixed before
-	// it did: only theirs are checked, and each must meet (or the hold
-	// end) before the old connection closes. A topic subscribed after
-	// the new connection was handed out comes on it alone.
-	topics map[*topicState]bool
-
-	mu       sync.Mutex // orders every delivery of both readers while the handover runs
-	seams    map[*topicState]*seam
-	finished bool        // the old connection delivers nothing more
-	ids      *Identifier // under mu
+	seam     *arbiter.Seam[*topicState, seamMessage]
+	ids      *Identifier // used under the seam's lock
 }
 
-// seam is one topic's overlap.
-type seam struct {
-	met  bool           // only the new connection delivers the topic
-	seen map[uint64]int // identities the old connection delivered since the handover began, counted
-	held []seamMessage  // the new connection's messages, not yet known to be past the old one's
-	// last is the identity of the old connection's last delivery, and
-	// past says the new connection has passed it: only then may the
-	// handover end, the new connection's messages then passing unchecked.
-	last uint64
-	past bool
-}
-
-// seamMessage is one message of the new connection, held.
+// seamMessage is one notification of either connection, as offered.
 type seamMessage struct {
-	id       uint64
-	data     []byte // a copy: the reader's buffers are not kept
+	data     []byte
 	snapshot bool
 	at       time.Time
 	stamps   stamps
 }
 
 func newHandover(c *Client, old, nc *conn, topics []*topicState) *handover {
-	h := &handover{c: c, old: old, new: nc, seams: make(map[*topicState]*seam), topics: make(map[*topicState]bool, len(topics))}
-	for _, ts := range topics {
-		h.topics[ts] = true
-	}
-	h.ids = NewIdentifier(c.proto, maphash.MakeSeed())
+	h := &handover{old: old, new: nc, ids: NewIdentifier(c.proto, maphash.MakeSeed())}
+	h.seam = arbiter.NewSeam(topics, handoverLimit, arbiter.SeamOps[*topicState, seamMessage]{
+		ID: func(ts *topicState, m seamMessage) uint64 { return h.ids.Of(ts.name, m.data) },
+		Deliver: func(side arbiter.Side, ts *topicState, m seamMessage) {
+			cn := h.old
+			if side == arbiter.New {
+				cn = h.new
+			}
+			cn.deliver(ts, m.data, m.snapshot, m.at, m.stamps)
+		},
+		Keep: func(m seamMessage) seamMessage {
+			m.data = bytes.Clone(m.data)
+			return m
+		},
+		Resumed: func(ts *topicState) { ts.resumed.Store(true) },
+		Left:    func(ts *topicState) bool { return ts.subs.Load() == nil },
+	})
 	return h
 }
 
 // offer takes a notification of ts from cn, one of the two connections,
-// on cn's reader: it is delivered, held, or dropped as delivered already.
-//
-// The streams meet at the first message both carry. When the old
-// connection is behind, that is a message the new one holds: the old
-// one delivers it, the new one's held messages after it follow, and the
-// old one delivers nothing more. When the new connection is behind, it
-// is a message the old one delivered: the old one delivers nothing more,
-// and the new one skips what the old one delivered (each delivery of an
-// identity skips one arrival of it) and delivers the rest, which
-// continue the old one's stream.
+// on cn's reader: it is delivered, held, or dropped as delivered already
+// (arbiter.Seam.Offer).
 func (h *handover) offer(cn *conn, ts *topicState, data []byte, snapshot bool, now time.Time, st stamps) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.topics[ts] {
-		// Subscribed after the new connection was handed out, on it alone:
-		// what the old one brings under the same key is an older
-		// subscription's, left there.
-		if cn == h.new {
-			cn.deliver(ts, data, snapshot, now, st)
-		}
-		return
+	side := arbiter.Old
+	if cn == h.new {
+		side = arbiter.New
 	}
-	s := h.seams[ts]
-	if s == nil {
-		s = &seam{seen: make(map[uint64]int)}
-		h.seams[ts] = s
-	}
-	switch {
-	case cn == h.old && (h.finished || s.met):
-		// The new connection carries the topic now.
-	case cn == h.old:
-		id := h.ids.Of(ts.name, data)
-		cn.deliver(ts, data, snapshot, now, st)
-		if i := s.heldIndex(id); i >= 0 { // the old connection was behind
-			h.meet(s, ts, i+1)
-			return
-		}
-		if len(s.seen) < handoverLimit {
-			s.seen[id]++
-		}
-		s.last = id
-	default: // the new connection
-		id := h.ids.Of(ts.name, data)
-		if n := s.seen[id]; n > 0 { // delivered by the old connection
-			s.seen[id] = n - 1
-			if !s.met {
-				s.met, s.held = true, nil // the new connection was behind: it carries on from here
-			}
-			s.past = s.past || id == s.last
-			return
-		}
-		if s.met {
-			cn.deliver(ts, data, snapshot, now, st)
-			return
-		}
-		if len(s.held) >= handoverLimit { // the old connection fell that far behind
-			h.meet(s, ts, 0)
-			ts.resumed.Store(true) // the next message says what may be missing
-			cn.deliver(ts, data, snapshot, now, st)
-			return
-		}
-		s.held = append(s.held, seamMessage{id: id, data: bytes.Clone(data), snapshot: snapshot, at: now, stamps: st})
-	}
-}
-
-// heldIndex is the index of the held message with identity id, or -1.
-func (s *seam) heldIndex(id uint64) int {
-	for i, m := range s.held {
-		if m.id == id {
-			return i
-		}
-	}
-	return -1
-}
-
-// meet hands ts to the new connection, the old one being behind: its
-// held messages from index from on are delivered, the ones before were
-// delivered by the old connection. Called with h.mu held.
-func (h *handover) meet(s *seam, ts *topicState, from int) {
-	for _, m := range s.held[from:] {
-		h.new.deliver(ts, m.data, m.snapshot, m.at, m.stamps)
-	}
-	s.met, s.held, s.past = true, nil, true
-	clear(s.seen) // the old connection delivered nothing the new one will bring
-}
-
-// allMet reports whether every topic of the handover is carried by the
-// new connection alone, past the old one's last delivery. A topic that
-// had no message yet on either connection has not met: the old one may
-// still have some on the way, which the new one never gets (a first
-// version ended the overlap before any message came, and lost the one
-// the old connection was still reading).
-func (h *handover) allMet() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for ts := range h.topics {
-		if ts.subs.Load() == nil {
-			continue // left meanwhile: nothing to deliver
-		}
-		if s := h.seams[ts]; s == nil || !s.met || !s.past {
-			return false
-		}
-	}
-	return true
-}
-
-// finish ends the overlap: the old connection delivers nothing more, and
-// each topic whose streams never met gets its held messages: all new,
-// when the old connection delivered nothing of the topic meanwhile;
-// after a possible hole otherwise (the old connection failed, or the
-// streams did not meet in time), which the first of them says
-// (FlagReconnected). A topic quiet throughout the hold is the new
-// connection's from its first message.
-func (h *handover) finish(oldFailed bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.finished = true
-	for ts := range h.topics {
-		if h.seams[ts] == nil {
-			h.seams[ts] = &seam{met: true, past: true}
-		}
-	}
-	for ts, s := range h.seams {
-		switch {
-		case s.met:
-		case len(s.held) == 0:
-			// Only the old connection had messages: the new one, behind,
-			// skips them when they come (offer).
-			s.met = true
-		default:
-			if oldFailed || len(s.seen) > 0 {
-				ts.resumed.Store(true)
-			}
-			h.meet(s, ts, 0)
-		}
-	}
+	h.seam.Offer(side, ts, seamMessage{data: data, snapshot: snapshot, at: now, stamps: st})
 }
 
 // errTakenBack ends the connection a Client left for its preferred
@@ -306,20 +161,20 @@ func (c *Client) takeBack(old *conn) *conn {
 	// until the calls it carries are answered (an order must not be cut
 	// off), each within its bound.
 	deadline := time.Now().Add(handoverHold)
-	for time.Now().Before(deadline) && !h.allMet() && !old.failed() && !nc.failed() {
+	for time.Now().Before(deadline) && !h.seam.AllMet() && !old.failed() && !nc.failed() {
 		c.sleep(5 * time.Millisecond)
 	}
 	callsDue := time.Now().Add(c.cfg.requestTimeout)
 	for old.pending.len() > 0 && time.Now().Before(callsDue) && !old.failed() {
 		c.sleep(5 * time.Millisecond)
 	}
-	h.finish(old.failed())
+	h.seam.Finish(old.failed())
 	old.fail(errTakenBack)
 	old.wait()
 	// A new connection behind the old one still brings what the old one
 	// delivered: it is skipped until the new one is past it.
 	deadline = time.Now().Add(handoverDrain)
-	for time.Now().Before(deadline) && !h.allMet() && !nc.failed() {
+	for time.Now().Before(deadline) && !h.seam.AllMet() && !nc.failed() {
 		c.sleep(5 * time.Millisecond)
 	}
 	c.handover.Store(nil)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wsfan/wsfan/internal/arbiter"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -14,6 +15,10 @@ import (
 // Window is how many message identities a merged subscription of a
 // Standby remembers, with how often each leg sent each (see Standby).
 const Window = 1024
+
+// The window counts each leg's sendings apart: Max standbys and the one
+// in use fit in its sources.
+var _ [arbiter.Sources - (Max + 1)]struct{}
 
 // merge is a Standby subscription: one part on each leg, carrying the
 // same topics, merged into one Subscription (out, client.NewMerge),
@@ -42,7 +47,7 @@ type merge struct {
 	mu      sync.Mutex
 	parts   []*client.Subscription // set once every leg subscribed; nil where a leg holds none
 	alive   []bool                 // alive[i]: leg i's part is subscribed and has not ended
-	seen    identityWindow
+	seen    arbiter.Window
 	legs    []rejoining // legs[i] is leg i's, while it rejoins after a hole
 	ids     *client.Identifier
 	places  map[string]*topicPlace // the placed topics (standbyorder.go), nil for none
@@ -99,7 +104,7 @@ func (sb *Standby) newMerge(names []string, topics []*protocol.Topic, opts []cli
 // sets an Inlet of its own). It reads only what Dial set.
 func (sb *Standby) mergeInto(topics []*protocol.Topic) *merge {
 	n := len(sb.legs)
-	m := &merge{sb: sb, seen: newIdentityWindow(Window), legs: make([]rejoining, n),
+	m := &merge{sb: sb, seen: arbiter.NewWindow(Window), legs: make([]rejoining, n),
 		alive: make([]bool, n), lastAt: make([]atomic.Int64, n), drops: make([]legDrops, n), live: n}
 	now := time.Now().UnixNano()
 	for i := range n {
@@ -229,11 +234,11 @@ func (m *merge) offer(leg int, msg client.Message) {
 		offered(false)
 		return
 	}
-	s := m.seen.add(id, leg)
-	n := s.legs[leg]
+	s := m.seen.Add(id, leg)
+	n := s.Sent[leg]
 	if r.on {
 		switch {
-		case n <= s.delivered: // the merged stream has reached this leg's place
+		case n <= s.Delivered: // the merged stream has reached this leg's place
 			m.release(leg)
 			offered(false)
 			return
@@ -245,11 +250,11 @@ func (m *merge) offer(leg int, msg client.Message) {
 			return
 		}
 	}
-	if n <= s.delivered || m.behind(leg, at) { // a copy, or (released meanwhile) the stream is past it
+	if n <= s.Delivered || m.behind(leg, at) { // a copy, or (released meanwhile) the stream is past it
 		offered(false)
 		return
 	}
-	s.delivered = n
+	s.Delivered = n
 	at.delivered()
 	offered(true)
 	m.out.Deliver(msg, 1)
@@ -286,8 +291,8 @@ func (m *merge) fold(leg int) {
 	d := &m.drops[leg]
 	d.mu.Lock()
 	for _, id := range d.ids {
-		if s := m.seen.slot(id); s != nil {
-			s.legs[leg]++
+		if s := m.seen.Slot(id); s != nil {
+			s.Sent[leg]++
 		}
 	}
 	d.ids = d.ids[:0]
@@ -339,11 +344,11 @@ func (m *merge) release(leg int) {
 		r.timer = nil
 	}
 	for _, h := range r.held {
-		if s := m.seen.slot(h.id); s != nil {
-			if h.n <= s.delivered || m.behind(leg, h.at) {
+		if s := m.seen.Slot(h.id); s != nil {
+			if h.n <= s.Delivered || m.behind(leg, h.at) {
 				continue
 			}
-			s.delivered = h.n
+			s.Delivered = h.n
 		} else if m.behind(leg, h.at) {
 			continue
 		}
@@ -395,75 +400,4 @@ func unsubscribeParts(ctx context.Context, parts []*client.Subscription) error {
 		}
 	}
 	return first
-}
-
-// identityWindow counts, for the last n identities a merged subscription
-// saw, how many times each leg sent each and how many times it was
-// delivered. The one given its slot longest ago is forgotten first, but
-// an identity still in use when half the window has passed since it got
-// its slot moves to a new one with its counts (a payload repeated on
-// purpose, told apart by content), so the busy ones stay.
-type identityWindow struct {
-	index map[uint64]int32 // identity → its slot
-	slots []identitySlot   // a ring, grown up to its capacity
-	next  int              // the slot to reuse next, once the ring is full
-	given uint64           // slots given so far
-}
-
-// identitySlot is one identity's counts: delivered, and each leg's.
-type identitySlot struct {
-	id        uint64
-	at        uint64 // given when it was given its slot
-	delivered uint32
-	legs      [Max + 1]uint32
-}
-
-func newIdentityWindow(n int) identityWindow {
-	return identityWindow{index: make(map[uint64]int32), slots: make([]identitySlot, 0, n)}
-}
-
-// add counts one more sending of id by leg and returns id's slot, valid
-// until the next add.
-func (w *identityWindow) add(id uint64, leg int) *identitySlot {
-	i, ok := w.index[id]
-	switch {
-	case !ok:
-		i = w.newSlot(id)
-	case w.given-w.slots[i].at > uint64(cap(w.slots)/2): // still in use: keep it from eviction
-		kept := w.slots[i]
-		i = w.newSlot(id)
-		w.slots[i].delivered, w.slots[i].legs = kept.delivered, kept.legs
-	}
-	s := &w.slots[i]
-	s.legs[leg]++
-	return s
-}
-
-// slot returns id's slot, or nil once it is forgotten.
-func (w *identityWindow) slot(id uint64) *identitySlot {
-	if i, ok := w.index[id]; ok {
-		return &w.slots[i]
-	}
-	return nil
-}
-
-// newSlot gives id a slot, the oldest one's once the ring is full (an
-// identity that moved on leaves a stale slot behind, which is reused
-// without touching the index).
-func (w *identityWindow) newSlot(id uint64) int32 {
-	w.given++
-	if len(w.slots) < cap(w.slots) {
-		w.slots = append(w.slots, identitySlot{id: id, at: w.given})
-		i := int32(len(w.slots) - 1)
-		w.index[id] = i
-		return i
-	}
-	i := int32(w.next)
-	if old := w.slots[i].id; w.index[old] == i {
-		delete(w.index, old)
-	}
-	w.slots[i] = identitySlot{id: id, at: w.given}
-	w.index[id] = i
-	w.next = (w.next + 1) % len(w.slots)
-	return i
 }

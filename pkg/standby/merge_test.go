@@ -16,52 +16,6 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// The window delivers the first arrival of each sending of an identity:
-// a second leg's copy is not delivered, an identity one leg sends twice
-// is delivered twice, and an identity forgotten (the oldest, once the
-// window is full) is delivered again.
-func TestIdentityWindowCountsEachLegsSendings(t *testing.T) {
-	w := newIdentityWindow(3)
-	first := func(id uint64, leg int) bool { // as merge.offer decides
-		s := w.add(id, leg)
-		if s.legs[leg] <= s.delivered {
-			return false
-		}
-		s.delivered = s.legs[leg]
-		return true
-	}
-	assert.True(t, first(1, 0), "first arrival")
-	assert.False(t, first(1, 1), "the other leg's copy")
-	assert.True(t, first(1, 1), "the other leg sent it a second time first")
-	assert.False(t, first(1, 0), "the first leg's second copy")
-	assert.True(t, first(2, 1))
-	assert.True(t, first(3, 0))
-	assert.True(t, first(4, 0), "the window is full: 1 is forgotten")
-	assert.False(t, first(2, 0), "2 is remembered")
-	assert.True(t, first(1, 1), "1 was forgotten, so its late copy is delivered again")
-	assert.Len(t, w.index, 3)
-}
-
-// An identity still in use moves to a new slot with its counts before
-// the ring would forget it: a leg's late copy of a payload sent again
-// and again is still told from a new sending.
-func TestIdentityWindowKeepsABusyIdentity(t *testing.T) {
-	w := newIdentityWindow(4)
-	const busy = 1
-	for other := uint64(10); other < 30; other++ {
-		s := w.add(busy, 0) // leg 0 sends the busy payload again
-		s.delivered = s.legs[0]
-		w.add(other, 0)
-	}
-	s := w.slot(busy)
-	if assert.NotNil(t, s, "the busy identity is remembered") {
-		assert.Equal(t, uint32(20), s.legs[0])
-		assert.Equal(t, uint32(20), s.delivered, "its counts moved with it")
-	}
-	assert.Nil(t, w.slot(10), "an identity not in use is forgotten")
-	assert.LessOrEqual(t, len(w.index), 4)
-}
-
 // A leg far behind the other sends its old heads one after another:
 // each is dropped, the merged stream being past it, before it takes a
 // slot of the window, so none pushes out the identity of the last head
