@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -46,8 +48,61 @@ func recordedFeed(b *testing.B, n int) (*recording, [][]byte) {
 	require.NoError(b, rec.Close())
 	loaded, err := load(dir, record.Window{})
 	require.NoError(b, err)
-	require.Len(b, loaded.notes, n)
+	require.Equal(b, n, loaded.count)
 	return loaded, frames
+}
+
+// BenchmarkReplayMemory plays a recording of 1,000,000 ticker frames
+// (about 110 MB of them) at -speed max to a raw gorilla reader, and
+// reports the heap in use once it is loaded and the most it reached
+// while playing (sampled every 10 ms), in MiB (a GC first each time):
+// a replay reads its window from disk as it plays.
+func BenchmarkReplayMemory(b *testing.B) {
+	const n = 1_000_000
+	loaded, _ := recordedFeed(b, n)
+	heap := func() float64 {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return float64(ms.HeapInuse) / (1 << 20)
+	}
+	for range b.N {
+		runtime.GC()
+		atLoad := heap()
+		srv := exchangetest.NewServer(thalex.Name, exchangetest.WithTopics(loaded.topics...))
+		ws, _, err := websocket.DefaultDialer.Dial(srv.URL(), nil)
+		require.NoError(b, err)
+		require.NoError(b, ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["ticker.BTC-PERPETUAL.raw"]}}`)))
+		_, _, err = ws.ReadMessage() // the acknowledgement
+		require.NoError(b, err)
+		done := make(chan struct{})
+		var most float64
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-tick.C:
+					most = max(most, heap())
+				case <-done:
+					return
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			_, _ = loaded.play(context.Background(), srv, 0, 0)
+		}()
+		readN(b, ws, n)
+		close(done)
+		wg.Wait()
+		_ = ws.Close()
+		srv.Close()
+		b.ReportMetric(atLoad, "heap-MiB-loaded")
+		b.ReportMetric(most, "heap-MiB-playing")
+	}
 }
 
 // readN reads n messages from ws, discarding them.
@@ -115,44 +170,123 @@ func BenchmarkReplay(b *testing.B) {
 	})
 }
 
-// BenchmarkReplayPacing replays 200 frames recorded 5 ms apart at
-// -speed 1 into the SDK and reports how far each frame's arrival is from
-// its recorded offset (p50, p99, max), in µs.
-func BenchmarkReplayPacing(b *testing.B) {
-	dir := filepath.Join(b.TempDir(), "rec")
-	rec, err := record.New(dir, thalex.Protocol(), record.Options{})
-	require.NoError(b, err)
-	c := client.ConnInfo{Client: 1, Conn: 1}
-	t0 := time.Now()
-	rec.FrameWritten(c, []byte(`{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["a.b"]}}`), t0)
-	const n = 200
-	for i := range n {
-		rec.FrameRead(c, fmt.Appendf(nil, `{"channel_name":"a.b","notification":%d}`, i), t0.Add(time.Duration(i)*5*time.Millisecond))
-	}
-	require.NoError(b, rec.Close())
-	loaded, err := load(dir, record.Window{})
-	require.NoError(b, err)
-	var errs []time.Duration
-	for range b.N {
-		srv := exchangetest.NewServer(thalex.Name, exchangetest.WithTopics(loaded.topics...))
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		cl, err := client.Dial(ctx, srv.URL(), client.WithProtocol(thalex.Protocol(thalex.WithNotices(false))))
-		require.NoError(b, err)
-		sub, err := cl.Subscribe(ctx, []string{"a.b"})
-		require.NoError(b, err)
-		start := time.Now()
-		go func() { _, _ = loaded.play(ctx, srv, 1, 0) }()
-		for i := range n {
-			m := <-sub.C()
-			errs = append(errs, (m.RecvTime.Sub(start) - loaded.notes[i].at).Abs())
+// pacingFrames is how many frames BenchmarkReplayPacing replays an op.
+const pacingFrames = 10_000
+
+// pacingOffsets are pacingFrames recorded offsets at irregular gaps (0
+// to 2 ms, and a burst 0-50 µs apart every 100 frames), 10 s in all.
+func pacingOffsets() []time.Duration {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	out := make([]time.Duration, pacingFrames)
+	var at time.Duration
+	for i := range out {
+		if i%100 >= 95 {
+			at += time.Duration(rnd.Int64N(int64(50 * time.Microsecond)))
+		} else {
+			at += time.Duration(rnd.Int64N(int64(2 * time.Millisecond)))
 		}
-		_ = cl.Close()
-		srv.Close()
-		cancel()
+		out[i] = at
 	}
+	return out
+}
+
+// reportErrors reports the p50, p99, p99.9 and max of errs, in µs.
+func reportErrors(b *testing.B, errs []time.Duration) {
 	slices.Sort(errs)
 	q := func(p float64) float64 { return float64(errs[int(p*float64(len(errs)-1))].Microseconds()) }
 	b.ReportMetric(q(0.5), "p50-µs")
 	b.ReportMetric(q(0.99), "p99-µs")
+	b.ReportMetric(q(0.999), "p99.9-µs")
 	b.ReportMetric(q(1), "max-µs")
+}
+
+// BenchmarkPacer waits for the deadlines of 10,000 frames recorded at
+// irregular gaps (pacingOffsets) and reports how late each wait returns
+// (p50, p99, p99.9, max, in µs): the replay's own pacing error, without
+// the hop to a reader. mode=timer is a timer to each deadline (the
+// player before pace.go), mode=pacer the pacer (nanosleep to a margin
+// before the deadline, a spin the rest).
+func BenchmarkPacer(b *testing.B) {
+	offsets := pacingOffsets()
+	b.Run("mode=timer", func(b *testing.B) {
+		var errs []time.Duration
+		for range b.N {
+			start := time.Now()
+			timer := time.NewTimer(time.Hour)
+			for _, at := range offsets {
+				due := start.Add(at)
+				if wait := time.Until(due); wait > 0 {
+					timer.Reset(wait)
+					<-timer.C
+				}
+				errs = append(errs, time.Since(due))
+			}
+			timer.Stop()
+		}
+		reportErrors(b, errs)
+	})
+	b.Run("mode=pacer", func(b *testing.B) {
+		var errs []time.Duration
+		for range b.N {
+			p := newPacer(1)
+			for _, at := range offsets {
+				require.NoError(b, p.wait(context.Background(), at))
+				errs = append(errs, time.Since(p.due(at)).Abs())
+			}
+		}
+		reportErrors(b, errs)
+	})
+}
+
+// BenchmarkReplayPacing replays 10,000 frames recorded at irregular
+// gaps (pacingOffsets) at -speed 1 to a raw gorilla reader, and reports
+// how far each frame's arrival is from its recorded offset after the
+// replay clock's start (p50, p99, p99.9, max, in µs): the replay's pacing
+// error plus the hop to the reader, in the same process. The start is
+// taken as the median of the frames' arrivals less their offsets (the
+// first frame's arrival would count its own lateness against every
+// other).
+func BenchmarkReplayPacing(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "rec")
+	rec, err := record.New(dir, thalex.Protocol(), record.Options{Queue: 1 << 30})
+	require.NoError(b, err)
+	c := client.ConnInfo{Client: 1, Conn: 1}
+	t0 := time.Now()
+	rec.FrameWritten(c, []byte(`{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["a.b"]}}`), t0)
+	for i, at := range pacingOffsets() {
+		rec.FrameRead(c, fmt.Appendf(nil, `{"channel_name":"a.b","notification":%d}`, i), t0.Add(at))
+	}
+	require.NoError(b, rec.Close())
+	loaded, err := load(dir, record.Window{})
+	require.NoError(b, err)
+	notes := played(b, loaded)
+	require.Len(b, notes, pacingFrames)
+	var errs []time.Duration
+	for range b.N {
+		srv := exchangetest.NewServer(thalex.Name, exchangetest.WithTopics(loaded.topics...))
+		ws, _, err := websocket.DefaultDialer.Dial(srv.URL(), nil)
+		require.NoError(b, err)
+		require.NoError(b, ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["a.b"]}}`)))
+		_, _, err = ws.ReadMessage() // the acknowledgement
+		require.NoError(b, err)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		go func() { _, _ = loaded.play(ctx, srv, 1, 0) }()
+		offsets := make([]time.Duration, pacingFrames) // each frame's arrival less its recorded offset
+		for i := range pacingFrames {
+			_, _, err := ws.ReadMessage()
+			require.NoError(b, err)
+			offsets[i] = time.Since(t0) - notes[i].at
+		}
+		// The clock's start is the offsets' median: a frame's error is
+		// how far its offset is from it.
+		start := slices.Clone(offsets)
+		slices.Sort(start)
+		for _, o := range offsets {
+			errs = append(errs, (o - start[len(start)/2]).Abs())
+		}
+		_ = ws.Close()
+		srv.Close()
+		cancel()
+	}
+	reportErrors(b, errs)
 }

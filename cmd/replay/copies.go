@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/zeebo/xxh3"
 )
@@ -35,24 +36,47 @@ type topicCopies struct {
 // copyCount counts one frame's readings.
 type copyCount struct {
 	played int
-	last   int            // index in the notes of its last played reading
-	legs   map[uint64]int // readings per leg
+	last   noteID     // its last played reading
+	legs   []legCount // readings per leg, a few
 }
 
-// first reports whether the note at index i, read by leg, is a first
-// arrival, and else the index of the last note played for it. The frame's
-// bytes that the connection was given (key, an Ethereum subscription id)
-// are left out of its identity.
-func (c *copies) first(i int, topic string, leg uint64, key string, frame []byte) (bool, int) {
-	tc := c.topics[topic]
+// legCount is how many times a leg read a frame.
+type legCount struct {
+	leg uint64
+	n   int
+}
+
+// newCopies returns the filter for a recording of several legs (Clients),
+// or nil for one of a single leg, whose frames are all first arrivals
+// (nil's first says so without hashing).
+func newCopies(legs int) *copies {
+	if legs < 2 {
+		return nil
+	}
+	return &copies{topics: make(map[string]*topicCopies)}
+}
+
+// first reports whether the notification received at at with routing
+// key, on topic where the key is an id of the connection's (else ""),
+// read by leg, is a first arrival, and returns the note played for it
+// (itself, when it is). The id is left out of the frame's identity.
+func (c *copies) first(at int64, key, topic string, leg uint64, frame []byte) (noteID, bool) {
+	if c == nil {
+		return noteID{at, key}, true
+	}
+	name, id := key, ""
+	if topic != "" {
+		name, id = topic, key
+	}
+	tc := c.topics[name]
 	if tc == nil {
 		tc = &topicCopies{seen: make(map[xxh3.Uint128]*copyCount)}
-		c.topics[topic] = tc
+		c.topics[name] = tc
 	}
-	h := identity(frame, key)
+	h := identity(frame, id)
 	cc := tc.seen[h]
 	if cc == nil {
-		cc = &copyCount{legs: make(map[uint64]int, 2)}
+		cc = &copyCount{}
 		tc.seen[h] = cc
 		if len(tc.order) < copyWindow {
 			tc.order = append(tc.order, h)
@@ -62,12 +86,17 @@ func (c *copies) first(i int, topic string, leg uint64, key string, frame []byte
 			tc.next = (tc.next + 1) % copyWindow
 		}
 	}
-	cc.legs[leg]++
-	if cc.legs[leg] > cc.played {
-		cc.played, cc.last = cc.played+1, i
-		return true, i
+	i := slices.IndexFunc(cc.legs, func(l legCount) bool { return l.leg == leg })
+	if i < 0 {
+		i = len(cc.legs)
+		cc.legs = append(cc.legs, legCount{leg: leg})
 	}
-	return false, cc.last
+	cc.legs[i].n++
+	if cc.legs[i].n > cc.played {
+		cc.played, cc.last = cc.played+1, noteID{at, key}
+		return cc.last, true
+	}
+	return cc.last, false
 }
 
 // identity hashes frame without the quoted key in it, when there is one.

@@ -89,7 +89,7 @@ func TestLateJoinerGetsTheBookAsItStands(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		firstBook, _ = follow(t, first, len(loaded.notes))
+		firstBook, _ = follow(t, first, loaded.count)
 	}()
 	time.Sleep(200 * time.Millisecond) // some 40 changes in
 	late := dial()

@@ -105,7 +105,7 @@ func serve(ctx context.Context, rec *recording, listen string, pace float64, set
 	defer srv.Close()
 	rec.serveCalls(srv)
 	_, _ = fmt.Fprintf(out, "replaying %d %s notifications of %d topics on %s (ws://%s/ws, or the venue's own paths); waiting for a subscribe\n",
-		len(rec.notes), rec.venue, len(rec.topics), srv.Addr(), srv.Addr())
+		rec.count, rec.venue, len(rec.topics), srv.Addr(), srv.Addr())
 	n, err := rec.play(ctx, srv, pace, settle)
 	_, _ = fmt.Fprintf(out, "replayed %d notifications\n", n)
 	if err != nil && !errors.Is(err, context.Canceled) {

@@ -22,6 +22,17 @@ import (
 
 var topics = []string{"ticker.BTC-PERPETUAL.raw", "ticker.ETH-PERPETUAL.raw"}
 
+// played reads the notifications rec plays.
+func played(t testing.TB, rec *recording) []recorded {
+	t.Helper()
+	var out []recorded
+	require.NoError(t, rec.each(func(n recorded) error {
+		out = append(out, n)
+		return nil
+	}))
+	return out
+}
+
 // received collects what a subscription delivers, per topic.
 func received(t *testing.T, sub *client.Subscription, want int) map[string][]string {
 	t.Helper()
@@ -134,8 +145,9 @@ func TestReplayPacesByReceiveTime(t *testing.T) {
 	require.NoError(t, rec.Close())
 	loaded, err := load(dir, record.Window{})
 	require.NoError(t, err)
-	require.Len(t, loaded.notes, 4)
-	assert.Equal(t, 300*time.Millisecond, loaded.notes[3].at)
+	notes := played(t, loaded)
+	require.Len(t, notes, 4)
+	assert.Equal(t, 300*time.Millisecond, notes[3].at)
 
 	for _, speed := range []float64{1, 10} {
 		srv := exchangetest.NewServer(thalex.Name, exchangetest.WithTopics(loaded.topics...))

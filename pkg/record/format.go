@@ -40,6 +40,9 @@ type Record struct {
 	Frame    []byte // verbatim; it belongs to the caller of the reader's callback only during the call
 }
 
+// maxNames bounds the topics a reader keeps the strings of.
+const maxNames = 10_000
+
 // errCorrupt marks a record that does not decode.
 var errCorrupt = errors.New("corrupt record")
 
@@ -68,8 +71,9 @@ func appendRecord(dst []byte, r *Record) []byte {
 }
 
 // decodeRecord reads a record's body (after its length) into r; r.Frame
-// and r.Topic's bytes alias b.
-func decodeRecord(b []byte, r *Record) error {
+// aliases b. r.Topic is taken from names, the topics read so far (a
+// feed has few: one string each, not one a record), and added to it.
+func decodeRecord(b []byte, r *Record, names map[string]string) error {
 	if len(b) < 11 {
 		return fmt.Errorf("%w: %d bytes", errCorrupt, len(b))
 	}
@@ -93,6 +97,15 @@ func decodeRecord(b []byte, r *Record) error {
 		return fmt.Errorf("%w: topic past the record", errCorrupt)
 	}
 	r.Client, r.Conn, r.Endpoint = vals[0], vals[1], int(vals[2])
-	r.Topic, r.Frame = string(b[:vals[3]]), b[vals[3]:]
+	topic := b[:vals[3]]
+	name, ok := names[string(topic)]
+	if !ok {
+		if len(names) >= maxNames {
+			clear(names)
+		}
+		name = string(topic)
+		names[name] = name
+	}
+	r.Topic, r.Frame = name, b[vals[3]:]
 	return nil
 }

@@ -101,6 +101,7 @@ func readSegment(name string, w Window, st *ReadStats, fn func(*Record) error) (
 	br := bufio.NewReaderSize(dec, 64<<10)
 	var buf []byte
 	var rec Record
+	names := make(map[string]string)
 	for {
 		n, err := binary.ReadUvarint(br)
 		if errors.Is(err, io.EOF) {
@@ -119,7 +120,7 @@ func readSegment(name string, w Window, st *ReadStats, fn func(*Record) error) (
 		if _, err := io.ReadFull(br, buf); err != nil {
 			return true, nil
 		}
-		if err := decodeRecord(buf, &rec); err != nil {
+		if err := decodeRecord(buf, &rec, names); err != nil {
 			return true, nil
 		}
 		if !w.To.IsZero() && !rec.Time.Before(w.To.Add(time.Second)) {
