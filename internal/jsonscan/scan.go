@@ -585,6 +585,16 @@ func Uint(b []byte) (v uint64, ok bool) {
 	if len(b) == 0 || len(b) > 20 || (b[0] == '0' && len(b) > 1) {
 		return 0, false
 	}
+	if len(b) < 20 { // 19 digits fit: no overflow to check (a stamp, an id)
+		for _, c := range b {
+			d := c - '0'
+			if d > 9 {
+				return 0, false
+			}
+			v = v*10 + uint64(d)
+		}
+		return v, true
+	}
 	for _, c := range b {
 		if c < '0' || c > '9' {
 			return 0, false

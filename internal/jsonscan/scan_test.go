@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -179,4 +180,20 @@ func TestValues(t *testing.T) {
 	if Values([]byte(`[1]`), 0, []string{"a"}, vals[:1]) {
 		t.Fatal("not an object")
 	}
+}
+
+// FuzzUint holds Uint to strconv.ParseUint on what JSON spells as an
+// unsigned integer (digits, no leading zero), at every length.
+func FuzzUint(f *testing.F) {
+	for _, s := range []string{"0", "1737043200123", "9999999999999999999", "18446744073709551615", "18446744073709551616", "01", "1a", "", "-1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, ok := Uint([]byte(s))
+		want, err := strconv.ParseUint(s, 10, 64)
+		json := s != "" && strings.Trim(s, "0123456789") == "" && (s[0] != '0' || len(s) == 1)
+		if ok != (err == nil && json) || ok && v != want {
+			t.Fatalf("Uint(%q) = %d, %v; strconv: %d, %v", s, v, ok, want, err)
+		}
+	})
 }

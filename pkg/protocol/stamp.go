@@ -33,6 +33,9 @@ func Member(data []byte, key string) []byte {
 		}
 		data, i = first, 0
 	}
+	if v, ok := leading(data, i, key); ok {
+		return v
+	}
 	m := jsonscan.Object(data, i)
 	for k, start, ok := m.Next(); ok; k, start, ok = m.Next() {
 		end := m.Skip()
@@ -44,6 +47,24 @@ func Member(data []byte, key string) []byte {
 		}
 	}
 	return nil
+}
+
+// leading slices the value of the member named key when it is the first
+// of the object that starts at data[i], its name spelled as key is,
+// right after the brace (Deribit's ticker's stamp): what the walk finds
+// there, without the walk's setup (half the cost of that stamp's read).
+// ok is false when the object starts otherwise.
+func leading(data []byte, i int, key string) (v []byte, ok bool) {
+	j := i + 2 + len(key) // the name's closing quote
+	if j+1 >= len(data) || data[i] != '{' || data[i+1] != '"' || data[j] != '"' || data[j+1] != ':' || string(data[i+2:j]) != key {
+		return nil, false
+	}
+	start := jsonscan.SkipSpace(data, j+2)
+	end, err := jsonscan.SkipValue(data, start)
+	if err != nil {
+		return nil, true
+	}
+	return data[start:end], true
 }
 
 // maxMillis is the largest count of milliseconds whose nanoseconds fit
