@@ -40,9 +40,10 @@ import (
 // a few nanoseconds). A hash whose slot another holds takes it, and the
 // other's counts are forgotten with it: a forgotten hash's next reading
 // is a first arrival, which the identity merge judges. The table holds
-// copySlots hashes, far more than two legs are apart in messages but
-// for a leg back from a long hole, whose copies the identity merge and
-// the place rule judge.
+// copySlots hashes, far more than two legs are apart in messages at a
+// venue's pace; a leg further behind (back from a long hole, or stalled
+// under a blast on a busy machine: 24,000 heads were seen) has its
+// copies judged by the identity merge and the place rule instead.
 
 const (
 	copySlots = 1 << 14 // slots of the table: a power of two
