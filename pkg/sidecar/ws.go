@@ -64,9 +64,9 @@ type wsConfig struct {
 	// renamed is the venue's own name of methods others spell
 	// differently (venue.Exchange.Renamed), named when one is refused.
 	renamed map[string]string
-	stats     *stats
-	hub       *hub
-	tracer    tracer // the spans of forwarded calls
+	stats   *stats
+	hub     *hub
+	tracer  tracer // the spans of forwarded calls
 	// ctx is the parent of subscribe waits; it ends when the Server
 	// closes. callsCtx is the parent of forwarded calls: it ends sooner,
 	// when a drain has waited for them long enough (Server.Shutdown),

@@ -43,8 +43,8 @@ type topicPlace struct {
 	how         placing
 	topic       *protocol.Topic
 	backfilling protocol.Recoverer // placeHeight's reader of a head's position
-	delivered   uint64               // the place of the last placed message delivered
-	any         bool                 // one was
+	delivered   uint64             // the place of the last placed message delivered
+	any         bool               // one was
 	// leg[i] is the place of leg i's last placed message, plus one (0:
 	// none yet), written by leg i's reader (a dropped copy's too,
 	// copies.go) and read under the merge's mu.

@@ -79,14 +79,14 @@ const Max = 3
 // another; any other call, an order above all, never is. It is safe for
 // concurrent use.
 type Standby struct {
-	legs     []*client.Client
-	ctl      []client.Leg // ctl[i] is legs[i]'s
-	health   []legHealth  // health[i] is legs[i]'s, written by its relay
-	proto    protocol.Protocol
-	methods  protocol.MethodClassifier // nil where the venue classifies none
-	seed     maphash.Seed
-	headLag  int     // WithHeadLag
-	copies   *copies // the legs' fast path (copies.go); nil where the dialect has none
+	legs    []*client.Client
+	ctl     []client.Leg // ctl[i] is legs[i]'s
+	health  []legHealth  // health[i] is legs[i]'s, written by its relay
+	proto   protocol.Protocol
+	methods protocol.MethodClassifier // nil where the venue classifies none
+	seed    maphash.Seed
+	headLag int     // WithHeadLag
+	copies  *copies // the legs' fast path (copies.go); nil where the dialect has none
 
 	mu     sync.Mutex // protects closed and merges
 	closed bool
