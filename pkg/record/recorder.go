@@ -77,8 +77,7 @@ type Stats struct {
 type Recorder struct {
 	opts  Options
 	proto protocol.Protocol
-	in    chan Record
-	queue atomic.Int64 // bytes in `in`
+	q     *queue
 	done  chan struct{}
 	wg    sync.WaitGroup
 
@@ -99,7 +98,7 @@ func New(dir string, proto protocol.Protocol, opts Options) (*Recorder, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Recorder{opts: opts, proto: proto, in: make(chan Record, 1<<16), done: make(chan struct{}), w: w}
+	r := &Recorder{opts: opts, proto: proto, q: newQueue(opts.Queue), done: make(chan struct{}), w: w}
 	r.wg.Add(1)
 	go r.run()
 	return r, nil
@@ -122,18 +121,8 @@ func (r *Recorder) offer(rec Record) {
 		r.dropped.Add(1)
 		return
 	}
-	n := int64(len(rec.Frame))
-	if r.queue.Add(n) > r.opts.Queue {
-		r.queue.Add(-n)
+	if !r.q.offer(&rec) {
 		r.drop("the recorder's writer is behind (a slow or full disk?)")
-		return
-	}
-	rec.Frame = append([]byte(nil), rec.Frame...)
-	select {
-	case r.in <- rec:
-	default:
-		r.queue.Add(-n)
-		r.drop("the recorder's queue is full")
 	}
 }
 
@@ -153,19 +142,26 @@ func (r *Recorder) run() {
 	defer tick.Stop()
 	var f protocol.Frame
 	private := newPrivacy(r.proto, r.opts.Private)
+	var data []byte
+	var recs []queued
+	drain := func() {
+		data, recs = r.q.take(data, recs)
+		for i := range recs {
+			rec := recs[i].record(data)
+			r.handle(&rec, &f, private)
+		}
+	}
 	for {
 		select {
-		case rec := <-r.in:
-			r.handle(&rec, &f, private)
+		case <-r.q.wake:
+			drain()
 		case <-tick.C:
+			drain()
 			if err := r.w.tick(time.Now()); err != nil {
 				r.failed(err)
 			}
 		case <-r.done:
-			for len(r.in) > 0 {
-				rec := <-r.in
-				r.handle(&rec, &f, private)
-			}
+			drain()
 			if err := r.w.close(); err != nil {
 				r.opts.Logger.Warn("recording: closing the last segment failed", zap.Error(err))
 			}
@@ -176,7 +172,6 @@ func (r *Recorder) run() {
 
 // handle records one queued frame.
 func (r *Recorder) handle(rec *Record, f *protocol.Frame, private *privacy) {
-	r.queue.Add(-int64(len(rec.Frame)))
 	if !r.prepare(rec, f, private) {
 		r.left.Add(1)
 		return
@@ -236,6 +231,7 @@ func (r *Recorder) Close() error {
 	if r.closed.Swap(true) {
 		return nil
 	}
+	r.q.shutdown()
 	close(r.done)
 	r.wg.Wait()
 	return nil
