@@ -62,16 +62,26 @@ func (c *Client) SubscribeEach(ctx context.Context, topics []string, opts ...Sub
 // path, a login it lacks: see newTopic) is refused alone, errs[i] a
 // *RefusedError. No topic is no request and no error.
 func (c *Client) SubscribeEachTopic(ctx context.Context, topics []*protocol.Topic, opts ...SubscribeOption) (subs []*Subscription, errs []error, err error) {
-	subs, errs = make([]*Subscription, len(topics)), make([]error, len(topics))
 	groups := make([][]string, 0, len(topics))
 	parsed := make([][]*protocol.Topic, 0, len(topics))
 	at := make([]int, 0, len(topics))
+	var refused []error // errs, made at the first refusal
 	for i, t := range topics {
 		if err := c.checkTopic(t); err != nil {
-			errs[i] = &RefusedError{Topics: []string{t.Name}, Cause: err}
+			if refused == nil {
+				refused = make([]error, len(topics))
+			}
+			refused[i] = &RefusedError{Topics: []string{t.Name}, Cause: err}
 			continue
 		}
 		groups, parsed, at = append(groups, []string{t.Name}), append(parsed, []*protocol.Topic{t}), append(at, i)
+	}
+	if refused == nil && len(groups) > 0 {
+		return c.subscribeGroups(ctx, groups, parsed, opts) // each topic's answer in its place
+	}
+	subs, errs = make([]*Subscription, len(topics)), refused
+	if errs == nil {
+		errs = make([]error, len(topics))
 	}
 	if len(groups) == 0 {
 		return subs, errs, nil
@@ -86,27 +96,35 @@ func (c *Client) SubscribeEachTopic(ctx context.Context, topics []*protocol.Topi
 	return subs, errs, nil
 }
 
-// subscribeCall is one call of the subscribe primitive (subscribeGroups):
-// its groups of topics, a subscription each, and what the call learns
-// of them on its way. Owned by the calling goroutine; the topic states
-// it lists are the table's, read and written under c.mu.
+// subscribeCall is what one call of the subscribe primitive
+// (subscribeGroups) makes and sends: a subscription each group of
+// topics, their errors, the new topics and the requests. Owned by the
+// calling goroutine; the topic states it lists are the table's, read and
+// written under c.mu.
 type subscribeCall struct {
+	subs []*Subscription
+	errs []error
+
+	// Filled in by admitLocked and send.
+	fresh  []*topicState  // new to the table: this call subscribes them
+	joined []*topicState  // another call is subscribing them
+	ops    []*subscribeOp // the requests send sent
+}
+
+// subscribeTally is a call's groups of topics and what it learns of
+// them, handed to each step by value: its slices and map are written in
+// place and never kept, so they stay on subscribeGroups' stack when
+// small (a sidecar's one-topic subscribe allocates none of them).
+type subscribeTally struct {
 	groups [][]string // names distinct within a group
 	parsed [][]*protocol.Topic
-	all    []string // every topic of the call, for an error
-	subs   []*Subscription
-	errs   []error
-
-	// Set by admitLocked.
-	fresh  []*topicState   // new to the table: this call subscribes them
-	joined []*topicState   // another call is subscribing them
-	states [][]*topicState // each group's topics
+	all    []string        // every topic of the call, for an error
+	states [][]*topicState // each group's topics (admitLocked)
 	// outcome holds every topic of the call: nil for one held and
 	// confirmed already, else filled in by settle. Read after c.mu is
 	// let go, it stands for the subscriptions' states, which a closing
 	// client may clear meanwhile.
 	outcome map[*topicState]error
-	ops     []*subscribeOp // the requests send sent
 }
 
 // subscribeGroups is the client's one subscribe: it makes one
@@ -122,36 +140,29 @@ func (c *Client) subscribeGroups(ctx context.Context, groups [][]string, parsed 
 	defer c.handoverMu.RUnlock()
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	call := c.newSubscribeCall(groups, parsed, opts)
-	cn, queued, err := c.admitConn(ctx, call)
+	// The call and its tally stay on this frame where they can: the
+	// steps keep no pointer to either.
+	all := allTopics(groups)
+	call := subscribeCall{subs: make([]*Subscription, len(groups)), errs: make([]error, len(groups))}
+	tally := subscribeTally{groups: groups, parsed: parsed, all: all,
+		states: make([][]*topicState, len(groups)), outcome: make(map[*topicState]error, len(all))}
+	cfg := c.subscribeConfig(opts)
+	for i, names := range groups {
+		call.subs[i] = newSubscription(c, names, cfg, channelSlots)
+	}
+	cn, queued, err := c.admitConn(ctx, &call, tally)
 	switch {
 	case queued:
 		return call.subs, call.errs, nil
 	case err != nil:
 		return nil, nil, err
 	}
-	if err := c.send(ctx, cn, call); err != nil {
+	if err := c.send(ctx, cn, &call, tally); err != nil {
 		return nil, nil, err
 	}
-	c.settle(ctx, cn, call)
-	c.judge(ctx, call)
+	c.settle(ctx, cn, &call, tally)
+	c.judge(ctx, &call, tally)
 	return call.subs, call.errs, nil
-}
-
-// newSubscribeCall makes a call of groups, a subscription each with opts.
-func (c *Client) newSubscribeCall(groups [][]string, parsed [][]*protocol.Topic, opts []SubscribeOption) *subscribeCall {
-	cfg := c.subscribeConfig(opts)
-	call := &subscribeCall{
-		groups: groups,
-		parsed: parsed,
-		all:    allTopics(groups),
-		subs:   make([]*Subscription, len(groups)),
-		errs:   make([]error, len(groups)),
-	}
-	for i, names := range groups {
-		call.subs[i] = newSubscription(c, names, cfg, channelSlots)
-	}
-	return call
 }
 
 // admitConn is the first step of admission: the live connection (waiting
@@ -160,9 +171,9 @@ func (c *Client) newSubscribeCall(groups [][]string, parsed [][]*protocol.Topic,
 // credit (a round whose topics are all held already gives it back).
 // With WithRetryOnFailedConnect and no connection handed out, the call's
 // subscriptions are queued instead (queue) and queued is true.
-func (c *Client) admitConn(ctx context.Context, call *subscribeCall) (cn *conn, queued bool, err error) {
+func (c *Client) admitConn(ctx context.Context, call *subscribeCall, tally subscribeTally) (cn *conn, queued bool, err error) {
 	cn, err = c.activeConn(ctx)
-	if err != nil && c.cfg.retryFirst && c.queue(call.subs, call.parsed, call.errs) {
+	if err != nil && c.cfg.retryFirst && c.queue(call.subs, tally.parsed, call.errs) {
 		return nil, true, nil
 	}
 	if err != nil {
@@ -171,10 +182,10 @@ func (c *Client) admitConn(ctx context.Context, call *subscribeCall) (cn *conn, 
 		cn, err = c.awaitConn(ctx)
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(call.all), err)
+		return nil, false, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(tally.all), err)
 	}
 	if err := paceErr(ctx, c.cfg.pace.WaitSubscribe(ctx, c.ctx)); err != nil {
-		return nil, false, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(call.all), err)
+		return nil, false, fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(tally.all), err)
 	}
 	return cn, false, nil
 }
@@ -184,14 +195,14 @@ func (c *Client) admitConn(ctx context.Context, call *subscribeCall) (cn *conn, 
 // (sendSubscribeRoundsLocked), all under c.mu, so the server sees the
 // requests in table order. When nothing could be sent, every
 // subscription of the call is let go and the error returned.
-func (c *Client) send(ctx context.Context, cn *conn, call *subscribeCall) error {
+func (c *Client) send(ctx context.Context, cn *conn, call *subscribeCall, tally subscribeTally) error {
 	c.mu.Lock()
 	if c.closed() {
 		c.mu.Unlock()
 		c.cfg.pace.RefundSubscribe()
 		return ErrClosed
 	}
-	c.admitLocked(call)
+	c.admitLocked(call, tally)
 	var err error
 	if len(call.fresh) > 0 {
 		call.ops, err = c.sendSubscribeRoundsLocked(ctx, cn, call.fresh)
@@ -212,7 +223,7 @@ func (c *Client) send(ctx context.Context, cn *conn, call *subscribeCall) error 
 				_ = c.unsubscribe(ctx, s, nil)
 			}
 		}
-		return fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(call.all), err)
+		return fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(tally.all), err)
 	}
 	return nil
 }
@@ -222,31 +233,29 @@ func (c *Client) send(ctx context.Context, cn *conn, call *subscribeCall) error 
 // attaches each other group's subscription to its topics, adding those
 // the table lacks (call.fresh); topics another call is subscribing are
 // call.joined. Called with c.mu held.
-func (c *Client) admitLocked(call *subscribeCall) {
-	call.outcome = make(map[*topicState]error, len(call.all))
-	call.states = make([][]*topicState, len(call.groups))
+func (c *Client) admitLocked(call *subscribeCall, tally subscribeTally) {
 	named := make(map[string]string) // see clashesLocked
-	for g, names := range call.groups {
-		if err := c.clashesLocked(names, call.parsed[g], named); err != nil {
+	for g, names := range tally.groups {
+		if err := c.clashesLocked(names, tally.parsed[g], named); err != nil {
 			call.errs[g], call.subs[g] = err, nil // refused alone, before anything is sent
 			continue
 		}
 		s := call.subs[g]
 		for i, name := range names {
 			ts := c.topics.get(name)
-			_, seen := call.outcome[ts]
+			_, seen := tally.outcome[ts]
 			switch {
 			case ts == nil:
-				ts = newTopicState(call.parsed[g][i])
+				ts = newTopicState(tally.parsed[g][i])
 				c.topics.add(ts)
 				call.fresh = append(call.fresh, ts)
 			case !ts.confirmed && !seen:
 				call.joined = append(call.joined, ts)
 			}
-			call.outcome[ts] = nil
+			tally.outcome[ts] = nil
 			ts.attach(s)
 			s.states = append(s.states, ts)
-			call.states[g] = append(call.states[g], ts)
+			tally.states[g] = append(tally.states[g], ts)
 		}
 		c.subs[s] = struct{}{}
 	}
@@ -256,7 +265,7 @@ func (c *Client) admitLocked(call *subscribeCall) {
 // asked again: retryForNow), confirms the topics they accepted
 // (settleLocked) and records every topic's outcome: its own answer's,
 // or for a joined topic the outcome of the call subscribing it.
-func (c *Client) settle(ctx context.Context, cn *conn, call *subscribeCall) {
+func (c *Client) settle(ctx context.Context, cn *conn, call *subscribeCall, tally subscribeTally) {
 	c.awaitOps(ctx, cn, call.ops)
 	ops := c.retryForNow(ctx, cn, call.ops)
 
@@ -266,7 +275,7 @@ func (c *Client) settle(ctx context.Context, cn *conn, call *subscribeCall) {
 		if ts.err == nil && !ts.confirmed {
 			ts.err = failed
 		}
-		call.outcome[ts] = ts.err
+		tally.outcome[ts] = ts.err
 		close(ts.ready)
 	}
 	c.mu.Unlock()
@@ -276,9 +285,9 @@ func (c *Client) settle(ctx context.Context, cn *conn, call *subscribeCall) {
 	for _, ts := range call.joined {
 		select {
 		case <-ts.ready:
-			call.outcome[ts] = ts.err
+			tally.outcome[ts] = ts.err
 		case <-ctx.Done():
-			call.outcome[ts] = ctxError(ctx, "subscribe")
+			tally.outcome[ts] = ctxError(ctx, "subscribe")
 		}
 	}
 }
@@ -286,15 +295,15 @@ func (c *Client) settle(ctx context.Context, cn *conn, call *subscribeCall) {
 // judge lets each subscription of call stand or fall with its own
 // topics: one with a refused topic ends with a *RefusedError naming
 // them, one with a failed topic with that failure, in call.errs.
-func (c *Client) judge(ctx context.Context, call *subscribeCall) {
+func (c *Client) judge(ctx context.Context, call *subscribeCall, tally subscribeTally) {
 	for g, s := range call.subs {
 		if s == nil {
 			continue // refused already (clashesLocked)
 		}
 		var refused []*topicState
 		var other error
-		for _, ts := range call.states[g] {
-			terr := call.outcome[ts]
+		for _, ts := range tally.states[g] {
+			terr := tally.outcome[ts]
 			var re *RefusedError
 			switch {
 			case errors.As(terr, &re):
@@ -307,7 +316,7 @@ func (c *Client) judge(ctx context.Context, call *subscribeCall) {
 		case len(refused) > 0:
 			call.errs[g] = refusedError(refused)
 		case other != nil:
-			call.errs[g] = fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(call.groups[g]), other)
+			call.errs[g] = fmt.Errorf("failed to subscribe %s: %w", format.QuotedList(tally.groups[g]), other)
 		default:
 			continue
 		}

@@ -178,7 +178,8 @@ func (h *hub) reserve(s *session, names []string) (reserved []*topic, invalid, r
 		s.close(reasonTooManyTopics(limit), true)
 		return nil, nil, err
 	}
-	wanted, parsed, invalid := h.valid(wanted)
+	var room [4]*protocol.Topic // parsed's, on the stack for a request of a few topics
+	wanted, parsed, invalid := h.valid(wanted, room[:0])
 	h.mu.Lock()
 	reserved, opened, refusal := h.referenceLocked(wanted, parsed)
 	if len(opened) > 0 {
@@ -228,12 +229,11 @@ func (h *hub) unheld(s *session, names []string, limit int) (wanted []string, ov
 
 // valid keeps the names of names that are topics (validate) the
 // upstream has not refused lately (upstreamrefusals.go), in place, with
-// their upstream topics parsed (parsed[i] is topics[i]'s), and sums up
-// the others' reasons in invalid.
-func (h *hub) valid(names []string) (topics []string, parsed []*protocol.Topic, invalid error) {
+// their upstream topics parsed, appended to room (parsed[i] is
+// topics[i]'s), and sums up the others' reasons in invalid.
+func (h *hub) valid(names []string, room []*protocol.Topic) (topics []string, parsed []*protocol.Topic, invalid error) {
 	var refused refusedTopics
-	topics = names[:0]
-	parsed = make([]*protocol.Topic, 0, len(names))
+	topics, parsed = names[:0], room
 	now := time.Now()
 	for _, n := range names {
 		p, err := h.validate(n)
