@@ -17,42 +17,50 @@ import (
 
 // TestUpstreamDelayHistogram: on a fake clock, a venue stamping every
 // message 50 ms before the client reads it is observed at exactly 50 ms
-// in wsfan_upstream_delay_seconds under the topic's family; stamping
-// 50 ms ahead counts each in wsfan_clock_skew_total, observes it at
-// -50 ms, and delivers every message.
+// in wsfan_upstream_delay_seconds under the topic's family, for the
+// topic's first message and one in 8 after it (each topic sampled on its
+// own); stamping 50 ms ahead counts every message in
+// wsfan_clock_skew_total, observes the sampled ones at -50 ms, and
+// delivers every message.
 func TestUpstreamDelayHistogram(t *testing.T) {
 	clk := clock.NewFake(time.UnixMilli(1737043200123))
 	srv := newServer(t, deribit.Name)
 	reg := prometheus.NewRegistry()
 	c := dial(t, srv, deribit.Protocol(deribit.WithHeartbeat(0)),
 		client.WithReadClock(clk.Now), client.WithStamps(), client.WithMetrics(reg, "venue"))
-	const topic = "ticker.BTC-PERPETUAL.100ms"
-	sub, err := c.Subscribe(testutil.Context(t), []string{topic})
+	const topic, other = "ticker.BTC-PERPETUAL.100ms", "ticker.ETH-PERPETUAL.100ms"
+	sub, err := c.Subscribe(testutil.Context(t), []string{topic, other})
 	require.NoError(t, err)
 
-	send := func(i int, offset time.Duration) {
+	send := func(topic string, i int, offset time.Duration) {
 		venue := clk.Now().Add(offset)
 		srv.Publish(topic, fmt.Appendf(nil, `{"timestamp":%d,"i":%d}`, venue.UnixMilli(), i))
 		m := receive(t, sub)
+		require.Equal(t, topic, m.Topic)
 		require.JSONEq(t, fmt.Sprintf(`{"timestamp":%d,"i":%d}`, venue.UnixMilli(), i), string(m.Data))
 		clk.Advance(time.Second)
 	}
-	for i := range 4 {
-		send(i, -50*time.Millisecond)
+	for i := range 9 { // the 1st and the 9th observed
+		send(topic, i, -50*time.Millisecond)
 	}
 	delay := reading(t, reg, "wsfan_upstream_delay_seconds", "connection=venue,family=ticker")
-	require.EqualValues(t, 4, delay.Count)
-	require.InDelta(t, 4*0.050, delay.Sum, 1e-9, "each observed at 50 ms")
+	require.EqualValues(t, 2, delay.Count)
+	require.InDelta(t, 2*0.050, delay.Sum, 1e-9, "each observed at 50 ms")
 	require.Zero(t, metric(t, reg, latency.SkewName, map[string]string{"connection": "venue", "path": "upstream"}))
 
-	for i := range 3 {
-		send(4+i, 50*time.Millisecond) // every one delivered (send receives it)
+	for i := range 8 { // every one delivered (send receives it); the 17th observed
+		send(topic, 9+i, 50*time.Millisecond)
 	}
-	require.Equal(t, 3.0, metric(t, reg, latency.SkewName, map[string]string{"connection": "venue", "path": "upstream"}))
+	require.Equal(t, 8.0, metric(t, reg, latency.SkewName, map[string]string{"connection": "venue", "path": "upstream"}), "skew counted for every message")
 	delay = reading(t, reg, "wsfan_upstream_delay_seconds", "connection=venue,family=ticker")
-	require.EqualValues(t, 7, delay.Count)
-	require.InDelta(t, 4*0.050-3*0.050, delay.Sum, 1e-9, "a stamp ahead observed negative, not clamped")
-	require.Equal(t, 7.0, metric(t, reg, "wsfan_client_delivered_total", map[string]string{"connection": "venue"}))
+	require.EqualValues(t, 3, delay.Count)
+	require.InDelta(t, 2*0.050-0.050, delay.Sum, 1e-9, "a stamp ahead observed negative, not clamped")
+
+	send(other, 17, -50*time.Millisecond) // another topic's first: observed
+	delay = reading(t, reg, "wsfan_upstream_delay_seconds", "connection=venue,family=ticker")
+	require.EqualValues(t, 4, delay.Count)
+	require.InDelta(t, 2*0.050, delay.Sum, 1e-9)
+	require.Equal(t, 18.0, metric(t, reg, "wsfan_client_delivered_total", map[string]string{"connection": "venue"}))
 }
 
 // reading is the series of histogram name whose labels read labels

@@ -76,8 +76,8 @@ type BenchConn struct{ cn *conn }
 // NewBenchConn is newBenchConn for client_test.
 func NewBenchConn(c *Client) BenchConn { return BenchConn{newBenchConn(c)} }
 
-// HandleFrame runs the reader's handling of one frame.
-func (b BenchConn) HandleFrame(frame []byte, now time.Time) { b.cn.handleFrame(frame, now, stamps{}) }
+// HandleFrame runs the reader's handling of one frame it read at now.
+func (b BenchConn) HandleFrame(frame []byte, now time.Time) { b.cn.took(frame, now) }
 
 // BenchCall is a pending call a benchmark registers and waits for.
 type BenchCall struct{ p *pendingCall }

@@ -53,14 +53,7 @@ func (cn *conn) readLoop() {
 			c.dropFrame(dropBinary, errors.New("binary message"), data)
 			continue
 		}
-		if c.cfg.tap != nil {
-			c.cfg.tap.FrameRead(cn.info, data, now)
-		}
-		var st stamps
-		if c.cfg.stamps {
-			data, st = cutStamps(data)
-		}
-		cn.handleFrame(data, now, st)
+		cn.took(data, now)
 		if c.stalled.Load() { // a consumer held the reader up (subscription.go)
 			c.stalled.Store(false)
 			cn.armDeadline()
@@ -137,6 +130,21 @@ func (cn *conn) markLost(head []byte) {
 	lost.lost.Store(true)
 	c.stats.gaps.Add(1)
 	c.emit(Event{Kind: Gap, Topic: lost.name})
+}
+
+// took hands a text frame read at now to the tap, cuts a sidecar's
+// stamps off it (WithStamps) and handles it. It runs on the reader
+// goroutine.
+func (cn *conn) took(data []byte, now time.Time) {
+	c := cn.c
+	if c.cfg.tap != nil {
+		c.cfg.tap.FrameRead(cn.info, data, now)
+	}
+	var st stamps
+	if c.cfg.stamps {
+		data, st = cutStamps(data)
+	}
+	cn.handleFrame(data, now, st)
 }
 
 // handleFrame classifies one frame and acts on it. It runs on the reader

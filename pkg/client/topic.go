@@ -4,8 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/wsfan/wsfan/internal/chain"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -38,9 +36,9 @@ type topicState struct {
 	backfilled atomic.Bool
 	// cadence is the topic's arrival rhythm, for finding it stale.
 	cadence cadence
-	// delay is the topic's family's histogram of the venue's stamps' age,
-	// set by the first delivery that observes one (delays.go).
-	delay atomic.Pointer[prometheus.Observer]
+	// delay is the topic's share of the histogram of the venue's stamps'
+	// age, set by the first delivery that observes one (delays.go).
+	delay atomic.Pointer[topicDelay]
 
 	// refreshing is set while a resubscribe for a fresh snapshot is in
 	// flight; refreshAgain asks for one more after it (Client.Resync).

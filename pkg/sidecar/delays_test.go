@@ -23,7 +23,7 @@ import (
 // one, a venue stamping every message 50 ms before it is read is
 // observed at exactly 50 ms in the sidecar's
 // wsfan_upstream_delay_seconds and in the SDK's behind it (on the same
-// fake clock); stamping 50 ms ahead counts each message in
+// fake clock), each sampling its first and one in 8 after; stamping 50 ms ahead counts each message in
 // wsfan_clock_skew_total and delivers every one. Programs behind the
 // sidecar — a WebSocket client with notify=stamps, SSE streams with
 // stamps=1 in both event forms, the SDK under WithStamps — each read the
@@ -107,7 +107,7 @@ func TestLatencyThroughTheSidecar(t *testing.T) {
 		}
 	}
 
-	for i := range 3 {
+	for i := range 9 { // the upstream delay samples the 1st and the 9th (pkg/client)
 		send(i, -50*time.Millisecond)
 	}
 	for _, g := range []prometheus.Gatherer{reg, sdkReg} {
@@ -115,29 +115,29 @@ func TestLatencyThroughTheSidecar(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, rs, 1)
 		require.Equal(t, protocol.Family(dc.topic), rs[0].Labels["family"])
-		require.EqualValues(t, 3, rs[0].Count)
-		require.InDelta(t, 3*0.050, rs[0].Sum, 1e-9, "each observed at 50 ms")
+		require.EqualValues(t, 2, rs[0].Count)
+		require.InDelta(t, 2*0.050, rs[0].Sum, 1e-9, "each observed at 50 ms")
 	}
 	require.Equal(t, 0.0, counter(t, reg, latency.SkewName, "connection=upstream,path=upstream"))
 
-	for i := range 2 {
-		send(3+i, 50*time.Millisecond) // every one delivered: send read it everywhere
+	for i := range 8 {
+		send(9+i, 50*time.Millisecond) // every one delivered: send read it everywhere; the 17th sampled
 	}
-	require.Equal(t, 2.0, counter(t, reg, latency.SkewName, "connection=upstream,path=upstream"))
-	require.Equal(t, 2.0, counter(t, sdkReg, latency.SkewName, "connection=sidecar,path=upstream"))
+	require.Equal(t, 8.0, counter(t, reg, latency.SkewName, "connection=upstream,path=upstream"))
+	require.Equal(t, 8.0, counter(t, sdkReg, latency.SkewName, "connection=sidecar,path=upstream"))
 	rs, err := latency.Read(reg, "wsfan_upstream_delay_seconds", "wsfan_sidecar_delivery_delay_seconds")
 	require.NoError(t, err)
 	got := map[string]uint64{}
 	for _, r := range rs {
 		got[r.Name+"{"+r.LabelString()+"}"] = r.Count
 		if r.Name == "wsfan_upstream_delay_seconds" {
-			require.InDelta(t, 3*0.050-2*0.050, r.Sum, 1e-9, "stamps ahead observed negative, not clamped")
+			require.InDelta(t, 2*0.050-0.050, r.Sum, 1e-9, "a stamp ahead observed negative, not clamped")
 		}
 	}
 	require.Equal(t, map[string]uint64{
-		"wsfan_upstream_delay_seconds{connection=upstream,family=" + protocol.Family(dc.topic) + "}": 5,
-		"wsfan_sidecar_delivery_delay_seconds{transport=websocket}":                                  5,
-		"wsfan_sidecar_delivery_delay_seconds{transport=sse}":                                        5,
+		"wsfan_upstream_delay_seconds{connection=upstream,family=" + protocol.Family(dc.topic) + "}": 3,  // sampled
+		"wsfan_sidecar_delivery_delay_seconds{transport=websocket}":                                  17, // every message
+		"wsfan_sidecar_delivery_delay_seconds{transport=sse}":                                        17,
 	}, got)
 }
 
@@ -178,7 +178,7 @@ func TestDelaysOnTheStatus(t *testing.T) {
 	ws := r.dial(t)
 	subscribeAll(t, dc, ws)
 	r.waitClients(t, 1, 1)
-	for i := range 5 {
+	for i := range 9 {
 		r.up.Publish(dc.topic, []byte(fmt.Sprintf(`{"timestamp":%d,"i":%d}`, clk.Now().Add(-50*time.Millisecond).UnixMilli(), i)))
 		testutil.Recv(t, ws)
 	}
@@ -192,10 +192,10 @@ func TestDelaysOnTheStatus(t *testing.T) {
 		byName[d.Name+"{"+d.Labels+"}"] = d
 	}
 	up := byName["wsfan_upstream_delay_seconds{connection=upstream,family="+protocol.Family(dc.topic)+"}"]
-	require.EqualValues(t, 5, up.Count, "%+v", st.Delays)
+	require.EqualValues(t, 2, up.Count, "the 1st and the 9th sampled: %+v", st.Delays)
 	require.InEpsilon(t, 0.050, up.P50, 0.1)
 	require.InEpsilon(t, 0.050, up.P99, 0.1)
-	require.EqualValues(t, 5, byName["wsfan_sidecar_delivery_delay_seconds{transport=websocket}"].Count)
+	require.EqualValues(t, 9, byName["wsfan_sidecar_delivery_delay_seconds{transport=websocket}"].Count)
 	require.Contains(t, byName, "wsfan_sidecar_delivery_delay_seconds{transport=sse}")
 	require.Len(t, st.Delays, 3, "no NATS hop outside a group")
 
