@@ -57,6 +57,7 @@ func (c *Client) place(ts *topicState, msg *Message) {
 	if c.venue.Messages != nil && !ts.topic.Retracts {
 		if number, ok := c.followChain(ts, msg); ok {
 			ts.lastPos.Store(number)
+			msg.place = number + 1
 			return
 		}
 	}
@@ -65,6 +66,7 @@ func (c *Client) place(ts *topicState, msg *Message) {
 	}
 	if pos, ok := c.venue.Recoverer.Position(ts.topic, msg.Data); ok {
 		ts.lastPos.Store(pos)
+		msg.place = pos + 1
 	}
 }
 
