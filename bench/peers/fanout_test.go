@@ -46,7 +46,12 @@ type server struct {
 	publish     func()
 	publishData func(data []byte) // centrifuge: node.Publish of data; the sidecar's comes from its upstream
 	subscribers func() int        // clients subscribed to the topic
-	close       func()
+	// queued is the sidecar's delivery delay so far (its receive time
+	// to the frames built for its WebSocket clients: the hub's part of
+	// the hop, wsfan_sidecar_delivery_delay_seconds), p50 and p99 in µs;
+	// nil for the others.
+	queued func() (p50, p99 float64)
+	close  func()
 }
 
 // sidecarServer is a Thalex test exchange and a sidecar serving it.
@@ -80,6 +85,14 @@ func sidecarOn(b *testing.B, ex *exchangetest.Server) *server {
 				}
 			}
 			return 0
+		},
+		queued: func() (p50, p99 float64) {
+			for _, d := range sc.Status().Delays {
+				if d.Name == "wsfan_sidecar_delivery_delay_seconds" && d.Labels == "transport=websocket" {
+					return d.P50 * 1e6, d.P99 * 1e6
+				}
+			}
+			return 0, 0
 		},
 		close: func() {
 			hs.Close()
