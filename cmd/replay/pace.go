@@ -20,20 +20,23 @@ import (
 // by default), up to a margin before the deadline, and spins on the
 // clock the rest of the way. The margin is the sleep's lateness as it
 // shows it, averaged (1/8 of each new one), plus spinSlack, at most
-// maxAhead: the spin costs about spinSlack of CPU a frame. It is kept
-// short because a spinning thread is one the operating system runs less
-// when the machine is busy (a 1-2 ms spin did worse at p99 than a plain
-// timer on a 2-core VM loaded 9 deep). The spin does not yield
-// (runtime.Gosched keeps the scheduler off the network poller: a reader
-// in the process waited for sysmon's 10 ms poll), except on a single
-// processor (GOMAXPROCS 1), where the writers need it. Frames due within
-// sameBatch of now are sent at once: the venue sent them as one burst,
-// and a connection's writer joins them into one write anyway. A sleep
-// lasts maxSleep at most, so that the player sees its context end.
+// maxAhead (three times the kernel's timer slack): the spin costs about
+// spinSlack of CPU a frame. It is kept short because a spinning thread
+// is one the operating system runs less when the machine is busy (a 1-2
+// ms spin did worse at p99 than a plain timer on a 2-core VM loaded 9
+// deep; 500 and 150 µs were not told apart on it, in
+// bench/results/issue48-pacing.txt, and the shorter spin costs less).
+// The spin does not yield (runtime.Gosched keeps the scheduler off the
+// network poller: a reader in the process waited for sysmon's 10 ms
+// poll), except on a single processor (GOMAXPROCS 1), where the writers
+// need it. Frames due within sameBatch of now are sent at once: the
+// venue sent them as one burst, and a connection's writer joins them
+// into one write anyway. A sleep lasts maxSleep at most, so that the
+// player sees its context end.
 
 const (
 	spinSlack = 50 * time.Microsecond
-	maxAhead  = 500 * time.Microsecond
+	maxAhead  = 150 * time.Microsecond
 	sameBatch = 50 * time.Microsecond
 	maxSleep  = 50 * time.Millisecond
 )

@@ -74,7 +74,9 @@ func BenchmarkRecorderLongRun(b *testing.B) {
 	}
 	for range b.N {
 		dir := filepath.Join(b.TempDir(), "rec")
-		r, err := record.New(dir, thalex.Protocol(), record.Options{SegmentBytes: 8 << 20, MaxBytes: 32 << 20})
+		// A flush every 20 ms: the writer takes the queue's tail at its
+		// tick, and each simulated second waits for it.
+		r, err := record.New(dir, thalex.Protocol(), record.Options{SegmentBytes: 8 << 20, MaxBytes: 32 << 20, Flush: 20 * time.Millisecond})
 		if err != nil {
 			b.Fatal(err)
 		}

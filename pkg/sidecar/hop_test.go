@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/sidecar"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
@@ -41,16 +42,18 @@ import (
 func BenchmarkHopLatency(b *testing.B) {
 	for _, where := range []string{"process", "inproc"} {
 		for _, rate := range []int{1000, 5000} {
-			b.Run(fmt.Sprintf("clients=%s/rate=%d", where, rate), func(b *testing.B) { benchHop(b, where, rate) })
+			b.Run(fmt.Sprintf("clients=%s/rate=%d", where, rate), func(b *testing.B) { benchHop(b, where, rate, nil) })
 		}
 	}
 }
 
-func benchHop(b *testing.B, where string, rate int) {
+// benchHop runs one hop benchmark, the sidecar's Config tuned by tune
+// (nil: as is).
+func benchHop(b *testing.B, where string, rate int, tune func(*sidecar.Config)) {
 	const clients = 100
 	up := exchangetest.NewServer(thalex.Name)
 	defer up.Close()
-	sc, url := startBenchSidecar(b, up, nil)
+	sc, url := startBenchSidecar(b, up, tune)
 	defer sc.Close()
 	subscribe := dialects[0].subscribe(1, benchTopic)
 	var hc hopClients
