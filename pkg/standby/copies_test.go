@@ -132,3 +132,30 @@ func TestCopiesForgetAHashWhoseSlotAnotherTook(t *testing.T) {
 	assert.False(t, drop, "head 1 was forgotten: its copy goes on to the merge")
 	assert.Equal(t, 2, len(m.out.Subscription().C()), "which drops it")
 }
+
+// A message a leg's supervisor fetched (a backfill) is keyed by no
+// frame, even where its bytes lie in the last frame the leg's reader
+// read (that frame collected, its memory given to the fetch): keyed so,
+// it would mark that frame delivered, and the other leg's copy of it,
+// never delivered, would be dropped.
+func TestCopiesKeyNoFetchedMessage(t *testing.T) {
+	sb, m, read := headCopies(t)
+	sub := []string{"0x01", "0xcd0c3e8af590364c09d0fa6a1210faf5"}
+
+	frame := headFrame(sub[0], 5)
+	_, drop := sb.copies.read(0, frame, time.Now()) // read, its message not offered yet
+	require.False(t, drop)
+	var f protocol.Frame
+	require.NoError(t, ethereum.Protocol().Classify(headFrame(sub[0], 4), &f))
+	fetched := frame[:copy(frame, f.Data)] // head 4, fetched, where head 5's frame lay
+	m.offer(0, client.Message{Topic: "newHeads", Data: fetched, Flags: client.FlagBackfilled, RecvTime: time.Now()})
+
+	_, drop = read(1, headFrame(sub[1], 5))
+	assert.False(t, drop, "head 5 was never delivered: leg 1's is no copy")
+	var heads []string
+	for len(m.out.Subscription().C()) > 0 {
+		msg := <-m.out.Subscription().C()
+		heads = append(heads, string(msg.Data[:14]))
+	}
+	assert.Equal(t, []string{`{"number":"0x4`, `{"number":"0x5`}, heads, "the fetched head, then head 5")
+}

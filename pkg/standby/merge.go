@@ -206,7 +206,15 @@ func (m *merge) covered(leg int) bool {
 func (m *merge) offer(leg int, msg client.Message) {
 	// Under Block this reader may wait for the consumer (or for the other
 	// leg's, waiting): the part's sink marked it (client.SinkTo).
-	key, keyed := m.sb.copies.current(leg, msg.Data) // the frame's hash, when its copies may be dropped
+	var key copyKey
+	var keyed bool
+	if msg.Flags&client.FlagBackfilled == 0 {
+		// The frame's hash, when its copies may be dropped. A message the
+		// leg's supervisor fetched lies in no frame the reader read: its
+		// bytes, newly allocated, may even sit where the last frame's
+		// lay once that was collected, which current would take for it.
+		key, keyed = m.sb.copies.current(leg, msg.Data)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.fold(leg)
