@@ -72,7 +72,8 @@ lint: vet
 # valid JSON; FuzzStreamQuery: the SSE query and Last-Event-ID);
 # internal/redact: FuzzURL (no password shown, idempotent); pkg/book:
 # FuzzApply (a book against a plain map) and FuzzParseDecimal (reads back
-# as it prints). Their seed
+# as it prints); pkg/record: FuzzDecodeRecord (a damaged segment's bytes:
+# no panic, reads back as appended). Their seed
 # corpora (testdata/fuzz) run in every `go test`. The default budget is a
 # count, not a duration: before Go 1.27 a duration can end a clean run
 # with a spurious "context deadline exceeded" (go.dev/issue/75804).
@@ -81,7 +82,7 @@ EXCHANGES := $(patsubst pkg/%/register.go,%,$(wildcard pkg/*/register.go))
 FUZZTIME ?= 200000x
 FUZZ_TARGETS := $(foreach e,$(EXCHANGES),pkg/$(e):FuzzClassify pkg/$(e):FuzzRoute) \
 	pkg/sidecar:FuzzLocalFrame pkg/sidecar:FuzzStreamQuery internal/redact:FuzzURL \
-	pkg/book:FuzzApply pkg/book:FuzzParseDecimal
+	pkg/book:FuzzApply pkg/book:FuzzParseDecimal pkg/record:FuzzDecodeRecord
 fuzz:
 	@for pt in $(FUZZ_TARGETS); do \
 		p=$${pt%%:*}; t=$${pt#*:}; \
