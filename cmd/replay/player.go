@@ -112,7 +112,7 @@ func (rec *recording) play(ctx context.Context, srv *exchangetest.Server, speed 
 	late := &lateJoiners{proto: rec.proto, books: make(map[string]*book.Book)}
 	srv.SetSnapshots(late.snapshot)
 	defer srv.SetSnapshots(nil)
-	notes, stop := rec.stream(ctx)
+	notes, reuse, stop := rec.stream(ctx)
 	var pace *pacer // nil at -speed max
 	if speed > 0 {
 		pace = newPacer(speed)
@@ -142,6 +142,7 @@ func (rec *recording) play(ctx context.Context, srv *exchangetest.Server, speed 
 			late.mu.Unlock()
 			sent++
 		}
+		reuse(batch)
 	}
 	return sent, stop()
 }

@@ -70,12 +70,14 @@ const (
 var errStopped = errors.New("the player stopped")
 
 // stream reads the window's notifications (each) on a goroutine of its
-// own, and returns the channel of their batches, closed at the end, and
-// a function that stops the goroutine (if it runs), waits for it and
-// returns why the read ended early (nil at the end of the window, or
-// when stopped).
-func (rec *recording) stream(ctx context.Context) (<-chan []recorded, func() error) {
+// own. It returns the channel of their batches, closed at the end; a
+// function taking a batch back once it is played, for the goroutine to
+// fill again (a batch is not allocated anew each time); and a function
+// that stops the goroutine (if it runs), waits for it and returns why
+// the read ended early (nil at the end of the window, or when stopped).
+func (rec *recording) stream(ctx context.Context) (<-chan []recorded, func([]recorded), func() error) {
 	out := make(chan []recorded, streamAhead)
+	free := make(chan []recorded, streamAhead+2)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var err error
@@ -83,11 +85,19 @@ func (rec *recording) stream(ctx context.Context) (<-chan []recorded, func() err
 	go func() {
 		defer wg.Done()
 		defer close(out)
-		batch := make([]recorded, 0, streamBatch)
+		next := func() []recorded {
+			select {
+			case b := <-free:
+				return b[:0]
+			default:
+				return make([]recorded, 0, streamBatch)
+			}
+		}
+		batch := next()
 		send := func() error {
 			select {
 			case out <- batch:
-				batch = make([]recorded, 0, streamBatch)
+				batch = next()
 				return nil
 			case <-stop:
 				return errStopped
@@ -106,8 +116,14 @@ func (rec *recording) stream(ctx context.Context) (<-chan []recorded, func() err
 			err = send()
 		}
 	}()
+	played := func(b []recorded) {
+		select {
+		case free <- b:
+		default:
+		}
+	}
 	var once sync.Once
-	return out, func() error {
+	return out, played, func() error {
 		once.Do(func() { close(stop) })
 		wg.Wait()
 		if errors.Is(err, errStopped) {

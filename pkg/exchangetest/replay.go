@@ -46,7 +46,8 @@ func (k *routingKeys) of(dialect Dialect, topic string) string {
 // subscriber's outgoing queue is full.
 func (s *Server) PublishFrame(key string, frame []byte) int {
 	s.subMu.RLock()
-	var targets []*conn
+	var few [16]*conn // a replay's frame goes to few connections: no allocation a frame
+	targets := few[:0]
 	for topic, conns := range s.subs {
 		if s.keys.of(s.dialect, topic) != key {
 			continue
