@@ -37,8 +37,12 @@ func (rec *recording) serveCalls(srv *exchangetest.Server) {
 // subscribes one after the clock started gets the book as it stands, as
 // the sidecar gives its late joiners, and not a stream of changes to a
 // book it never saw. mu is held by the playing goroutine while it applies
-// and sends a book's frame, and by a subscriber's reader while it takes
-// the snapshot, so no change falls between the two.
+// and sends a frame, and by a subscriber's connection while it is
+// subscribed and takes the snapshot, so no change falls between the two
+// nor reaches it after a snapshot that holds it (subscribed before the
+// lock was taken, a late joiner got the changes played in between after
+// its snapshot: TestLateJoinerGetsTheBookAsItStands failed when the
+// machine held its goroutine there).
 type lateJoiners struct {
 	proto protocol.Protocol
 	mu    sync.Mutex
@@ -66,15 +70,18 @@ func (l *lateJoiners) apply(venue string, n recorded) {
 	_ = b.Apply(l.frame.Data, l.frame.Snapshot) // a broken book stays invalid until the recording's next snapshot
 }
 
-// snapshot is the payload of topic's book as it stands, or nil (not a
-// book, not valid yet). It runs on a subscriber's reader goroutine.
-func (l *lateJoiners) snapshot(topic string) []byte {
+// snapshot subscribes a program to topic (add) and returns the payload
+// of topic's book as it stands, or nil (not a book, not valid yet), both
+// under mu: the program gets the first change the book was not at. It
+// runs on the subscriber's connection's goroutine (SetSnapshots).
+func (l *lateJoiners) snapshot(topic string, add func()) []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	add()
 	t, err := l.proto.NewTopic(topic)
 	if err != nil {
 		return nil
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	b := l.books[t.Key]
 	if b == nil {
 		return nil

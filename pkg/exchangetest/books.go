@@ -22,9 +22,11 @@ type liveFeed struct {
 	books map[string]venue.FeedTopic // the feed's book topics
 	lose  map[string]int             // book topic → changes to lose (LoseBookChanges)
 	cross map[string]bool            // book topic → cross the next change (CrossBook)
-	// snapshots gives a book topic's snapshot payload where no running
-	// feed holds the book (SetSnapshots: a replay's); nil for none.
-	snapshots func(topic string) []byte
+	// snapshots subscribes a connection to a book topic (its add) and
+	// gives the book's snapshot payload, both under the lock its
+	// publisher holds, where no running feed holds the book
+	// (SetSnapshots: a replay's); nil for none.
+	snapshots func(topic string, add func()) []byte
 }
 
 // delivery is one message of a feed round and who gets it.
@@ -84,31 +86,38 @@ func (l *liveFeed) round(s *Server, feed venue.Simulation, topics []venue.FeedTo
 func (s *Server) join(c *conn, topic, id string) []byte {
 	s.lv.mu.Lock()
 	defer s.lv.mu.Unlock()
-	s.addSub(c, topic, id)
+	add := func() { s.addSub(c, topic, id) }
 	if ft, ok := s.lv.books[topic]; ok {
+		add()
 		return s.wire.AppendSnapshotNotification(nil, topic, id, s.lv.feed.Snapshot(ft))
 	}
-	if payload := s.lv.snapshot(topic); payload != nil {
+	if payload := s.lv.snapshot(topic, add); payload != nil {
 		return s.wire.AppendSnapshotNotification(nil, topic, id, payload)
 	}
 	return nil
 }
 
-// snapshot is SetSnapshots' payload for topic, or nil. Called with mu
-// held.
-func (l *liveFeed) snapshot(topic string) []byte {
+// snapshot subscribes by add and returns SetSnapshots' payload for
+// topic, or nil. Called with mu held.
+func (l *liveFeed) snapshot(topic string, add func()) []byte {
 	if l.snapshots == nil {
+		add()
 		return nil
 	}
-	return l.snapshots(topic)
+	return l.snapshots(topic, add)
 }
 
-// SetSnapshots has a new subscriber of a book topic get, right after its
+// SetSnapshots has a new subscriber of a topic get, right after its
 // acknowledgement, the snapshot whose payload fn returns (nil: none), in
 // the venue's snapshot frame: a replay's late joiner gets the book as it
-// stands (cmd/replay). fn runs on the subscriber's reader goroutine; a
-// book a running feed holds is its own.
-func (s *Server) SetSnapshots(fn func(topic string) []byte) {
+// stands (cmd/replay). fn must call add, which subscribes the
+// connection, under the lock it holds while it takes the snapshot and
+// its publisher holds while it moves the book on and publishes a change:
+// so no change falls between the snapshot and the first change the
+// subscriber gets, nor comes before the snapshot. fn runs on the
+// subscriber's writer (or reader) goroutine; a book a running feed holds
+// is its own.
+func (s *Server) SetSnapshots(fn func(topic string, add func()) []byte) {
 	s.lv.mu.Lock()
 	defer s.lv.mu.Unlock()
 	s.lv.snapshots = fn
@@ -120,12 +129,13 @@ func (s *Server) SetSnapshots(fn func(topic string) []byte) {
 func (s *Server) joinNow(c *conn, topic string) {
 	s.lv.mu.Lock()
 	defer s.lv.mu.Unlock()
-	s.addSub(c, topic, "")
+	add := func() { s.addSub(c, topic, "") }
 	var payload []byte
 	if ft, ok := s.lv.books[topic]; ok {
+		add()
 		payload = s.lv.feed.Snapshot(ft)
 	} else {
-		payload = s.lv.snapshot(topic)
+		payload = s.lv.snapshot(topic, add)
 	}
 	if payload != nil {
 		frame := s.wire.AppendSnapshotNotification(nil, topic, "", payload)
