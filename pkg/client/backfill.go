@@ -57,7 +57,6 @@ func (c *Client) place(ts *topicState, msg *Message) {
 	if c.venue.Messages != nil && !ts.topic.Retracts {
 		if number, ok := c.followChain(ts, msg); ok {
 			ts.lastPos.Store(number)
-			msg.place = number + 1
 			return
 		}
 	}
@@ -66,7 +65,6 @@ func (c *Client) place(ts *topicState, msg *Message) {
 	}
 	if pos, ok := c.venue.Recoverer.Position(ts.topic, msg.Data); ok {
 		ts.lastPos.Store(pos)
-		msg.place = pos + 1
 	}
 }
 

@@ -100,19 +100,7 @@ type Message struct {
 	// part (UpstreamRecvTime minus ExchangeTime) from the
 	// sidecar→program part (RecvTime minus UpstreamRecvTime).
 	UpstreamRecvTime time.Time
-	// place is the message's place in its topic, plus one; 0: none
-	// (Place).
-	place uint64
 }
-
-// Place is the message's place in its topic, as the client read it to
-// check the topic's order: a sequenced topic's change id (a book's:
-// Deribit's change_id, OKX's seqId, Ethereal's t), a chain head's block
-// number, a log's block and index (an Ethereum node's newHeads and
-// logs); ok is false for a message of a topic without one, or one the
-// client did not read it from. A composite merging connections (package
-// standby) reads it instead of parsing the payload again.
-func (m Message) Place() (pos uint64, ok bool) { return m.place - 1, m.place != 0 }
 
 // Reconnected reports whether FlagReconnected is set.
 func (m Message) Reconnected() bool { return m.Flags&FlagReconnected != 0 }

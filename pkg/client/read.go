@@ -261,17 +261,14 @@ func (cn *conn) deliver(ts *topicState, data []byte, snapshot bool, now time.Tim
 		ts.backfilled.Store(false)
 		flags |= FlagBackfilled | FlagReconnected
 	}
-	var place uint64 // plus one, 0: none (Message.Place)
 	if ts.topic.Sequenced {
-		var seq Flags
-		seq, place = cn.checkSequence(ts, data)
-		flags |= seq
+		flags |= cn.checkSequence(ts, data)
 	}
 	subs := ts.subs.Load()
 	if subs == nil {
 		return
 	}
-	msg := Message{Topic: ts.name, Data: data, Flags: flags, RecvTime: now, place: place}
+	msg := Message{Topic: ts.name, Data: data, Flags: flags, RecvTime: now}
 	if st != (stamps{}) {
 		st.fill(&msg)
 		if st.venue != 0 && c.metrics != nil {
@@ -312,14 +309,12 @@ func deliverAll(c *Client, subs *[]*Subscription, msg Message) {
 // one and reports a gap, or a snapshot: a message that names no previous
 // change (Deribit's "snapshot"), or, for a SnapshotFirst topic, the first
 // after the topic was subscribed (Ethereal sends the whole L2Book first,
-// marked by nothing else). It returns the message's place too: its
-// change id plus one (Message.Place), 0 when it names none. Runs on the
-// reader goroutine, which owns lastID.
-func (cn *conn) checkSequence(ts *topicState, data []byte) (Flags, uint64) {
+// marked by nothing else). Runs on the reader goroutine, which owns lastID.
+func (cn *conn) checkSequence(ts *topicState, data []byte) Flags {
 	c := cn.c
 	id, prev, ok := c.proto.Sequence(data)
 	if !ok {
-		return 0, 0
+		return 0
 	}
 	last := ts.lastID
 	ts.lastID = id
@@ -327,16 +322,16 @@ func (cn *conn) checkSequence(ts *topicState, data []byte) (Flags, uint64) {
 		// A change that names nothing before it: only its place tells
 		// a whole book (the first after a subscribe) from a change.
 		if ts.topic.SnapshotFirst && (last == 0 || ts.resubscribed.Swap(false)) {
-			return FlagSnapshot, id + 1
+			return FlagSnapshot
 		}
-		return 0, id + 1
+		return 0
 	}
 	if prev == 0 {
 		ts.resubscribed.Store(false)
-		return FlagSnapshot, id + 1
+		return FlagSnapshot
 	}
 	if ts.topic.SnapshotFirst && last == 0 {
-		return FlagSnapshot, id + 1
+		return FlagSnapshot
 	}
 	// After a resubscribe, changes the server sent before it read the
 	// unsubscribe still chain to the last message; the first message
@@ -346,17 +341,17 @@ func (cn *conn) checkSequence(ts *topicState, data []byte) (Flags, uint64) {
 	// was right leaves it right.)
 	if ts.topic.SnapshotFirst && ts.resubscribed.Load() && prev != last {
 		ts.resubscribed.Store(false)
-		return FlagSnapshot, id + 1
+		return FlagSnapshot
 	}
 	if last == 0 || prev == last {
-		return 0, id + 1
+		return 0
 	}
 	c.stats.gaps.Add(1)
 	c.emit(Event{Kind: Gap, Topic: ts.name})
 	if c.cfg.resubscribeGap {
 		c.refreshTopic(ts)
 	}
-	return FlagGap, id + 1
+	return FlagGap
 }
 
 // resolve hands a response to the call waiting for it. An answer without

@@ -82,20 +82,19 @@ func newPlaces(p protocol.Protocol, topics []*protocol.Topic) map[string]*topicP
 	return places
 }
 
-// placeOf reads msg's place (as its leg's client read it, Message.Place;
-// else from its payload), and records it as leg's last. Called with m.mu
-// held.
+// placeOf reads msg's place, and records it as leg's last. Called with
+// m.mu held.
 func (m *merge) placeOf(leg int, msg client.Message) placed {
 	pl := m.places[msg.Topic]
 	if pl == nil {
 		return placed{}
 	}
-	pos, ok := msg.Place() // the leg's client read it: not parsed again
-	switch {
-	case ok:
-	case pl.how == placeSequence:
+	var pos uint64
+	var ok bool
+	switch pl.how {
+	case placeSequence:
 		pos, _, ok = m.sb.proto.Sequence(msg.Data)
-	case pl.how == placeHeight:
+	case placeHeight:
 		pos, ok = pl.backfilling.Position(pl.topic, msg.Data)
 	}
 	if !ok {
