@@ -78,21 +78,37 @@ func (c *Client) SubscribeStreams(ctx context.Context, topics []string) ([]Strea
 	return streams, errs, nil
 }
 
-// UnsubscribeStreams ends streams: this client's subscriptions in one
-// round of requests (UnsubscribeEach), any other stream by its own
-// Unsubscribe. A stream already ended is not a failure.
-func (c *Client) UnsubscribeStreams(ctx context.Context, streams []Stream) error {
-	var own []*Subscription
+// UnsubscribeAll ends each stream by its own Unsubscribe and returns
+// the first failure; a stream already ended (ErrUnsubscribed) is none,
+// and a nil stream is skipped. A Holder whose streams need no round of
+// requests of their own (a Standby's, a NATS member's) ends them so.
+func UnsubscribeAll(ctx context.Context, streams []Stream) error {
 	var first error
 	for _, s := range streams {
-		if sub, ok := s.(*Subscription); ok && sub.c == c && sub.merge == nil {
-			own = append(own, sub)
+		if s == nil {
 			continue
 		}
 		if err := s.Unsubscribe(ctx); err != nil && !errors.Is(err, ErrUnsubscribed) && first == nil {
 			first = err
 		}
 	}
+	return first
+}
+
+// UnsubscribeStreams ends streams: this client's subscriptions in one
+// round of requests (UnsubscribeEach), any other stream by its own
+// Unsubscribe (UnsubscribeAll). A stream already ended is not a failure.
+func (c *Client) UnsubscribeStreams(ctx context.Context, streams []Stream) error {
+	var own []*Subscription
+	var others []Stream
+	for _, s := range streams {
+		if sub, ok := s.(*Subscription); ok && sub.c == c && sub.merge == nil {
+			own = append(own, sub)
+			continue
+		}
+		others = append(others, s)
+	}
+	first := UnsubscribeAll(ctx, others)
 	if len(own) > 0 {
 		if err := c.UnsubscribeEach(ctx, own); err != nil && first == nil {
 			first = err

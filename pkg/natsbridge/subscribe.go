@@ -66,13 +66,7 @@ func (m *Member) SubscribeTopics(ctx context.Context, topics []*protocol.Topic) 
 // what no member wants any more. A stream already ended is not a
 // failure.
 func (m *Member) UnsubscribeStreams(ctx context.Context, streams []client.Stream) error {
-	var first error
-	for _, s := range streams {
-		if err := s.Unsubscribe(ctx); err != nil && !errors.Is(err, client.ErrUnsubscribed) && first == nil {
-			first = err
-		}
-	}
-	return first
+	return client.UnsubscribeAll(ctx, streams)
 }
 
 // subscribe does Subscribe's steps for s, whose readers are set.

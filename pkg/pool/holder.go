@@ -2,7 +2,6 @@ package pool
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/wsfan/wsfan/internal/format"
@@ -83,7 +82,7 @@ func (p *Pool) UnsubscribeStreams(ctx context.Context, streams []client.Stream) 
 	members := append([]*client.Client(nil), p.members...)
 	p.mu.Unlock()
 	mine := make(map[*client.Client][]client.Stream)
-	var first error
+	var others []client.Stream
 	for _, s := range streams {
 		if s == nil {
 			continue
@@ -92,10 +91,9 @@ func (p *Pool) UnsubscribeStreams(ctx context.Context, streams []client.Stream) 
 			mine[c] = append(mine[c], s)
 			continue
 		}
-		if err := s.Unsubscribe(ctx); err != nil && !errors.Is(err, client.ErrUnsubscribed) && first == nil {
-			first = err
-		}
+		others = append(others, s)
 	}
+	first := client.UnsubscribeAll(ctx, others)
 	for _, c := range members {
 		if len(mine[c]) == 0 {
 			continue

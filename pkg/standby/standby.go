@@ -324,13 +324,7 @@ func (sb *Standby) SubscribeTopics(ctx context.Context, topics []*protocol.Topic
 // UnsubscribeStreams ends streams, each merged subscription on every
 // leg. A stream already ended is not a failure.
 func (sb *Standby) UnsubscribeStreams(ctx context.Context, streams []client.Stream) error {
-	var first error
-	for _, s := range streams {
-		if err := s.Unsubscribe(ctx); err != nil && !errors.Is(err, client.ErrUnsubscribed) && first == nil {
-			first = err
-		}
-	}
-	return first
+	return client.UnsubscribeAll(ctx, streams)
 }
 
 // A Standby is a client.Conn, and so a client.Holder; it knows its lag
