@@ -69,12 +69,7 @@ func BenchmarkReplayMemory(b *testing.B) {
 	for range b.N {
 		runtime.GC()
 		atLoad := heap()
-		srv := exchangetest.NewServer(thalex.Name, exchangetest.WithTopics(loaded.topics...))
-		ws, _, err := websocket.DefaultDialer.Dial(srv.URL(), nil)
-		require.NoError(b, err)
-		require.NoError(b, ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["ticker.BTC-PERPETUAL.raw"]}}`)))
-		_, _, err = ws.ReadMessage() // the acknowledgement
-		require.NoError(b, err)
+		srv, ws := subscribedReader(b, loaded, "ticker.BTC-PERPETUAL.raw")
 		done := make(chan struct{})
 		var most float64
 		var wg sync.WaitGroup
@@ -124,12 +119,7 @@ func BenchmarkReplay(b *testing.B) {
 	loaded, frames := recordedFeed(b, benchFrames)
 	b.Run("impl=replay", func(b *testing.B) {
 		for range b.N {
-			srv := exchangetest.NewServer(thalex.Name, exchangetest.WithTopics(loaded.topics...))
-			ws, _, err := websocket.DefaultDialer.Dial(srv.URL(), nil)
-			require.NoError(b, err)
-			require.NoError(b, ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["ticker.BTC-PERPETUAL.raw"]}}`)))
-			_, _, err = ws.ReadMessage() // the acknowledgement
-			require.NoError(b, err)
+			srv, ws := subscribedReader(b, loaded, "ticker.BTC-PERPETUAL.raw")
 			start := time.Now()
 			var wg sync.WaitGroup
 			wg.Add(1)
@@ -264,12 +254,7 @@ func BenchmarkReplayPacing(b *testing.B) {
 	require.Len(b, notes, pacingFrames)
 	var errs []time.Duration
 	for range b.N {
-		srv := exchangetest.NewServer(thalex.Name, exchangetest.WithTopics(loaded.topics...))
-		ws, _, err := websocket.DefaultDialer.Dial(srv.URL(), nil)
-		require.NoError(b, err)
-		require.NoError(b, ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["a.b"]}}`)))
-		_, _, err = ws.ReadMessage() // the acknowledgement
-		require.NoError(b, err)
+		srv, ws := subscribedReader(b, loaded, "a.b")
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		go func() { _, _ = loaded.play(ctx, srv, 1, 0) }()
 		offsets := make([]time.Duration, pacingFrames) // each frame's arrival less its recorded offset
@@ -292,4 +277,17 @@ func BenchmarkReplayPacing(b *testing.B) {
 		cancel()
 	}
 	reportErrors(b, errs)
+}
+
+// subscribedReader starts a test exchange for loaded's topics and a raw
+// gorilla reader subscribed there to channel, its acknowledgement read.
+func subscribedReader(b *testing.B, loaded *recording, channel string) (*exchangetest.Server, *websocket.Conn) {
+	b.Helper()
+	srv := exchangetest.NewServer(thalex.Name, exchangetest.WithTopics(loaded.topics...))
+	ws, _, err := websocket.DefaultDialer.Dial(srv.URL(), nil)
+	require.NoError(b, err)
+	require.NoError(b, ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"public/subscribe","params":{"channels":["`+channel+`"]}}`)))
+	_, _, err = ws.ReadMessage() // the acknowledgement
+	require.NoError(b, err)
+	return srv, ws
 }
