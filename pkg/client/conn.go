@@ -45,6 +45,12 @@ type conn struct {
 
 	info ConnInfo // which connection this is, for a FrameTap; set when built
 
+	// settings are the session settings made on this connection (the
+	// program's, the on-connect hook's, and those made again after a
+	// reconnect): while one holds, the client does not close the
+	// connection by choice (a handover).
+	settings sessionSettings
+
 	// Owned by the reader goroutine.
 	frame        protocol.Frame
 	elem         protocol.Frame // a batch element

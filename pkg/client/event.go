@@ -76,6 +76,9 @@ const (
 	// SwitchedBack: the connection moved to the preferred endpoint,
 	// Endpoint, make before break (WithSwitchBack): nothing was lost.
 	SwitchedBack
+	// Moved: the connection moved to the first endpoint of a new list,
+	// make before break (Client.SetEndpoints): nothing was lost.
+	Moved
 )
 
 func (k EventKind) String() string {
@@ -102,6 +105,8 @@ func (k EventKind) String() string {
 		return "reorg"
 	case SwitchedBack:
 		return "switched-back"
+	case Moved:
+		return "moved"
 	}
 	return fmt.Sprintf("EventKind(%d)", k)
 }

@@ -103,10 +103,11 @@ const handoverDrain = 10 * time.Second
 // handed out: the new one, or old when the handover did not happen (a
 // subscribe or unsubscribe was running, the endpoint did not take a
 // connection, a topic or a subscription id was refused there, a session
-// setting holds), in which case old carries on untouched. Runs on the
+// setting holds), in which case old carries on untouched. The move is
+// announced as an event of kind (SwitchedBack, Moved). Runs on the
 // supervisor goroutine.
-func (c *Client) takeBack(old *conn) *conn {
-	if c.settingHolds() {
+func (c *Client) takeBack(old *conn, kind EventKind) *conn {
+	if c.settingHolds(old) {
 		return old
 	}
 	ctx, cancel := c.withTimeout(c.ctx)
@@ -133,7 +134,7 @@ func (c *Client) takeBack(old *conn) *conn {
 	h := newHandover(c, old, nc, topics)
 	c.handover.Store(h)
 	err = c.subscribeAll(ctx, nc, topics)
-	if err == nil && c.settingHolds() { // made meanwhile, on old
+	if err == nil && c.settingHolds(old) { // made meanwhile, on old
 		err = errors.New("a session setting was made meanwhile")
 	}
 	if err != nil {
@@ -155,7 +156,7 @@ func (c *Client) takeBack(old *conn) *conn {
 	// what a reader waits to deliver.)
 	c.handoverMu.Unlock()
 	c.log.Info("took the preferred endpoint back", zap.String("endpoint", c.eps[0].shown))
-	c.emit(Event{Kind: SwitchedBack, Endpoint: c.shownIndex(0)})
+	c.emit(Event{Kind: kind, Endpoint: c.shownIndex(0)})
 
 	// The old connection stays until every topic's streams have met, and
 	// until the calls it carries are answered (an order must not be cut
@@ -182,14 +183,15 @@ func (c *Client) takeBack(old *conn) *conn {
 	return nc
 }
 
-// settingHolds reports whether a session setting holds on the live
+// settingHolds reports whether a session setting holds on cn, the live
 // connection, which closing it would set off (cancel-on-disconnect
-// cancels the orders it placed).
-func (c *Client) settingHolds() bool {
-	if len(c.settings.snapshot()) == 0 {
+// cancels the orders it placed): made by the program, made again after
+// a reconnect, or made by the on-connect hook.
+func (c *Client) settingHolds(cn *conn) bool {
+	if !cn.settings.holds() {
 		return false
 	}
-	c.log.Info("not taking the preferred endpoint back: a session setting holds on this connection")
+	c.log.Info("not leaving the connection: a session setting holds on it")
 	return true
 }
 

@@ -357,7 +357,7 @@ wait:
 				answering = now
 			}
 			if now.Sub(answering) >= c.cfg.switchAfter {
-				cn = c.takeBack(cn)
+				cn = c.takeBack(cn, SwitchedBack)
 				answering = time.Time{}
 			}
 		case req := <-c.swaps:

@@ -39,6 +39,13 @@ func (s *sessionSettings) record(set protocol.SessionSetting, method string, par
 	}
 }
 
+// holds reports whether a setting is recorded.
+func (s *sessionSettings) holds() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.calls) > 0
+}
+
 // snapshot returns the recorded calls.
 func (s *sessionSettings) snapshot() []settingCall {
 	s.mu.Lock()
@@ -51,15 +58,19 @@ func (s *sessionSettings) snapshot() []settingCall {
 // connection be silent for at most MaxSilence is refused before it is
 // sent when the client's pings are not at least twice as frequent: the
 // server would take a healthy connection for dead (Thalex cancels the
-// orders). Calls of the on-connect hook are not recorded: the hook makes
-// them on every connection itself.
+// orders). Every setting made is recorded on cn (conn.settings: closing
+// cn would set it off); calls of the on-connect hook are not recorded
+// for the client, as the hook makes them on every connection itself.
 func (c *Client) callSetting(ctx context.Context, cn *conn, set protocol.SessionSetting, method string, params []byte) (json.RawMessage, error) {
 	if err := c.checkSetting(set, method); err != nil {
 		return nil, err
 	}
 	res, err := cn.call(ctx, method, params)
-	if err == nil && ctx.Value(connectingKey{}) == nil {
-		c.settings.record(set, method, params)
+	if err == nil {
+		cn.settings.record(set, method, params)
+		if ctx.Value(connectingKey{}) == nil {
+			c.settings.record(set, method, params)
+		}
 	}
 	return res, err
 }
@@ -82,6 +93,7 @@ func (c *Client) replaySettings(ctx context.Context, cn *conn) error {
 		if _, err := cn.call(ctx, s.method, s.params); err != nil {
 			return fmt.Errorf("making %s again on the new connection: %w", s.method, err)
 		}
+		cn.settings.record(protocol.SessionSetting{Key: s.key}, s.method, s.params)
 		c.log.Debug("session setting made again", zap.String("method", s.method))
 	}
 	return nil

@@ -55,13 +55,14 @@ type endpointSwap struct {
 //     while the old connection still delivers, switches delivery over
 //     where each topic's two streams meet, and closes the old connection
 //     once calls on it are answered: nothing is lost and nothing is
-//     delivered twice (the switch-back's handover, reported as a
-//     SwitchedBack event). If the new endpoint does not take the
+//     delivered twice (the switch-back's handover, reported as a Moved
+//     event). If the new endpoint does not take the
 //     connection or a topic, or a subscribe or unsubscribe runs at that
 //     moment, the client stays where it was, on its old endpoints, and
 //     the error says so (call again). While a session setting holds
-//     on the connection in use (cancel-on-disconnect: closing it would
-//     cancel the orders placed on it) this is refused with an error
+//     on the connection in use (cancel-on-disconnect, made by a call or
+//     by the WithOnConnect hook: closing the connection would cancel
+//     the orders placed on it) this is refused with an error
 //     wrapping ErrSettingHeld, and nothing changes.
 //   - Between connections (reconnecting), urls take effect at once and
 //     urls[0] is dialled next, the topics restored there as after any
@@ -111,7 +112,7 @@ func (c *Client) swapEndpoints(cn *conn, req *endpointSwap) *conn {
 		req.done <- nil
 		return cn
 	}
-	if len(c.settings.snapshot()) > 0 {
+	if cn.settings.holds() {
 		req.done <- fmt.Errorf("%w: moving to %s would close the connection to %s and set it off; the endpoints stay",
 			ErrSettingHeld, req.eps[0].shown, inUse.shown)
 		return cn
@@ -119,7 +120,7 @@ func (c *Client) swapEndpoints(cn *conn, req *endpointSwap) *conn {
 	// The new list, the endpoint in use after it while the handover runs:
 	// it dials the new first endpoint (index 0) and leaves this one.
 	c.adoptEndpoints(append(slices.Clip(req.eps), inUse), len(req.eps))
-	next := c.takeBack(cn)
+	next := c.takeBack(cn, Moved)
 	if next == cn {
 		c.adoptEndpoints(oldEps, oldCur)
 		req.done <- fmt.Errorf("client: not moved to %s (logged: it did not take the connection, the login or a topic, or a subscribe was running); the endpoints stay", req.eps[0].shown)

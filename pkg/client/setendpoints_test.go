@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -127,6 +128,7 @@ func TestSetEndpointsMovesWithoutAHole(t *testing.T) {
 	url, at := c.Endpoint()
 	assert.Equal(t, next.URL(), url)
 	assert.Equal(t, 0, at)
+	assert.True(t, sawEvent(c, client.Moved), "a Moved event")
 
 	// More messages on the new connection alone, then all of them read.
 	mark := r.last()
@@ -194,6 +196,44 @@ func TestSetEndpointsRefusedWhileASessionSettingHolds(t *testing.T) {
 	assert.Equal(t, 0, at)
 	assert.Zero(t, next.Connections())
 	assert.Equal(t, 1, old.Subscribers(swapTopic))
+}
+
+// Cancel-on-disconnect made by the on-connect hook holds the connection
+// as one the program made: the move is refused, the old connection (and
+// the orders it would cancel) stays.
+func TestSetEndpointsRefusedWhileTheHooksSettingHolds(t *testing.T) {
+	const method = "private/enable_cancel_on_disconnect"
+	old, next := exchangetest.NewServer(deribit.Name), exchangetest.NewServer(deribit.Name)
+	t.Cleanup(old.Close)
+	t.Cleanup(next.Close)
+	for _, s := range []*exchangetest.Server{old, next} {
+		s.Handle(method, func(json.RawMessage) (any, *protocol.Error) { return "ok", nil })
+	}
+	hook := client.WithOnConnect(func(ctx context.Context, c *client.Client) error {
+		return c.Call(ctx, method, map[string]string{"scope": "connection"}, nil)
+	})
+	c := dial(t, old, deribit.Protocol(deribit.WithHeartbeat(0)), hook)
+	ctx := testutil.Context(t)
+	_, err := c.Subscribe(ctx, []string{swapTopic})
+	require.NoError(t, err)
+	err = c.SetEndpoints(ctx, next.URL())
+	require.ErrorIs(t, err, client.ErrSettingHeld)
+	url, _ := c.Endpoint()
+	assert.Equal(t, old.URL(), url)
+	assert.Zero(t, next.Connections())
+	assert.Equal(t, 1, old.Connections())
+	assert.Equal(t, 1, old.CountReceived(method), "the hook's setting, made once")
+}
+
+// sawEvent drains c's queued events and reports whether one was of kind.
+func sawEvent(c *client.Client, kind client.EventKind) bool {
+	seen := false
+	for len(c.Events()) > 0 {
+		if (<-c.Events()).Kind == kind {
+			seen = true
+		}
+	}
+	return seen
 }
 
 // A new endpoint that refuses a topic leaves the client where it was,
