@@ -3,14 +3,17 @@ package client_test
 import (
 	"context"
 	"net"
+	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/sidecar"
 	"github.com/wsfan/wsfan/pkg/thalex"
@@ -162,4 +165,15 @@ func TestSidecarSubscribeParsesEachTopicOnce(t *testing.T) {
 	require.NoError(t, up.WaitSubscribers(ctx, topics[2], 1))
 	sidecarCounts.assertOnce(t, "a sidecar subscribe", topics...)
 	require.NoError(t, sub.Unsubscribe(ctx))
+
+	// A book asked over HTTP: /v1/book validated the name, then the hub
+	// parsed it again.
+	up.StartFeed(exchangetest.FeedOptions{Instruments: []string{"A-PERPETUAL"}, Interval: 5 * time.Millisecond})
+	sidecarCounts.reset()
+	const bookTopic = "book.A-PERPETUAL.none.10.100ms"
+	resp, err := http.Get("http://" + ln.Addr().String() + "/v1/book?topic=" + bookTopic)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	sidecarCounts.assertOnce(t, "a book over HTTP", bookTopic)
 }

@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -131,18 +132,22 @@ func (s *Server) bookTopicOf(instrument string) string {
 // if need be) and waits for its book to be valid within the request
 // timeout. The caller releases the topic.
 func (s *Server) holdBook(ctx context.Context, name string) (*topic, *book.Book, int, error) {
-	if _, err := s.hub.validate(name); err != nil {
-		return nil, nil, http.StatusNotFound, err
-	}
 	if book.RulesFor(s.proto.Name(), name) == nil {
+		if _, err := s.hub.validate(name); err != nil {
+			return nil, nil, http.StatusNotFound, err
+		}
 		return nil, nil, http.StatusBadRequest, fmt.Errorf("%q is not an order book topic of %s", name, s.proto.Name())
 	}
+	// reserve validates the name: it is parsed once on its way upstream.
 	reserved, invalid, err := s.hub.reserve(nil, []string{name})
 	if err != nil {
 		return nil, nil, http.StatusServiceUnavailable, err
 	}
-	if len(reserved) == 0 { // the upstream refused it lately (upstreamrefusals.go)
-		return nil, nil, http.StatusBadGateway, invalid
+	if len(reserved) == 0 {
+		if errors.Is(invalid, errUnknownTopic) {
+			return nil, nil, http.StatusNotFound, invalid
+		}
+		return nil, nil, http.StatusBadGateway, invalid // the upstream refused it lately (upstreamrefusals.go)
 	}
 	t := reserved[0]
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout)
