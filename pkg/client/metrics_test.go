@@ -69,7 +69,9 @@ wsfan_client_topics{connection="feed"} 3
 	}
 	assert.Equal(t, frames+3, get("wsfan_client_frames_total"))
 	assert.Greater(t, get("wsfan_client_bytes_total"), bytes+3*20)
-	assert.Equal(t, float64(3), get("wsfan_client_delivered_total"))
+	// The reader counts a delivery after handing the message over.
+	require.Eventually(t, func() bool { return get("wsfan_client_delivered_total") == 3 }, 5*time.Second, time.Millisecond,
+		"delivered %v", get("wsfan_client_delivered_total"))
 
 	// Overflow: b's buffer holds 4; DropOldest drops the rest.
 	for i := range 10 {
