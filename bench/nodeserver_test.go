@@ -28,7 +28,8 @@ import (
 // with it, as a node does (go-ethereum's server decodes the envelope, then
 // the params into typed arguments), so the server costs what a real one
 // costs per call rather than only slicing the id. Each connection is
-// served by one goroutine that reads a request and writes its answer.
+// served by one goroutine that reads a request and writes its answer
+// (a blast's by two: one reads, answering pings, while the other writes).
 func nodeHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/echo", serveEcho)
@@ -155,12 +156,31 @@ func serveBlast(w http.ResponseWriter, r *http.Request) {
 	}
 	defer ws.Close()
 	fc := hj.Hijacked()
-	blasted := false
-	for {
-		_, req, err := ws.ReadMessage()
-		if err != nil {
-			return
+	// The requests are read on a goroutine of their own, so that a ping
+	// sent during the blast is answered (gorilla's ping handler writes the
+	// pong from the reading goroutine, WriteControl being safe beside
+	// WriteMessage) as a node answers it: a server that read nothing
+	// while it blasted had a client at feed=20k give the link up as dead
+	// after its pong timeout, reconnect and subscribe again, and a fresh
+	// blast of the chain from its start, 2 a run, in every cell.
+	reqs, done := make(chan []byte), make(chan struct{})
+	defer close(done) // before ws.Close: the reader, blocked on reqs, leaves
+	go func() {
+		defer close(reqs)
+		for {
+			_, req, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			select {
+			case reqs <- req:
+			case <-done:
+				return
+			}
 		}
+	}()
+	blasted := false
+	for req := range reqs {
 		out, method := answer(req)
 		if out == nil || ws.WriteMessage(websocket.TextMessage, out) != nil {
 			return
@@ -321,6 +341,44 @@ func TestBlastChainsEachConnection(t *testing.T) {
 			ws := subscribe(blastURL(node.base, 1))
 			if _, msg, err := ws.ReadMessage(); err != nil || !bytes.Equal(msg, plain) {
 				t.Errorf("the plain blast after a chained one sends %.200s (%v)", msg, err)
+			}
+		})
+	}
+}
+
+// TestBlastAnswersPings checks, in both modes, that the blast server
+// answers a ping while it blasts, as a node does: it read nothing until
+// its blast was over, so a client at a steady feed gave the link up as
+// dead after its pong timeout and subscribed again on a new connection,
+// which the server blasted from the start (BenchmarkStandbyBlast's
+// feed=20k cells: two reconnects a run).
+func TestBlastAnswersPings(t *testing.T) {
+	for _, srv := range nodeServers {
+		t.Run("server="+srv.name, func(t *testing.T) {
+			node := srv.start(t)
+			ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+			defer cancel()
+			const n = 2000
+			ws, _, err := websocket.DefaultDialer.DialContext(ctx, fmt.Sprintf("%s/blast?n=%d&every=50us", node.base, n), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ws.Close()
+			if _, err := gorillaCall(ws, ethRequest(1, "eth_subscribe", `["newHeads"]`)); err != nil {
+				t.Fatal(err)
+			}
+			ponged := false
+			ws.SetPongHandler(func(string) error { ponged = true; return nil })
+			if err := ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(setupTimeout)); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; !ponged; i++ {
+				if i == n {
+					t.Fatalf("no pong before the blast's %d heads ended", n)
+				}
+				if _, _, err := ws.ReadMessage(); err != nil {
+					t.Fatal(err)
+				}
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,23 +36,26 @@ func BenchmarkStandbyBlast(b *testing.B) {
 					b.Run("feed="+feed.name+"/"+name, func(b *testing.B) {
 						url := fmt.Sprintf("%s/blast?n=%d&chain=1&every=%s", node.base, b.N, feed.every)
 						var sub *client.Subscription
+						var events <-chan client.Event
 						if spares == 0 {
 							c, err := client.Dial(setupCtx(b), url, client.WithProtocol(ethereum.Protocol()))
 							if err != nil {
 								b.Fatal(err)
 							}
 							b.Cleanup(func() { _ = c.Close() })
-							sub = subscribeHeads(b, c)
+							sub, events = subscribeHeads(b, c), c.Events()
 						} else {
 							sb, err := standby.Dial(setupCtx(b), url, spares, client.WithProtocol(ethereum.Protocol()))
 							if err != nil {
 								b.Fatal(err)
 							}
 							b.Cleanup(func() { _ = sb.Close() })
+							events = sb.Events()
 							if sub, err = sb.Subscribe(setupCtx(b), []string{"newHeads"}); err != nil {
 								b.Fatal(err)
 							}
 						}
+						downs := countDisconnects(events)
 						b.ReportAllocs()
 						self, server := startUsage(os.Getpid(), ""), node.probe()
 						b.ResetTimer()
@@ -75,11 +79,28 @@ func BenchmarkStandbyBlast(b *testing.B) {
 						ReportRate(b, b.N, "msg/s")
 						b.ReportMetric(float64(b.N-received)/float64(b.N), "dropped/op")
 						b.ReportMetric(float64(dups)/float64(b.N), "dup/op")
+						b.ReportMetric(float64(downs()), "disconnects")
 					})
 				}
 			}
 		})
 	}
+}
+
+// countDisconnects counts the Disconnected events on events (a leg's
+// reconnect, which has the server blast that leg's chain from its start
+// again) on a goroutine of its own until events is closed; the function
+// it returns reads the count so far.
+func countDisconnects(events <-chan client.Event) func() int64 {
+	var n atomic.Int64
+	go func() {
+		for ev := range events {
+			if ev.Kind == client.Disconnected {
+				n.Add(1)
+			}
+		}
+	}()
+	return n.Load
 }
 
 // TestStandbyBlastEveryHeadOnce runs BenchmarkStandbyBlast's standby as a
