@@ -58,6 +58,7 @@ type conn struct {
 	idlessLogged bool           // an error without an id was logged (read.go, attribute)
 	lagging      bool           // a Lagging event was raised and the lag has not eased since (liveness.go)
 	answered     time.Time      // the send time of the last ping answered, or when liveness started (liveness.go)
+	copyTopic    *topicState    // the topic of the last copy the CopyFilter dropped (copyfilter.go)
 }
 
 // outFrame is a queued message; pooled buffers return to bufPool once

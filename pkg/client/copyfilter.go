@@ -43,13 +43,21 @@ func WithCopyFilter(f CopyFilter) Option {
 
 // tookCopy moves the client's record of a topic on past a copy its
 // CopyFilter dropped (see Copy). Runs on the reader goroutine, which owns
-// the topic's lastID.
-func (c *Client) tookCopy(cp Copy, now time.Time) {
-	c.mu.Lock()
-	ts := c.topics.get(cp.Topic)
-	c.mu.Unlock()
-	if ts == nil {
-		return
+// the topic's lastID and cn.copyTopic: the topic of the last copy, kept
+// while it has subscriptions (a topic left has none, for good, and one
+// subscribed again is a new topicState), so that a leg's copies of one
+// topic take c.mu once, not once each.
+func (cn *conn) tookCopy(cp Copy, now time.Time) {
+	c := cn.c
+	ts := cn.copyTopic
+	if ts == nil || ts.name != cp.Topic || ts.subs.Load() == nil {
+		c.mu.Lock()
+		ts = c.topics.get(cp.Topic)
+		c.mu.Unlock()
+		cn.copyTopic = ts
+		if ts == nil {
+			return
+		}
 	}
 	if every := c.cadenceEvery; every >= 0 {
 		ts.cadence.observe(now.UnixNano(), every)

@@ -157,7 +157,7 @@ func (cn *conn) handleFrame(data []byte, now time.Time, st stamps) {
 	c.stats.bytes.Add(uint64(len(data)))
 	if c.cfg.copyFilter != nil { // a composite's leg: a copy another leg delivered (copyfilter.go)
 		if cp, drop := c.cfg.copyFilter(data, now); drop {
-			c.tookCopy(cp, now)
+			cn.tookCopy(cp, now)
 			cn.unread(data)
 			return
 		}
