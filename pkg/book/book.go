@@ -160,6 +160,24 @@ func (b *Book) Apply(payload []byte, marked bool) error {
 	return nil
 }
 
+// ApplyAfterGap is Apply for a message that follows lost messages of
+// the topic: the stream has a hole (client.Message.Gap, or a jump in
+// client.Message.Seq: a subscription's buffer overflowed, a frame was
+// dropped for its size, a relay announced a hole). A book whose changes
+// name no predecessor (Thalex's) cannot see the hole itself and would
+// apply the change over it: unless the message is a whole book, the
+// book turns invalid, and a *BreakError asks for the resync (nil when
+// the book was broken already: its resync is under way).
+func (b *Book) ApplyAfterGap(payload []byte, marked bool) error {
+	was := b.Valid()
+	b.Invalidate()
+	if err := b.Apply(payload, marked); err != nil || b.Valid() || !was {
+		return err
+	}
+	b.breaks.Add(1)
+	return &BreakError{Topic: b.topic, Reason: "messages were lost before this change (a gap in the stream)"}
+}
+
 // applyLocked sets u's levels and position. Called with mu held.
 func (b *Book) applyLocked(u *Update) {
 	for _, l := range u.Bids {

@@ -188,6 +188,25 @@ func TestThalexBook(t *testing.T) {
 	assert.Nil(t, thalex.BookRules("ticker.BTC-PERPETUAL.raw"))
 }
 
+// A change that follows lost messages breaks a book whose changes name
+// no predecessor (Thalex's): one break, none more until the snapshot; a
+// whole book after a gap is no break.
+func TestApplyAfterGap(t *testing.T) {
+	topic := "book.BTC-PERPETUAL.none.10.100ms"
+	b := book.New(topic, thalex.BookRules(topic))
+	snapshot := []byte(`{"bid_changes":[[9120.5,10,10]],"ask_changes":[[9121,54,53]],"time":1683901254.785744}`)
+	change := []byte(`{"bid_changes":[[9120.5,0,0]],"ask_changes":[[9121.5,3,3]],"time":1683901254.885744}`)
+	require.NoError(t, b.Apply(snapshot, true))
+	err := b.ApplyAfterGap(change, false)
+	require.ErrorIs(t, err, book.ErrBreak)
+	assert.Contains(t, err.Error(), "lost before this change")
+	assert.False(t, b.Valid())
+	assert.NoError(t, b.ApplyAfterGap(change, false), "broken already: its resync is under way")
+	require.NoError(t, b.ApplyAfterGap(snapshot, true), "a whole book mends a gap")
+	assert.True(t, b.Valid())
+	assert.Equal(t, book.Stats{Snapshots: 2, Ignored: 2, Breaks: 1}, b.Stats())
+}
+
 // Ethereal's L2Book: the whole book first (flagged by the client), then
 // changes chained by pt = the previous t, quantities as strings.
 func TestEtherealBook(t *testing.T) {

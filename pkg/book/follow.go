@@ -33,8 +33,9 @@ const (
 	// whose every message is the whole book, unmarked: OKX books5).
 	// The zero EventKind is none of them.
 	Synced EventKind = iota + 1
-	// Broken: a message broke the chain or crossed the book; the book is
-	// invalid until the resync's snapshot. Event.Err says why.
+	// Broken: a message broke the chain, crossed the book or followed
+	// lost messages (Book.ApplyAfterGap); the book is invalid until the
+	// resync's snapshot. Event.Err says why.
 	Broken
 )
 
@@ -98,12 +99,22 @@ func Follow(ctx context.Context, c *client.Client, topic string) (*Follower, err
 // Follower's goroutine and the Book's only writer.
 func (f *Follower) run() {
 	defer close(f.done)
+	var seq uint64 // the last message's Seq
 	for m := range f.sub.C() {
 		// A channel whose every message is the whole book (OKX books5,
 		// Deribit's grouped books) is not marked snapshot by the client:
 		// its rules read it whole, and the book turning valid says so.
 		wasValid := f.Valid()
-		err := f.Apply(m.Data, m.Snapshot())
+		var err error
+		// Messages lost before this one (the subscription's buffer
+		// overflowed, or the client flagged a gap) break a book that
+		// cannot see the hole itself.
+		if m.Gap() || seq != 0 && m.Seq > seq+1 {
+			err = f.ApplyAfterGap(m.Data, m.Snapshot())
+		} else {
+			err = f.Apply(m.Data, m.Snapshot())
+		}
+		seq = m.Seq
 		switch {
 		case err != nil:
 			resynced := f.c.Resync(f.Topic())

@@ -2,6 +2,7 @@ package book_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/okx"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // followOn keeps topic's book over a new client of d's exchange srv.
@@ -111,4 +113,35 @@ func TestFollowerSyncsAWholeEveryTimeBook(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, lvl("8476.97", "256"), bid)
 	assert.Equal(t, lvl("8476.98", "415"), ask)
+}
+
+// Thalex's book changes name no predecessor, so a change lost on the
+// client's side (here a frame over the read limit, dropped, its topic's
+// next message flagged FlagGap) is a hole the book cannot see itself:
+// the follower takes the gap as a break, asks for one resync, and the
+// fresh snapshot makes the book the exchange's again. Before, the next
+// change was applied over the hole and the book, valid, lied.
+func TestFollowerTakesAGapAsABreak(t *testing.T) {
+	const topic, inst = "book.BTC-PERPETUAL.none.10.100ms", "BTC-PERPETUAL"
+	srv := exchangetest.NewServer(thalex.Name)
+	t.Cleanup(srv.Close)
+	srv.StartFeed(exchangetest.FeedOptions{Instruments: []string{inst}, Interval: 5 * time.Millisecond})
+	ctx := testutil.Context(t)
+	c, err := client.Dial(ctx, srv.URL(), client.WithProtocol(thalex.Protocol()), client.WithReadLimit(8<<10))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	f, err := book.Follow(ctx, c, topic)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = f.Close(context.Background()) })
+	require.Equal(t, book.Synced, next(t, f).Kind)
+
+	srv.Publish(topic, []byte(`{"bid_changes":[],"ask_changes":[],"pad":"`+strings.Repeat("x", 16<<10)+`"}`))
+	ev := next(t, f)
+	require.Equal(t, book.Broken, ev.Kind)
+	assert.ErrorIs(t, ev.Err, book.ErrBreak)
+	assert.Contains(t, ev.Err.Error(), "lost before this change")
+	assert.True(t, ev.Resynced)
+	require.Equal(t, book.Synced, next(t, f).Kind, "the resync's snapshot")
+	assert.EqualValues(t, 1, f.Resyncs())
+	assert.True(t, f.Valid())
 }

@@ -144,7 +144,16 @@ func (t *topic) pump(sub client.Stream) error {
 	t.sub = sub
 	close(t.ready)
 	ch := sub.C()
+	var seq uint64 // the last message's Seq
 	for m := range ch {
+		// A jump in Seq: the upstream subscription dropped messages for
+		// room (its overflow policy) or its holder knew them lost. The
+		// subscribers hear of the hole as of any other (FlagGap), and a
+		// book takes it as a break.
+		if seq != 0 && m.Seq > seq+1 {
+			m.Flags |= client.FlagGap
+		}
+		seq = m.Seq
 		t.publish(m, len(ch) == 0)
 	}
 	return <-sub.Err()
@@ -179,7 +188,12 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 	// m to follow, or after, its snapshot with m and m not sent it again.
 	var broken error
 	if t.book != nil {
-		if broken = t.book.Apply(m.Data, snapshot); errors.Is(broken, book.ErrMalformed) {
+		if m.Gap() { // messages were lost before m: a book that cannot see the hole must not apply m over it
+			broken = t.book.ApplyAfterGap(m.Data, snapshot)
+		} else {
+			broken = t.book.Apply(m.Data, snapshot)
+		}
+		if errors.Is(broken, book.ErrMalformed) {
 			t.dropBookLocked() // m goes to the subscribers that waited too
 		}
 	}
