@@ -19,8 +19,11 @@
 //
 // A Book is valid from a snapshot until a break: a change that does not
 // follow the last one, a crossed book, a message the rules cannot read,
-// or a book that fails the digest its message carries (Rules that are
-// Verifying; Rules that are Truncating keep a subscribed depth). A broken book says so to every reader at once (ok is false),
+// a book that fails the digest its message carries (Rules that are
+// Verifying; Rules that are Truncating keep a subscribed depth), or a
+// change after a hole in the stream (ApplyAfterGap: messages lost on the
+// client's side, which a book whose changes name no predecessor, as
+// Thalex's, cannot see itself). A broken book says so to every reader at once (ok is false),
 // ignores changes until the next snapshot, and a Follower asks the
 // exchange for that snapshot once a break (client.Client.Resync).
 //
