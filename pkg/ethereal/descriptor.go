@@ -4,14 +4,15 @@ import "github.com/wsfan/wsfan/pkg/protocol"
 
 // descriptor is what Ethereal is: its subscribe budget (limits.go), its
 // services' silence on a subscribe they accept (protocol.go's
-// acceptAfter), and what identifies its events (identity.go).
+// acceptAfter), and what identifies its events (identity.go) and their
+// copies (copies.go).
 var descriptor = protocol.Venue{
 	Limits:      []protocol.Limit{SubscribeLimit},
 	AcceptAfter: acceptAfter,
 	Messages:    rules{},
 }
 
-// rules reads Ethereal's events (identity.go).
+// rules reads Ethereal's events (identity.go, copies.go).
 type rules struct{ protocol.ReadsNothing }
 
 // Venue is Ethereal's.

@@ -19,8 +19,9 @@ import (
 // after its fresh snapshot resubscribed after 1 s, then 2 s, doubling to
 // 30 s, so a pair whose books keep failing (a precision changed under
 // them) does not spend the connection's subscribe budget at the pace of
-// its snapshots; and the dead man's switch, a session setting
-// (deadman.go).
+// its snapshots; the dead man's switch, a session setting
+// (deadman.go); and its market data's copy layout, for a hot standby
+// (copies.go).
 var descriptor = protocol.Venue{
 	Limits:     []protocol.Limit{ConnectLimit},
 	AnswersAll: true,
@@ -28,6 +29,7 @@ var descriptor = protocol.Venue{
 	Resync:     protocol.Backoff{First: time.Second, Most: 30 * time.Second},
 	Methods:    dialect{},
 	TopicAcks:  dialect{},
+	Messages:   messages{},
 }
 
 // Venue is Kraken's.

@@ -4,6 +4,10 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,8 +16,13 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/deribit"
+	"github.com/wsfan/wsfan/pkg/ethereal"
 	"github.com/wsfan/wsfan/pkg/ethereum"
+	"github.com/wsfan/wsfan/pkg/kraken"
+	"github.com/wsfan/wsfan/pkg/okx"
 	"github.com/wsfan/wsfan/pkg/protocol"
+	"github.com/wsfan/wsfan/pkg/thalex"
 )
 
 // headFrame is head n as a node writes it to the connection that holds
@@ -29,25 +38,30 @@ func headFrame(sub string, n int) []byte {
 // two events: the second is delivered unless another leg delivered a
 // second one too; an answer is never hashed; a leg rejoining after a
 // hole drops nothing there.
-// headCopies is a Standby of two connectionless legs on Ethereum with
-// its fast path, and a merge of newHeads on it; read is a leg's reader:
-// the filter, then, for a frame it keeps, classification and the
-// merge's offer.
+// headCopies is legCopies on Ethereum, of newHeads.
 func headCopies(t *testing.T) (sb *Standby, m *merge, read func(leg int, frame []byte) (client.Copy, bool)) {
 	p := ethereum.Protocol()
+	topic, err := p.NewTopic("newHeads")
+	require.NoError(t, err)
+	return legCopies(t, p, "newHeads", []*protocol.Topic{topic})
+}
+
+// legCopies is a Standby of two connectionless legs on p with its fast
+// path, and a merge on it of name (topics, parsed; none for a merge with
+// no placed topic); read is a leg's reader: the filter, then, for a
+// frame it keeps, classification and the merge's offer, as name's.
+func legCopies(t *testing.T, p protocol.Protocol, name string, topics []*protocol.Topic) (sb *Standby, m *merge, read func(leg int, frame []byte) (client.Copy, bool)) {
 	sb = &Standby{legs: make([]*client.Client, 2), health: make([]legHealth, 2), seed: maphash.MakeSeed(),
 		merges: make(map[*merge]struct{}), proto: p, copies: newCopies(p, 2)}
-	require.NotNil(t, sb.copies, "Ethereum's notifications are the same on every connection but for the subscription id")
+	require.NotNil(t, sb.copies, "the venue's notifications are the same on every connection but for a part of the connection's")
 	sb.ctx, sb.cancel = context.WithCancel(context.Background())
 	t.Cleanup(sb.cancel)
 	t0 := time.Now()
 	for i := range sb.legs {
 		sb.health[i].upSince.Store(t0.UnixNano())
 	}
-	topic, err := p.NewTopic("newHeads")
-	require.NoError(t, err)
-	m = sb.mergeInto([]*protocol.Topic{topic})
-	m.out = client.NewInlet([]string{"newHeads"})
+	m = sb.mergeInto(topics)
+	m.out = client.NewInlet([]string{name})
 	t.Cleanup(func() { _ = m.end(context.Background(), nil) })
 	read = func(leg int, frame []byte) (client.Copy, bool) {
 		cp, drop := sb.copies.read(leg, frame, t0)
@@ -55,7 +69,7 @@ func headCopies(t *testing.T) (sb *Standby, m *merge, read func(leg int, frame [
 			var f protocol.Frame
 			require.NoError(t, p.Classify(frame, &f))
 			if f.Kind == protocol.KindNotification {
-				m.offer(leg, client.Message{Topic: "newHeads", Data: f.Data, RecvTime: t0})
+				m.offer(leg, client.Message{Topic: name, Data: f.Data, RecvTime: t0})
 			}
 		}
 		return cp, drop
@@ -158,4 +172,49 @@ func TestCopiesKeyNoFetchedMessage(t *testing.T) {
 		heads = append(heads, string(msg.Data[:14]))
 	}
 	assert.Equal(t, []string{`{"number":"0x4`, `{"number":"0x5`}, heads, "the fetched head, then head 5")
+}
+
+// Each venue's documented notifications (testdata/documented.txt) are
+// dropped by the fast path on a second leg once a first delivered them
+// (Ethereum's under each leg's own subscription id), and its answers and
+// events are never hashed: OKX's pushes, Kraken's market data and
+// Ethereal's events have a copy layout as Deribit's, Thalex's and
+// Ethereum's do (Kraken's status, which carries the connection's id, and
+// heartbeat are a connection's own; so are Thalex's system events).
+func TestCopiesOfEachVenue(t *testing.T) {
+	for _, v := range []struct {
+		name  string
+		proto protocol.Protocol
+	}{
+		{"deribit", deribit.Protocol()}, {"ethereal", ethereal.Protocol()}, {"ethereum", ethereum.Protocol()},
+		{"kraken", kraken.Protocol()}, {"okx", okx.Protocol()}, {"thalex", thalex.Protocol()},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			doc, err := os.ReadFile(filepath.Join("..", v.name, "testdata", "documented.txt"))
+			require.NoError(t, err)
+			notifications := 0
+			for line := range strings.Lines(string(doc)) {
+				kind, frame, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "<-- "), " ")
+				if !ok || !strings.HasPrefix(line, "<-- ") {
+					continue
+				}
+				if kind != "notification" {
+					_, hashed := v.proto.Venue().Messages.CopyBytes([]byte(frame))
+					assert.False(t, hashed, "a %s is never hashed: %.120s", kind, frame)
+					continue
+				}
+				notifications++
+				_, _, read := legCopies(t, v.proto, "topic", nil)
+				_, drop := read(0, []byte(frame))
+				assert.False(t, drop, "a first arrival: %.120s", frame)
+				if v.name == "ethereum" { // leg 1's copy under the id its node gave it
+					frame = regexp.MustCompile(`"subscription":"0x[0-9a-f]+"`).ReplaceAllString(frame, `"subscription":"0x2"`)
+				}
+				cp, drop := read(1, []byte(frame))
+				assert.True(t, drop, "leg 1's copy: %.120s", frame)
+				assert.Equal(t, "topic", cp.Topic)
+			}
+			assert.NotZero(t, notifications)
+		})
+	}
 }
