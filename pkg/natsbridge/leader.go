@@ -37,6 +37,9 @@ type leaderEnv struct {
 	memberID   string
 	leaseTTL   time.Duration
 	yieldAfter time.Duration
+	// parsedHere returns a wanted topic as a subscription of this
+	// process's member parsed it, nil when none did (wantSet.parsedTopic).
+	parsedHere func(topic string) *protocol.Topic
 }
 
 func (m *Member) leaderEnv() leaderEnv {
@@ -50,6 +53,7 @@ func (m *Member) leaderEnv() leaderEnv {
 		ensureLVC:  m.ensureLVC,
 		dial:       m.cfg.dial,
 		proto:      m.cfg.proto,
+		parsedHere: m.wants.parsedTopic,
 		grace:      m.cfg.grace,
 		reqTimeout: m.cfg.reqTimeout,
 		maxCalls:   m.cfg.maxCalls,

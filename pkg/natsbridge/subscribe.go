@@ -28,10 +28,17 @@ func (m *Member) Subscribe(ctx context.Context, topics ...string) (*Subscription
 	if err != nil {
 		return nil, err
 	}
+	return m.subscribeNames(ctx, names, nil)
+}
+
+// subscribeNames is Subscribe of distinct names, parsed (parsed[i] is
+// names[i]) when the caller has them so: nil when not.
+func (m *Member) subscribeNames(ctx context.Context, names []string, parsed []*protocol.Topic) (*Subscription, error) {
 	ctx, cancel := m.withTimeout(ctx)
 	defer cancel()
 
 	s := newSubscription(m, names)
+	s.parsed = parsed
 	for _, t := range names {
 		r := newTopicReader(s, m.subj.topic(t))
 		s.readers = append(s.readers, r)
@@ -47,12 +54,13 @@ func (m *Member) Subscribe(ctx context.Context, topics ...string) (*Subscription
 // stream each, for a client.Holder's reader (holder.go). A member asks
 // the group for topics by name (the wants bucket), and the leader parses
 // each once a term with its dialect (WithProtocol) before its upstream
-// subscribes it: a member that leads parses a topic its own reader
-// parsed once more, a member that does not, never.
+// subscribes it, but for a topic a subscription of its own member handed
+// over parsed: a topic is parsed once in each process, by the reader
+// that wants it.
 func (m *Member) SubscribeTopics(ctx context.Context, topics []*protocol.Topic) ([]client.Stream, []error, error) {
 	streams, errs := make([]client.Stream, len(topics)), make([]error, len(topics))
 	for i, topic := range topics {
-		if s, err := m.Subscribe(ctx, topic.Name); err != nil {
+		if s, err := m.subscribeNames(ctx, []string{topic.Name}, topics[i:i+1]); err != nil {
 			errs[i] = err
 		} else {
 			streams[i] = s
@@ -86,7 +94,7 @@ func (m *Member) subscribe(ctx context.Context, s *Subscription) error {
 	if err := m.nc.FlushWithContext(ctx); err != nil {
 		return err
 	}
-	version := m.wants.add(s.topics)
+	version := m.wants.add(s.topics, s.parsed)
 	s.wanted.Store(true)
 	if err := m.wants.wait(ctx, version); err != nil {
 		return fmt.Errorf("announcing the topics: %w", err)

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // Subscription is a stream of a group's messages for one or more topics,
@@ -22,6 +23,9 @@ type Subscription struct {
 	topics  []string
 	readers []*topicReader // one per topic; set before the subscription is shared
 	in      *client.Inlet  // delivers; its Subscription is what the consumer reads
+	// parsed are the topics as the caller parsed them (SubscribeTopics;
+	// parsed[i] is topics[i]), nil when it named them; read-only.
+	parsed []*protocol.Topic
 
 	wanted    atomic.Bool // the topics were added to the member's wants
 	cleanOnce sync.Once   // the NATS subscriptions and the wants are released once

@@ -62,9 +62,10 @@ func (p *publisher) stamp(m client.Message) {
 }
 
 // runTopic follows one topic for as long as it is wanted in this term:
-// parse it with the group's dialect (once: every subscribe of the term
-// hands the upstream the same parsed topic; one the dialect refuses is
-// refused as the upstream would), subscribe upstream (retrying with backoff; waiting for the topic to be
+// take it as this process's member's subscription parsed it, or parse it
+// with the group's dialect (once: every subscribe of the term hands the
+// upstream the same parsed topic; one the dialect refuses is refused as
+// the upstream would), subscribe upstream (retrying with backoff; waiting for the topic to be
 // unwanted when the upstream refuses it), publish every message, and
 // when it is no longer wanted unsubscribe upstream and clear its last
 // value.
@@ -75,9 +76,11 @@ func (l *leader) runTopic(t *leaderTopic) {
 	p := newPublisher(t.names, l.epoch, l.seqs[t.names.topic])
 	l.mu.Unlock()
 	bo := l.env.newBackoff()
-	parsed, perr := l.env.proto.NewTopic(t.names.topic)
-	if perr != nil {
-		perr = &client.RefusedError{Topics: []string{t.names.topic}, Cause: perr}
+	parsed, perr := l.env.parsedHere(t.names.topic), error(nil)
+	if parsed == nil {
+		if parsed, perr = l.env.proto.NewTopic(t.names.topic); perr != nil {
+			perr = &client.RefusedError{Topics: []string{t.names.topic}, Cause: perr}
+		}
 	}
 	for l.keep(t, p.seq) {
 		if !l.fence.valid() { // the term ends within TTL/16

@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // wantSet is the set of topics this member's subscriptions want, with a
@@ -18,8 +20,12 @@ type wantSet struct {
 	kick chan struct{} // capacity 1: the set changed
 
 	// mu protects the following.
-	mu      sync.Mutex
-	refs    map[string]int
+	mu   sync.Mutex
+	refs map[string]int
+	// parsed are the wanted topics a holder's reader handed over parsed
+	// (SubscribeTopics), for as long as they are wanted: a leader in this
+	// process subscribes them upstream without parsing them again.
+	parsed  map[string]*protocol.Topic
 	version uint64        // bumped whenever the set of topics changes
 	stored  uint64        // the version last stored in the bucket
 	waiters chan struct{} // closed and replaced whenever stored grows
@@ -29,19 +35,24 @@ func newWantSet() *wantSet {
 	return &wantSet{
 		kick:    make(chan struct{}, 1),
 		refs:    make(map[string]int),
+		parsed:  make(map[string]*protocol.Topic),
 		waiters: make(chan struct{}),
 	}
 }
 
 // add takes a reference on topics and returns the version of the set
-// that includes them.
-func (w *wantSet) add(topics []string) uint64 {
+// that includes them; parsed, when not nil, holds each topic parsed
+// (parsed[i] is topics[i]), kept while the topic is wanted.
+func (w *wantSet) add(topics []string, parsed []*protocol.Topic) uint64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	changed := false
-	for _, t := range topics {
+	for i, t := range topics {
 		if w.refs[t]++; w.refs[t] == 1 {
 			changed = true
+		}
+		if parsed != nil && w.parsed[t] == nil {
+			w.parsed[t] = parsed[i]
 		}
 	}
 	if changed {
@@ -62,6 +73,7 @@ func (w *wantSet) release(topics []string) {
 			w.refs[t] = n - 1
 		case n == 1:
 			delete(w.refs, t)
+			delete(w.parsed, t)
 			changed = true
 		}
 	}
@@ -69,6 +81,14 @@ func (w *wantSet) release(topics []string) {
 		w.version++
 		w.signal()
 	}
+}
+
+// parsedTopic returns topic as a holder's reader parsed it, or nil
+// when none of this member's subscriptions handed it over parsed.
+func (w *wantSet) parsedTopic(topic string) *protocol.Topic {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.parsed[topic]
 }
 
 func (w *wantSet) signal() {
