@@ -39,7 +39,7 @@ func headFrame(sub string, n int) []byte {
 // second one too; an answer is never hashed; a leg rejoining after a
 // hole drops nothing there.
 // headCopies is legCopies on Ethereum, of newHeads.
-func headCopies(t *testing.T) (sb *Standby, m *merge, read func(leg int, frame []byte) (client.Copy, bool)) {
+func headCopies(t testing.TB) (sb *Standby, m *merge, read func(leg int, frame []byte) (client.Copy, bool)) {
 	p := ethereum.Protocol()
 	topic, err := p.NewTopic("newHeads")
 	require.NoError(t, err)
@@ -50,7 +50,7 @@ func headCopies(t *testing.T) (sb *Standby, m *merge, read func(leg int, frame [
 // path, and a merge on it of name (topics, parsed; none for a merge with
 // no placed topic); read is a leg's reader: the filter, then, for a
 // frame it keeps, classification and the merge's offer, as name's.
-func legCopies(t *testing.T, p protocol.Protocol, name string, topics []*protocol.Topic) (sb *Standby, m *merge, read func(leg int, frame []byte) (client.Copy, bool)) {
+func legCopies(t testing.TB, p protocol.Protocol, name string, topics []*protocol.Topic) (sb *Standby, m *merge, read func(leg int, frame []byte) (client.Copy, bool)) {
 	sb = &Standby{legs: make([]*client.Client, 2), health: make([]legHealth, 2), seed: maphash.MakeSeed(),
 		merges: make(map[*merge]struct{}), proto: p, copies: newCopies(p, 2)}
 	require.NotNil(t, sb.copies, "the venue's notifications are the same on every connection but for a part of the connection's")
@@ -217,4 +217,29 @@ func TestCopiesOfEachVenue(t *testing.T) {
 			assert.NotZero(t, notifications)
 		})
 	}
+}
+
+// A hash forgotten (another hash took its slot) is counted from one
+// again: a leg's next reading of it, a second event, must not be taken
+// for a copy of the first, which was delivered; the identity merge
+// judges it (a second sending: delivered).
+func TestCopiesForgottenByALegDropNoSecondEvent(t *testing.T) {
+	sb, m, read := headCopies(t)
+	slot := func(n int) uint64 {
+		b, ok := sb.copies.proto.CopyBytes(headFrame("0x01", n))
+		require.True(t, ok)
+		return xxh3.Hash128(b).Lo & (copySlots - 1)
+	}
+	other := 2
+	for slot(other) != slot(1) {
+		other++
+	}
+	_, drop := read(0, headFrame("0x01", 1))
+	require.False(t, drop)
+	require.Equal(t, 1, len(m.out.Subscription().C()), "head 1 delivered")
+	_, drop = sb.copies.read(0, headFrame("0x01", other), time.Now()) // read, not offered: it takes head 1's slot
+	require.False(t, drop)
+	_, drop = read(0, headFrame("0x01", 1))
+	assert.False(t, drop, "leg 0's second head 1 is no copy, though counted as its first reading again")
+	assert.Equal(t, 2, len(m.out.Subscription().C()), "the identity merge delivers it: leg 0 sent it twice")
 }
