@@ -18,7 +18,15 @@ import (
 //	{...the venue's notification...,"wsfan":{"venue_ns":1737043200123000000,"recv_ns":1737043200173000000,"send_ns":1737043200173021000}}
 //
 // Each is Unix nanoseconds by the wall clock of whoever took it; venue_ns
-// is 0 when the venue stamps none. pkg/client asks for it under
+// is 0 when the venue stamps none. send_ns is taken by the fan-out
+// server just before the write(2) that hands the frame to this client's
+// socket (a frame that waited in the client's queue carries the time it
+// left it; time in the kernel's buffers and on the wire is not in it),
+// so a fan-out server builds the frame once, up to send_ns's value, for
+// every client that asked (AppendStampsHead), and appends the rest at
+// each client's write (AppendStampsTail): that value is then padded
+// with spaces before it to 19 characters, valid JSON, though every time
+// since 2001 has 19 digits. pkg/client asks for the member under
 // client.WithStamps, cuts it off before classifying the frame, and fills
 // Message.ExchangeTime and Message.UpstreamRecvTime from it.
 
@@ -30,7 +38,7 @@ const NotifyStamps = "stamps"
 type Stamps struct {
 	Venue int64 // the venue's stamp of the message (Frame.Time); 0 for none
 	Recv  int64 // when the fan-out server read it from its upstream
-	Send  int64 // when the fan-out server wrote it to this client
+	Send  int64 // when the fan-out server began writing it to this client's socket
 }
 
 // WantsStamps reports whether a WebSocket handshake asked for stamps.
@@ -43,12 +51,26 @@ const stampsHead = `,"wsfan":{"venue_ns":`
 // added last to its top level. A frame that does not end its object with
 // '}' is appended as it is.
 func AppendStamps(dst, frame []byte, s Stamps) []byte {
-	end := len(frame) - 1
-	for end >= 0 && jsonscan.SkipSpace(frame[end:end+1], 0) == 1 {
-		end--
+	out, ok := AppendStampsHead(dst, frame, s)
+	if !ok {
+		return out
 	}
+	return append(strconv.AppendInt(out, s.Send, 10), "}}"...)
+}
+
+// StampsTailLen is the length of what AppendStampsTail appends.
+const StampsTailLen = maxStampDigits + len("}}")
+
+// AppendStampsHead appends what AppendStamps does up to send_ns's value,
+// which it leaves out with the member's end (s.Send is not read): a
+// fan-out server builds it once for every client that asked, and
+// AppendStampsTail completes it at each client's write. ok is false for
+// a frame that does not end its object with '}': it is appended as it
+// is, complete.
+func AppendStampsHead(dst, frame []byte, s Stamps) (out []byte, ok bool) {
+	end := lastNonSpace(frame)
 	if end < 1 || frame[end] != '}' {
-		return append(dst, frame...)
+		return append(dst, frame...), false
 	}
 	head := stampsHead
 	if i := lastNonSpace(frame[:end]); i >= 0 && frame[i] == '{' {
@@ -57,8 +79,25 @@ func AppendStamps(dst, frame []byte, s Stamps) []byte {
 	dst = append(append(dst, frame[:end]...), head...)
 	dst = strconv.AppendInt(dst, s.Venue, 10)
 	dst = strconv.AppendInt(append(dst, `,"recv_ns":`...), s.Recv, 10)
-	dst = strconv.AppendInt(append(dst, `,"send_ns":`...), s.Send, 10)
-	return append(dst, "}}"...)
+	return append(dst, `,"send_ns":`...), true
+}
+
+// AppendStampsTail appends send, right-aligned in 19 characters (spaces
+// before the digits of a time before September 2001, or of 0 for a
+// negative one), and the member's end, StampsTailLen bytes in all: the
+// rest of a frame AppendStampsHead began. The length is fixed, so a
+// frame's length is known before its send time.
+func AppendStampsTail(dst []byte, send int64) []byte {
+	send = max(send, 0)
+	start := len(dst)
+	dst = append(dst, "                   }}"...)
+	for i := start + maxStampDigits - 1; i >= start; i-- {
+		dst[i] = byte('0' + send%10)
+		if send /= 10; send == 0 {
+			break
+		}
+	}
+	return dst
 }
 
 // lastNonSpace is the index of b's last byte that is not JSON
@@ -106,17 +145,22 @@ func CutStamps(frame []byte) (cut int, s Stamps, ok bool) {
 const maxStampDigits = 19
 
 // stampBefore reads the digits that end just before frame[end], preceded
-// by head, and returns their value and where head starts.
+// by head and by the spaces AppendStampsTail pads a value with, and
+// returns their value and where head starts.
 func stampBefore(frame []byte, end int, head string) (v int64, start int, ok bool) {
 	i := end
 	for i > 0 && end-i < maxStampDigits && frame[i-1] >= '0' && frame[i-1] <= '9' {
 		i--
 	}
+	digits := i
+	for i > 0 && end-i < maxStampDigits && frame[i-1] == ' ' {
+		i--
+	}
 	start = i - len(head)
-	if i == end || start < 0 || string(frame[start:i]) != head {
+	if digits == end || start < 0 || string(frame[start:i]) != head {
 		return 0, 0, false
 	}
-	u, ok := jsonscan.Uint(frame[i:end])
+	u, ok := jsonscan.Uint(frame[digits:end])
 	if !ok || u > math.MaxInt64 {
 		return 0, 0, false
 	}

@@ -2,6 +2,7 @@ package protocol_test
 
 import (
 	"encoding/json"
+	"math"
 	"net/http/httptest"
 	"testing"
 
@@ -30,6 +31,40 @@ func TestStampsRoundTrip(t *testing.T) {
 	}
 	if _, _, ok := protocol.CutStamps([]byte(`{"notification":{"wsfan":{"x":1}}}`)); ok {
 		t.Fatal("a frame without the member was cut")
+	}
+}
+
+// TestStampsHeadAndTail: a frame built once up to send_ns
+// (AppendStampsHead) and completed at each client's write
+// (AppendStampsTail) is valid JSON of a fixed length whatever the send
+// time, its value padded with spaces, and CutStamps reads it.
+func TestStampsHeadAndTail(t *testing.T) {
+	frame := []byte(`{"channel_name":"ticker.BTC-PERPETUAL.raw","notification":{"a":1}}`)
+	s := protocol.Stamps{Venue: 1737043200123000000, Recv: 1737043200173000000}
+	head, ok := protocol.AppendStampsHead(nil, frame, s)
+	if !ok {
+		t.Fatal("an object was not stamped")
+	}
+	for _, send := range []int64{1737043200173021000, 42, 0, -5, math.MaxInt64} {
+		stamped := protocol.AppendStampsTail(head[:len(head):len(head)], send)
+		if len(stamped) != len(head)+protocol.StampsTailLen {
+			t.Fatalf("send %d: %d bytes, want %d", send, len(stamped), len(head)+protocol.StampsTailLen)
+		}
+		if !json.Valid(stamped) {
+			t.Fatalf("send %d: not JSON: %s", send, stamped)
+		}
+		want := s
+		want.Send = max(send, 0)
+		if _, got, ok := protocol.CutStamps(stamped); !ok || got != want {
+			t.Fatalf("CutStamps(%s) = %+v, %v, want %+v", stamped, got, ok, want)
+		}
+	}
+	s.Send = 1737043200173021000
+	if got := protocol.AppendStampsTail(head[:len(head):len(head)], s.Send); string(got) != string(protocol.AppendStamps(nil, frame, s)) {
+		t.Fatalf("head and tail %s, AppendStamps %s", got, protocol.AppendStamps(nil, frame, s))
+	}
+	if out, ok := protocol.AppendStampsHead(nil, []byte(`[1]`), s); ok || string(out) != `[1]` {
+		t.Fatalf("a frame that is no object: %s, %v", out, ok)
 	}
 }
 

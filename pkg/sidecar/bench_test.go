@@ -223,33 +223,38 @@ func connectSSEReaders(base string, n int, topic string) (*readers, error) {
 func msgsFor(clients int) int { return max(100, 100_000/clients) }
 
 // BenchmarkFanOut measures deliveries per second from one upstream topic
-// to N local clients: through the sidecar to WebSocket clients and to SSE
-// streams (clients=N/sse), and through a naive
-// fan-out (one client subscription, a PreparedMessage per frame, a
-// goroutine per local client calling WritePreparedMessage) fed by the
-// same upstream with the same frames.
+// to N local clients: through the sidecar to WebSocket clients, to
+// WebSocket clients that asked for stamps (clients=N/stamped: each
+// frame's send stamp written at that client's write) and to SSE streams
+// (clients=N/sse), and through a naive fan-out (one client subscription,
+// a PreparedMessage per frame, a goroutine per local client calling
+// WritePreparedMessage) fed by the same upstream with the same frames.
 func BenchmarkFanOut(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
-		b.Run(fmt.Sprintf("clients=%d/sidecar", n), func(b *testing.B) { benchSidecar(b, n, false) })
+		b.Run(fmt.Sprintf("clients=%d/sidecar", n), func(b *testing.B) { benchSidecar(b, n, "ws") })
+		b.Run(fmt.Sprintf("clients=%d/stamped", n), func(b *testing.B) { benchSidecar(b, n, "stamped") })
 		b.Run(fmt.Sprintf("clients=%d/naive", n), func(b *testing.B) { benchNaive(b, n) })
-		b.Run(fmt.Sprintf("clients=%d/sse", n), func(b *testing.B) { benchSidecar(b, n, true) })
+		b.Run(fmt.Sprintf("clients=%d/sse", n), func(b *testing.B) { benchSidecar(b, n, "sse") })
 	}
 }
 
-// benchSidecar measures the sidecar's fan-out to n WebSocket clients, or
-// to n SSE streams: one SSE delivery's cost beside one WebSocket
-// delivery's.
-func benchSidecar(b *testing.B, n int, sse bool) {
+// benchSidecar measures the sidecar's fan-out to n clients of a kind:
+// WebSocket ("ws"), WebSocket asking for stamps ("stamped"), or SSE
+// streams ("sse"), one delivery's cost beside another's.
+func benchSidecar(b *testing.B, n int, kind string) {
 	up := exchangetest.NewServer(thalex.Name)
 	defer up.Close()
 	sc, url := startBenchSidecar(b, up, nil)
 	defer sc.Close()
 	var rd *readers
-	if sse {
+	switch kind {
+	case "sse":
 		var err error
 		rd, err = connectSSEReaders("http"+strings.TrimSuffix(strings.TrimPrefix(url, "ws"), "/ws"), n, benchTopic)
 		require.NoError(b, err)
-	} else {
+	case "stamped":
+		rd = dialReaders(b, url+"?notify=stamps", n, dialects[0].subscribe(1, benchTopic), false)
+	default:
 		rd = dialReaders(b, url, n, dialects[0].subscribe(1, benchTopic), false)
 	}
 	defer rd.close()

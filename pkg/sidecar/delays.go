@@ -8,10 +8,11 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// The sidecar measures, for each message a topic publishes, its send
-// time (taken once a message, when the topic builds its frames) minus its
-// receive time in wsfan_sidecar_delivery_delay_seconds, once for each
-// transport that has subscribers; in a NATS group, also the member's
+// The sidecar measures, for each message a topic publishes, the time the
+// topic built its frames (its queue delay; each client's send_ns is its
+// own write's, stamps.go) minus its receive time in
+// wsfan_sidecar_delivery_delay_seconds, once for each transport that has
+// subscribers; in a NATS group, also the member's
 // receive time minus the leader's (the Wsfan-Recv-Ns header) in
 // wsfan_nats_hop_delay_seconds. A difference below zero counts in
 // wsfan_clock_skew_total{connection="sidecar"} by path ("delivery",
@@ -33,7 +34,7 @@ func newDelays(nats bool) *delays {
 	own := prometheus.Labels{"connection": "sidecar"}
 	d := &delays{
 		delivery: prometheus.NewHistogramVec(latency.Opts("wsfan_sidecar_delivery_delay_seconds",
-			"Send time minus receive time of each message published to local clients, by transport.", nil), []string{"transport"}),
+			"Time each message's frames for local clients were built minus its receive time, by transport.", nil), []string{"transport"}),
 		skew: prometheus.NewCounterVec(prometheus.CounterOpts{Name: latency.SkewName, Help: latency.SkewHelp, ConstLabels: own}, []string{"path"}),
 	}
 	for _, k := range []sessionKind{kindWS, kindSSE} {

@@ -23,6 +23,10 @@ type encoding struct {
 	// position (SSE's Last-Event-ID), so a topic that has one keeps a
 	// history of its last messages (ssehistory.go).
 	resumable bool
+	// stamped: the encoding's live messages carry their times
+	// (protocol.AppendStamps), their send stamp appended at each
+	// client's write (stamps.go).
+	stamped bool
 	// newEncoder makes the encoding's encoder for topic t.
 	newEncoder func(t *topic) encoder
 }
@@ -33,12 +37,19 @@ const numEncodings = 6
 // encoder is an encoding's frames for one topic. Each method returns a
 // frame of its own, which the caller may queue to any number of sessions.
 type encoder interface {
-	// message is the frame of a message: seq is its place in the
-	// Server's count of messages (a resume position), snapshot whether
-	// the exchange marked it whole state, resumed whether it is the
-	// topic's first after an upstream change, st its times (zero for a
-	// message replayed from what the topic keeps).
-	message(seq uint64, data []byte, snapshot, resumed bool, st protocol.Stamps) []byte
+	// message is the frame of a message replayed from what the topic
+	// keeps (a cached last value, a book's snapshot, a resuming client's
+	// history): seq is its place in the Server's count of messages (a
+	// resume position), snapshot whether the exchange marked it whole
+	// state, resumed whether it is the topic's first after an upstream
+	// change. It carries no times.
+	message(seq uint64, data []byte, snapshot, resumed bool) []byte
+	// live is the frame of a message as the topic publishes it, st its
+	// times. A stamped encoding's frame ends where the send stamp's
+	// value goes, and slot is the rest (a send slot, stamps.go), which
+	// the session writing it fills and appends at the socket write; slot
+	// is nil for a complete frame.
+	live(seq uint64, data []byte, snapshot, resumed bool, st protocol.Stamps) (frame, slot []byte)
 	// hole is the mark that goes before m when messages were lost before
 	// it (m.Gap or m.Reconnected), or nil when the encoding marks none
 	// there. Sessions that did not ask for marks (session.marks) skip it.

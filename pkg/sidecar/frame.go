@@ -95,11 +95,16 @@ func newWSEncoder(t *topic) encoder {
 	return e
 }
 
-func (e *wsEncoder) message(_ uint64, data []byte, snapshot, _ bool, _ protocol.Stamps) []byte {
+func (e *wsEncoder) message(_ uint64, data []byte, snapshot, _ bool) []byte {
 	if snapshot {
 		return textFrame(e.snapPrefix, data, e.snapSuffix)
 	}
 	return textFrame(e.prefix, data, e.suffix)
+}
+
+// live is message: the frames carry no times.
+func (e *wsEncoder) live(seq uint64, data []byte, snapshot, resumed bool, _ protocol.Stamps) (frame, slot []byte) {
+	return e.message(seq, data, snapshot, resumed), nil
 }
 
 // hole is the gap notice (protocol.AppendGapNotice) with the hole's cause.

@@ -4,6 +4,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // The writer goroutine of a transport that owns its socket (a WebSocket
@@ -16,6 +18,7 @@ import (
 type writeScratch struct {
 	spare [][]byte // the queue array the next take puts in place
 	vec   [][]byte // the batch for WriteTo, which consumes it
+	tails []byte   // the batch's send slots, filled (fillSendSlots)
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(writeScratch) }}
@@ -37,6 +40,9 @@ func writeQueued(s *session, nc net.Conn, timeout time.Duration) (tail []byte, c
 		}
 		sc.spare = nil // the queue's now
 		sc.vec = append(sc.vec[:0], batch...)
+		if s.enc.stamped {
+			sc.tails = fillSendSlots(sc.vec, sc.tails)
+		}
 		bufs := net.Buffers(sc.vec)
 		_ = nc.SetWriteDeadline(time.Now().Add(timeout))
 		n, err := bufs.WriteTo(nc) // writev(2) on TCP
@@ -44,8 +50,11 @@ func writeQueued(s *session, nc net.Conn, timeout time.Duration) (tail []byte, c
 		if cap(sc.vec) > maxSpare {
 			sc.vec = nil
 		}
+		if cap(sc.tails) > maxSpare*protocol.StampsTailLen {
+			sc.tails = nil
+		}
 		if err != nil {
-			tail = unwrittenTail(batch, n)
+			tail = unwrittenTail(batch, sc.tails, n)
 		}
 		sc.spare = s.wrote(batch)
 		if err != nil {
@@ -55,16 +64,27 @@ func writeQueued(s *session, nc net.Conn, timeout time.Duration) (tail []byte, c
 }
 
 // unwrittenTail returns the rest of the frame that a write of n bytes of
-// batch stopped in, or nil if it stopped between frames.
-func unwrittenTail(batch [][]byte, n int64) []byte {
-	for _, f := range batch {
-		if n < int64(len(f)) {
-			if n == 0 {
-				return nil
-			}
-			return f[n:]
+// batch stopped in, or nil if it stopped between frames. A frame and the
+// send slot after it are one frame, the slot's bytes as written: the
+// next of tails (fillSendSlots). The rest is a copy: tails is scratch.
+func unwrittenTail(batch [][]byte, tails []byte, n int64) []byte {
+	for i, f := range batch {
+		slot := isSendSlot(f)
+		if slot {
+			f, tails = tails[:len(f)], tails[len(f):]
 		}
-		n -= int64(len(f))
+		if n >= int64(len(f)) {
+			n -= int64(len(f))
+			continue
+		}
+		if n == 0 && !slot {
+			return nil
+		}
+		rest := append([]byte(nil), f[n:]...)
+		if !slot && i+1 < len(batch) && isSendSlot(batch[i+1]) {
+			rest = append(rest, tails[:len(batch[i+1])]...)
+		}
+		return rest
 	}
 	return nil
 }

@@ -156,10 +156,22 @@ func (s *session) holdsTopic(t *topic) bool {
 // pumps pass direct only while they are caught up, so under load the
 // writers batch as before.
 func (s *session) offer(frame []byte, direct bool) bool {
+	return s.offerFrame(frame, nil, direct)
+}
+
+// offerFrame is offer of a frame that ends in slot, a send slot
+// (stamps.go; nil for a complete frame): queued, the slot follows the
+// frame in the queue and the writer fills it; written from here, the
+// frame is completed in a copy of its own with the time now.
+func (s *session) offerFrame(frame, slot []byte, direct bool) bool {
 	s.mu.Lock()
 	if direct && s.idle && s.bytes == 0 && !s.closing {
 		s.idle = false // this goroutine is the writer until writeDirect returns
 		s.mu.Unlock()
+		if slot != nil {
+			own := append(make([]byte, 0, len(frame)+len(slot)), frame...)
+			frame = fillSendSlot(own, slot, time.Now().UnixNano())
+		}
 		s.writeDirect(frame)
 		s.delivered.Add(1)
 		return true
@@ -170,7 +182,7 @@ func (s *session) offer(frame []byte, direct bool) bool {
 		s.stats.dropped[dropClosing].Add(1)
 		return false
 	}
-	if s.bytes > 0 && s.bytes+len(frame) > s.cfg.QueueBytes {
+	if s.bytes > 0 && s.bytes+len(frame)+len(slot) > s.cfg.QueueBytes {
 		if s.cfg.Overflow == client.DropNewest {
 			s.mu.Unlock()
 			s.dropped.Add(1)
@@ -184,6 +196,10 @@ func (s *session) offer(frame []byte, direct bool) bool {
 		return false
 	}
 	s.pushLocked(frame)
+	if slot != nil {
+		s.frames = append(s.frames, slot)
+		s.bytes += len(slot)
+	}
 	s.mu.Unlock()
 	s.delivered.Add(1)
 	return true
@@ -356,7 +372,7 @@ func (s *session) wrote(batch [][]byte) [][]byte {
 	s.mu.Lock()
 	s.bytes -= n
 	s.mu.Unlock()
-	s.written.Add(uint64(len(batch)))
+	s.written.Add(uint64(s.countFrames(batch)))
 	s.writtenBytes.Add(uint64(n))
 	s.stats.writtenBytes.Add(uint64(n))
 	clear(batch)
@@ -366,11 +382,25 @@ func (s *session) wrote(batch [][]byte) [][]byte {
 	return batch[:0]
 }
 
+// countFrames is how many frames fs holds: a frame and the send slot
+// after it are one.
+func (s *session) countFrames(fs [][]byte) int {
+	n := len(fs)
+	if s.enc.stamped {
+		for _, f := range fs {
+			if isSendSlot(f) {
+				n--
+			}
+		}
+	}
+	return n
+}
+
 // queued returns the queue depth in frames and bytes.
 func (s *session) queued() (frames, bytes int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	frames = len(s.frames)
+	frames = s.countFrames(s.frames)
 	if s.head != nil {
 		frames++
 	}

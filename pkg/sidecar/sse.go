@@ -233,6 +233,7 @@ func (st *sseStream) writeLoop(done <-chan struct{}) {
 	tick := time.NewTicker(sseKeepAlive)
 	defer tick.Stop()
 	var spare [][]byte
+	var tail []byte // a send slot, filled
 	for {
 		batch, ok := st.next(spare, done, tick.C)
 		if !ok {
@@ -244,6 +245,10 @@ func (st *sseStream) writeLoop(done <-chan struct{}) {
 			_, err = st.w.Write([]byte(": keep-alive\n\n"))
 		}
 		for _, f := range batch {
+			if isSendSlot(f) { // its event's send stamp: now
+				tail = fillSendSlot(tail[:0], f, time.Now().UnixNano())
+				f = tail
+			}
 			if _, err = st.w.Write(f); err != nil {
 				break
 			}

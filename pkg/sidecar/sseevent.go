@@ -54,7 +54,15 @@ func newSSEEncoder(stream, topic string, named, stamped bool) *sseEncoder {
 // message encodes message seq of the topic, with the reconnected mark
 // when resumed. SSE has no snapshot mark: a book's joiner gets the
 // snapshot as its first event.
-func (e *sseEncoder) message(seq uint64, data []byte, _, resumed bool, st protocol.Stamps) []byte {
+func (e *sseEncoder) message(seq uint64, data []byte, snapshot, resumed bool) []byte {
+	f, _ := e.live(seq, data, snapshot, resumed, protocol.Stamps{})
+	return f
+}
+
+// live is message, and for a stamped stream the event's data carries st
+// (stamps.go): the event then ends where the send stamp's value goes,
+// and slot is sseSendSlot.
+func (e *sseEncoder) live(seq uint64, data []byte, _, resumed bool, st protocol.Stamps) (frame, slot []byte) {
 	f := make([]byte, 0, len(data)+len(e.topicJSON)+len(e.stream)+64)
 	if e.named && resumed {
 		f = append(f, "event: wsfan.reconnected\ndata: {\"topic\":"...)
@@ -71,10 +79,7 @@ func (e *sseEncoder) message(seq uint64, data []byte, _, resumed bool, st protoc
 		f = append(f, "\ndata: "...)
 		start := len(f)
 		f = appendOneLine(f, data)
-		if e.stamped && st.Recv != 0 {
-			f = appendStamped(f, start, st)
-		}
-		return append(f, '\n', '\n')
+		return e.end(f, start, st)
 	}
 	f = append(f, "\ndata: "...)
 	start := len(f)
@@ -86,10 +91,19 @@ func (e *sseEncoder) message(seq uint64, data []byte, _, resumed bool, st protoc
 	f = append(f, ",\"data\":"...)
 	f = appendOneLine(f, data)
 	f = append(f, '}')
+	return e.end(f, start, st)
+}
+
+// end ends event f, its data's JSON object from f[start:] on: with st's
+// member when the stream is stamped and the object can carry it (then
+// open, the send slot to follow), else complete.
+func (e *sseEncoder) end(f []byte, start int, st protocol.Stamps) (frame, slot []byte) {
 	if e.stamped && st.Recv != 0 {
-		f = appendStamped(f, start, st)
+		if f, ok := appendStampedHead(f, start, st); ok {
+			return f, sseSendSlot
+		}
 	}
-	return append(f, '\n', '\n')
+	return append(f, '\n', '\n'), nil
 }
 
 // hole is the gap mark when messages were lost upstream (FlagGap: a

@@ -224,7 +224,7 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 			continue
 		}
 		kinds |= 1 << t.kinds[id]
-		frames.message[id] = t.encoders[id].message(seq, m.Data, snapshot, resumed, st)
+		frames.message[id], frames.slot[id] = t.encoders[id].live(seq, m.Data, snapshot, resumed, st)
 		if hole {
 			frames.hole[id] = t.encoders[id].hole(m)
 		}
@@ -248,60 +248,6 @@ func (t *topic) publish(m client.Message, caughtUp bool) {
 		return
 	}
 	t.offerAll(subs, &frames, caughtUp)
-}
-
-// topicFrames are one message's frames, one an encoding in use (by id),
-// and the marks that go before them when messages were lost upstream.
-type topicFrames struct{ message, hole [numEncodings][]byte }
-
-// offerAll offers the frames to subs and counts the outcome.
-func (t *topic) offerAll(subs []*session, frames *topicFrames, caughtUp bool) {
-	var delivered, dropped uint64
-	for _, s := range subs {
-		id := s.enc.id
-		if frames.hole[id] != nil && s.marks {
-			s.offer(frames.hole[id], false)
-		}
-		if s.offer(frames.message[id], caughtUp) {
-			delivered++
-		} else {
-			dropped++
-		}
-	}
-	t.delivered.Add(delivered)
-	t.dropped.Add(dropped)
-}
-
-// parallelOffers is the subscriber count from which a message's offers
-// are split over the processors: an offer to a caught-up client is a
-// write(2) (several µs on loopback), so to 10,000 clients one goroutine
-// would take tens of milliseconds to reach the last one.
-const parallelOffers = 1024
-
-// parallelDirectOffers is the same count while the pump is caught up:
-// its offers to idle clients are then writes made from here, several µs
-// each, so from a few dozen clients splitting them brings the last one
-// its message sooner (BenchmarkHopPeers at 1,000 msg/s to 100 clients:
-// p50 -16 %, p99 -28 %, the server's CPU unchanged).
-const parallelDirectOffers = 32
-
-// offerParallel is offerAll over one goroutine a processor, each taking
-// a contiguous share of subs, the pump's own among them; it returns when
-// every offer is made, so messages keep their order for every client.
-func (t *topic) offerParallel(subs []*session, frames *topicFrames, caughtUp bool) {
-	n := runtime.GOMAXPROCS(0)
-	share := (len(subs) + n - 1) / n
-	var wg sync.WaitGroup
-	for start := share; start < len(subs); start += share {
-		part := subs[start:min(start+share, len(subs))]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t.offerAll(part, frames, caughtUp)
-		}()
-	}
-	t.offerAll(subs[:share], frames, caughtUp)
-	wg.Wait()
 }
 
 // mend replaces each invalid UTF-8 sequence of data with U+FFFD: every
@@ -369,7 +315,7 @@ func (t *topic) attachLocked(s *session) {
 	if !t.hasLast {
 		return
 	}
-	t.count(s.offer(enc.message(t.lastSeq, t.last, false, false, protocol.Stamps{}), false))
+	t.count(s.offer(enc.message(t.lastSeq, t.last, false, false), false))
 }
 
 // use counts s among the users of its encoding and returns the topic's
@@ -412,7 +358,7 @@ func (t *topic) attachBookLocked(s *session, enc encoder) {
 			return
 		}
 	}
-	t.count(s.offer(enc.message(t.snapSeq, payload, true, false, protocol.Stamps{}), false))
+	t.count(s.offer(enc.message(t.snapSeq, payload, true, false), false))
 	next := make([]*session, len(t.subs), len(t.subs)+1)
 	copy(next, t.subs)
 	t.subs = append(next, s)
@@ -435,7 +381,7 @@ func (t *topic) replayLocked(s *session, enc encoder) {
 		}
 	}
 	for _, e := range t.hist.after(from) {
-		t.count(s.offer(enc.message(e.seq, e.data, false, e.resumed, protocol.Stamps{}), false))
+		t.count(s.offer(enc.message(e.seq, e.data, false, e.resumed), false))
 	}
 }
 
