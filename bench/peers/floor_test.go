@@ -2,6 +2,7 @@ package peers
 
 import (
 	"encoding/binary"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,23 +17,32 @@ import (
 
 // floorServer is the plainest fan-out there is, the floor a fan-out
 // server's added latency is stated against (BenchmarkHopPeers
-// impl=floor): one gorilla connection subscribed to the test exchange ex,
-// and one loop that writes each frame it reads from it to every client
-// in turn, in one write(2) a client, with the frames read meanwhile: one
-// frame a write while it keeps up, all that waited when it fell behind,
-// as any fan-out's writers batch. Writing a frame at a time, it could not
-// keep up on a 2-core VM whose processors the clients' readers share, and
-// its queue grew without bound (p50 2.4-29 ms, p99 to 400 ms: issue 47).
-// It answers each client frame with one reply (the subscribe), keeps no
-// state, and has no overflow policy and no per-client writer: what it
-// costs is the kernel's reads and writes and the frames' headers.
+// impl=floor): one connection subscribed to the test exchange ex, and one
+// goroutine that reads its socket and writes what it read, the
+// exchange's own frames as they came (a server's frames are unmasked,
+// so they are valid on every client's connection), to every client in
+// turn: one read(2), then one write(2) a client, nothing else. What one
+// read brings (one frame while it keeps up, all that arrived meanwhile
+// when it fell behind) goes in one write a client, so it batches as any
+// fan-out's writers do, without a queue. It answers each client frame
+// with one reply (the subscribe), keeps no state, parses nothing but the
+// frames' lengths, and has no queue bound, no overflow policy, no
+// handoff to another goroutine and no per-client writer: what it costs
+// is the kernel's reads and writes.
+//
+// It was a reader goroutine handing each frame, copied into a new
+// frame, to one writer loop (and, for a while this round, to a writer a
+// processor): each handoff is a wake-up, and on the 2-core VM, where the
+// clients' process reads on the other core, a woken goroutine often
+// waited hundreds of µs for its thread (issue 47's trace of the
+// sidecar: a helper goroutine's start took 165 µs at the median).
 func floorServer(b *testing.B, ex *exchangetest.Server) *server {
 	b.Helper()
 	up, resp, err := websocket.DefaultDialer.Dial(ex.URL(), nil)
 	require.NoError(b, err)
 	_ = resp.Body.Close()
 	require.NoError(b, up.WriteMessage(websocket.TextMessage, []byte(thalexSubscribe)))
-	_, _, err = up.ReadMessage() // the subscribe's answer
+	_, _, err = up.ReadMessage() // the subscribe's answer; nothing is published before it
 	require.NoError(b, err)
 
 	f := &floor{}
@@ -61,32 +71,10 @@ func floorServer(b *testing.B, ex *exchangetest.Server) *server {
 			}
 		}
 	}))
-	frames := make(chan []byte, 4096)
-	go func() { // the upstream's reader
-		defer close(frames)
-		for {
-			_, frame, err := up.ReadMessage()
-			if err != nil {
-				return
-			}
-			frames <- frame
-		}
-	}()
 	done := make(chan struct{})
-	go func() { // the fan-out loop, the clients' only writer once added
+	go func() { // the fan-out loop: the upstream's reader, and the clients' only writer once added
 		defer close(done)
-		var batch []byte
-		for frame := range frames {
-			batch = appendTextFrame(batch[:0], frame)
-			for len(frames) > 0 { // read meanwhile: in the same writes
-				batch = appendTextFrame(batch, <-frames)
-			}
-			f.mu.Lock()
-			for _, ws := range f.clients {
-				_, _ = ws.UnderlyingConn().Write(batch)
-			}
-			f.mu.Unlock()
-		}
+		f.run(up.NetConn())
 	}()
 	return &server{
 		url:       "ws" + strings.TrimPrefix(hs.URL, "http"),
@@ -101,22 +89,82 @@ func floorServer(b *testing.B, ex *exchangetest.Server) *server {
 }
 
 // floor is floorServer's clients. mu is held by the fan-out loop for a
-// whole batch, so a client joins or leaves between batches.
+// whole write round, so a client joins or leaves between rounds.
 type floor struct {
 	mu      sync.Mutex
-	clients []*websocket.Conn
+	clients []net.Conn
+}
+
+// run reads up until it fails and writes the whole frames of each read
+// to every client; a frame's part that a read cut off waits for the
+// next read.
+func (f *floor) run(up net.Conn) {
+	buf := make([]byte, 64<<10)
+	n := 0 // bytes in buf
+	for {
+		if n == len(buf) { // one frame larger than buf
+			buf = append(buf, make([]byte, len(buf))...)
+		}
+		m, err := up.Read(buf[n:])
+		if err != nil {
+			return
+		}
+		n += m
+		whole := wholeFrames(buf[:n])
+		if whole == 0 {
+			continue
+		}
+		f.mu.Lock()
+		for _, c := range f.clients {
+			_, _ = c.Write(buf[:whole])
+		}
+		f.mu.Unlock()
+		n = copy(buf, buf[whole:n])
+	}
+}
+
+// wholeFrames is the length of the whole WebSocket frames b begins with
+// (RFC 6455, section 5.2).
+func wholeFrames(b []byte) int {
+	end := 0
+	for {
+		rest := b[end:]
+		if len(rest) < 2 {
+			return end
+		}
+		size, head := uint64(rest[1]&0x7f), 2
+		switch size {
+		case 126:
+			if len(rest) < 4 {
+				return end
+			}
+			size, head = uint64(binary.BigEndian.Uint16(rest[2:])), 4
+		case 127:
+			if len(rest) < 10 {
+				return end
+			}
+			size, head = binary.BigEndian.Uint64(rest[2:]), 10
+		}
+		if rest[1]&0x80 != 0 { // masked: a server sends none, but count its key
+			head += 4
+		}
+		if uint64(len(rest)-head) < size {
+			return end
+		}
+		end += head + int(size)
+	}
 }
 
 // add answers ws's subscribe and makes it a client, as one step for the
-// fan-out loop: no message falls between the answer and the first one
-// ws gets, and the loop never writes to ws at the same time.
+// fan-out loop: no frame falls between the answer and the first one ws
+// gets, and the loop never writes to ws at the same time.
 func (f *floor) add(ws *websocket.Conn) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := ws.WriteMessage(websocket.TextMessage, []byte(`{"id":1,"result":["`+topic+`"]}`)); err != nil {
 		return false
 	}
-	f.clients = append(f.clients, ws)
+	f.clients = append(f.clients, ws.NetConn())
 	return true
 }
 
@@ -124,23 +172,9 @@ func (f *floor) remove(ws *websocket.Conn) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, c := range f.clients {
-		if c == ws {
+		if c == ws.NetConn() {
 			f.clients = append(f.clients[:i], f.clients[i+1:]...)
 			return
 		}
 	}
-}
-
-// appendTextFrame appends payload as one unmasked WebSocket text frame,
-// as a server sends it (RFC 6455, section 5.2).
-func appendTextFrame(dst, payload []byte) []byte {
-	switch n := len(payload); {
-	case n < 126:
-		dst = append(dst, 0x81, byte(n))
-	case n < 1<<16:
-		dst = append(dst, 0x81, 126, byte(n>>8), byte(n))
-	default:
-		dst = binary.BigEndian.AppendUint64(append(dst, 0x81, 127), uint64(n))
-	}
-	return append(dst, payload...)
 }

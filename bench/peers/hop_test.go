@@ -243,8 +243,9 @@ func (h *hopChild) close() {
 // sidecar from the test exchange's write (its upstream) to the client,
 // for centrifuge from node.Publish to the client. impl=floor is the
 // plainest fan-out there is, fed by the same upstream (floorServer): one
-// loop writing each frame, with the frames read meanwhile, to the 100
-// clients in turn, what the kernel allows on this machine. impl=direct is the baseline all are measured
+// goroutine writing what each read of the upstream's socket brought, the
+// exchange's frames as they are, to the 100 clients in turn, what the
+// kernel allows on this machine. impl=direct is the baseline all are measured
 // against, the same one: one client connected straight to the test
 // exchange, no fan-out server, at the same rate; a server's added latency
 // is its percentile minus the baseline's. Each round lasts half a second.
