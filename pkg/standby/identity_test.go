@@ -3,7 +3,9 @@ package standby_test
 import (
 	"bytes"
 	"os"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,56 +83,62 @@ func TestCopiesIdenticalOnTwoLegs(t *testing.T) {
 			for _, topic := range topics {
 				require.NoError(t, srv.WaitSubscribers(ctx, topic, 2))
 			}
+			var delivered atomic.Int64
+			go func() { // the program's loop, until Close ends the subscription
+				for range sub.C() {
+					delivered.Add(1)
+				}
+			}()
 			srv.StartFeed(exchangetest.FeedOptions{Interval: 5 * time.Millisecond})
 			time.Sleep(run)
 			srv.StopFeed()
 
-			// Each leg's notifications, by their copy bytes' hash.
-			count := func() []map[xxh3.Uint128]int {
+			// The feed is over once neither leg reads more.
+			read := func() (n []int) {
 				tap.mu.Lock()
 				defer tap.mu.Unlock()
-				var legs []map[xxh3.Uint128]int
 				for _, frames := range tap.frames {
-					keys := make(map[xxh3.Uint128]int)
-					for _, frame := range frames {
-						var f protocol.Frame
-						if p.Classify(frame, &f) != nil || f.Kind != protocol.KindNotification {
-							continue
-						}
-						b, ok := p.Venue().Messages.CopyBytes(frame)
-						if !assert.True(t, ok, "a notification with no copy bytes: %.200s", frame) {
-							continue
-						}
-						keys[xxh3.Hash128(b)]++
-					}
-					legs = append(legs, keys)
+					n = append(n, len(frames))
 				}
-				return legs
+				return n
 			}
+			for last := read(); ; last = read() {
+				time.Sleep(50 * time.Millisecond)
+				if slices.Equal(read(), last) {
+					break
+				}
+			}
+			// Each leg's notifications, by their copy bytes' hash.
+			var legs []map[xxh3.Uint128]int
+			tap.mu.Lock()
+			for _, frames := range tap.frames {
+				keys := make(map[xxh3.Uint128]int)
+				for _, frame := range frames {
+					var f protocol.Frame
+					if p.Classify(frame, &f) != nil || f.Kind != protocol.KindNotification {
+						continue
+					}
+					b, ok := p.Venue().Messages.CopyBytes(frame)
+					if !assert.True(t, ok, "a notification with no copy bytes: %.200s", frame) {
+						continue
+					}
+					keys[xxh3.Hash128(b)]++
+				}
+				legs = append(legs, keys)
+			}
+			tap.mu.Unlock()
 			total := func(keys map[xxh3.Uint128]int) (n int) {
 				for _, k := range keys {
 					n += k
 				}
 				return n
 			}
-			// Both legs have read the whole feed once the merged stream
-			// has its last message and the legs agree.
-			var legs []map[xxh3.Uint128]int
-			delivered := 0
-			for deadline := time.Now().Add(10 * time.Second); ; {
-				for len(sub.C()) > 0 {
-					<-sub.C()
-					delivered++
-				}
-				legs = count()
-				if len(legs) == 2 && total(legs[0]) == total(legs[1]) && total(legs[0]) == delivered || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
 			require.Len(t, legs, 2, "frames from two legs")
 			assert.Equal(t, legs[0], legs[1], "the two legs read the same copy bytes, as many times each")
-			assert.Equal(t, total(legs[0]), delivered, "the merged stream delivered each once")
+			require.Eventually(t, func() bool { return delivered.Load() >= int64(total(legs[0])) }, 10*time.Second, 10*time.Millisecond,
+				"the merged stream delivers each notification: %d of %d", delivered.Load(), total(legs[0]))
+			time.Sleep(50 * time.Millisecond)
+			assert.Equal(t, int64(total(legs[0])), delivered.Load(), "the merged stream delivered each once")
 			assert.Greater(t, total(legs[0]), int(run/(50*time.Millisecond)), "the feed ran")
 			assert.Zero(t, sub.Dropped())
 			t.Logf("%d notifications on each leg, %d distinct", total(legs[0]), len(legs[0]))
