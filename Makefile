@@ -73,7 +73,9 @@ lint: vet
 # internal/redact: FuzzURL (no password shown, idempotent); pkg/book:
 # FuzzApply (a book against a plain map) and FuzzParseDecimal (reads back
 # as it prints); pkg/record: FuzzDecodeRecord (a damaged segment's bytes:
-# no panic, reads back as appended). Their seed
+# no panic, reads back as appended); pkg/standby: FuzzCopyBytes (every
+# venue's copy layout: inside the frame, never an answer or an event
+# hashed). Their seed
 # corpora (testdata/fuzz) run in every `go test`. The default budget is a
 # count, not a duration: before Go 1.27 a duration can end a clean run
 # with a spurious "context deadline exceeded" (go.dev/issue/75804).
@@ -82,7 +84,8 @@ EXCHANGES := $(patsubst pkg/%/register.go,%,$(wildcard pkg/*/register.go))
 FUZZTIME ?= 200000x
 FUZZ_TARGETS := $(foreach e,$(EXCHANGES),pkg/$(e):FuzzClassify pkg/$(e):FuzzRoute) \
 	pkg/sidecar:FuzzLocalFrame pkg/sidecar:FuzzStreamQuery internal/redact:FuzzURL \
-	pkg/book:FuzzApply pkg/book:FuzzParseDecimal pkg/record:FuzzDecodeRecord
+	pkg/book:FuzzApply pkg/book:FuzzParseDecimal pkg/record:FuzzDecodeRecord \
+	pkg/standby:FuzzCopyBytes
 fuzz:
 	@for pt in $(FUZZ_TARGETS); do \
 		p=$${pt%%:*}; t=$${pt#*:}; \
