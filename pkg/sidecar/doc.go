@@ -70,8 +70,10 @@
 //   - Each topic has one goroutine, started by the hub: it subscribes
 //     upstream, then pumps, the only reader of the upstream subscription.
 //     It encodes every message once (a complete WebSocket frame, header
-//     included, and an SSE event when SSE clients listen) and queues the
-//     same bytes to every local subscriber without blocking.
+//     included, and an SSE event when SSE clients listen; for clients that
+//     asked for stamps, all but the send stamp, which each client's
+//     writer appends as it writes: stamps.go) and queues the same bytes to
+//     every local subscriber without blocking.
 //   - Each local client has a queue bounded in bytes. When it is full the
 //     client is disconnected with a close reason (client.CloseSubscription, the
 //     default) or the frame is dropped and counted (client.DropNewest). For every
