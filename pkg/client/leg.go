@@ -146,7 +146,9 @@ func (l Leg) OnPreferred() bool { return l.c.onPreferred() }
 func (l Leg) Probe(ctx context.Context) bool { return l.c.probe(ctx) }
 
 // SwitchBack ends the leg's live connection, so that it dials its first
-// endpoint again at once; it reports whether there was one to end.
+// endpoint again at once; it reports whether there was one to end. It
+// ends none while a session setting holds on it (cancel-on-disconnect
+// would cancel the orders placed on it).
 func (l Leg) SwitchBack() bool { return l.c.switchBack() }
 
 // DefaultHeadLag is how many blocks a standby's leg may be behind the

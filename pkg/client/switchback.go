@@ -64,10 +64,11 @@ func (c *Client) probe(ctx context.Context) bool {
 
 // switchBack ends the live connection so the next one is dialled to the
 // first endpoint at once (superviseLoop). It reports whether there was
-// one to end.
+// one to end: none while a session setting holds on it, which ending it
+// would set off (settingHolds).
 func (c *Client) switchBack() bool {
 	cn := c.conn.Load()
-	if cn == nil {
+	if cn == nil || c.settingHolds(cn) {
 		return false
 	}
 	c.log.Info("taking the preferred endpoint back", zap.String("endpoint", c.eps[0].shown))

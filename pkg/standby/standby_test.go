@@ -105,6 +105,38 @@ func TestStandbyCancelOnDisconnectOnEveryLeg(t *testing.T) {
 	assert.Equal(t, 2, exch.CountReceived(method), "nothing sent")
 }
 
+// A leg that failed over does not take its endpoint back while
+// cancel-on-disconnect holds on its connection: reconnecting would cancel
+// the orders placed on it. (Without the setting it does:
+// TestStandbyLegTakesItsEndpointBack in internal/reliability.)
+func TestStandbyLegKeepsItsConnectionWhileASettingHolds(t *testing.T) {
+	const topic, method = "ticker.BTC-PERPETUAL.100ms", "private/enable_cancel_on_disconnect"
+	ctx := testutil.Context(t)
+	preferred, fallback := exchangetest.NewServer(deribit.Name), exchangetest.NewServer(deribit.Name)
+	for _, s := range []*exchangetest.Server{preferred, fallback} {
+		t.Cleanup(s.Close)
+		s.Handle(method, func(json.RawMessage) (any, *protocol.Error) { return "ok", nil })
+	}
+	sb, err := standby.Dial(ctx, preferred.URL(), 1, client.WithProtocol(deribit.Protocol()),
+		client.WithEndpoints(fallback.URL()), client.WithSwitchBack(10*time.Millisecond, 50*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sb.Close() })
+	_, err = sb.Subscribe(ctx, []string{topic})
+	require.NoError(t, err)
+	preferred.Stop()
+	require.NoError(t, fallback.WaitSubscribers(ctx, topic, 2), "leg 0 failed over")
+	leg0 := sb.Legs()[0]
+	require.Eventually(t, func() bool { _, at := leg0.Endpoint(); return at == 1 && leg0.State() == client.StateConnected },
+		5*time.Second, time.Millisecond)
+	require.NoError(t, sb.Call(ctx, method, map[string]string{"scope": "connection"}, nil))
+	require.NoError(t, preferred.Start())
+	time.Sleep(500 * time.Millisecond) // ten times the switch-back's after
+	_, at := leg0.Endpoint()
+	assert.Equal(t, 1, at, "leg 0 still on the fallback")
+	assert.Zero(t, preferred.Connections())
+	assert.Equal(t, 2, fallback.Subscribers(topic))
+}
+
 // A merged subscription under Block whose consumer stopped reading holds
 // its legs' readers, as Block does; Unsubscribe and Close still return.
 func TestStandbyBlockedConsumerCanLeave(t *testing.T) {

@@ -9,7 +9,8 @@ import (
 // A leg that failed over to another endpoint (client.WithEndpoints)
 // goes back to its own by reconnecting (client.Leg.SwitchBack), when
 // another leg is up to carry the stream meanwhile: the merged stream
-// loses nothing. A leg never takes its endpoint back by itself
+// loses nothing. Not while a session setting holds on the leg's
+// connection: cancel-on-disconnect would cancel the orders placed on it. A leg never takes its endpoint back by itself
 // (client.AsLeg): the Standby does, one leg at a time.
 
 // switchBacks is a Standby's goroutine taking each leg's own endpoint
@@ -35,8 +36,11 @@ func (sb *Standby) switchBacks(every, after time.Duration) {
 				if answering[i].IsZero() {
 					answering[i] = now
 				}
-				if now.Sub(answering[i]) >= after && now.Sub(lastSwitch) >= after && sb.otherUp(i) && c.SwitchBack() {
-					answering[i], lastSwitch = time.Time{}, now
+				if now.Sub(answering[i]) >= after && now.Sub(lastSwitch) >= after && sb.otherUp(i) {
+					if c.SwitchBack() {
+						lastSwitch = now
+					}
+					answering[i] = time.Time{} // refused (a session setting holds): asked again an after later
 				}
 			}
 		}
