@@ -5,8 +5,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gorilla/websocket"
@@ -20,22 +22,23 @@ import (
 // impl=floor): one connection subscribed to the test exchange ex, and one
 // goroutine that reads its socket and writes what it read, the
 // exchange's own frames as they came (a server's frames are unmasked,
-// so they are valid on every client's connection), to every client in
-// turn: one read(2), then one write(2) a client, nothing else. What one
-// read brings (one frame while it keeps up, all that arrived meanwhile
-// when it fell behind) goes in one write a client, so it batches as any
-// fan-out's writers do, without a queue. It answers each client frame
-// with one reply (the subscribe), keeps no state, parses nothing but the
-// frames' lengths, and has no queue bound, no overflow policy, no
-// handoff to another goroutine and no per-client writer: what it costs
-// is the kernel's reads and writes.
+// so they are valid on every client's connection), to every client: one
+// read(2), then one write(2) a client, the writes shared out over the
+// processors (floor.write), nothing else. What one read brings (one
+// frame while it keeps up, all that arrived meanwhile when it fell
+// behind) goes in one write a client, so it batches as any fan-out's
+// writers do, without a queue. It answers each client frame with one
+// reply (the subscribe), keeps no state, parses nothing but the frames'
+// lengths, and has no queue bound, no overflow policy and no per-client
+// writer: what it costs is the kernel's reads and writes.
 //
-// It was a reader goroutine handing each frame, copied into a new
-// frame, to one writer loop (and, for a while this round, to a writer a
-// processor): each handoff is a wake-up, and on the 2-core VM, where the
-// clients' process reads on the other core, a woken goroutine often
-// waited hundreds of µs for its thread (issue 47's trace of the
-// sidecar: a helper goroutine's start took 165 µs at the median).
+// Its shape is the sidecar's (issue 47): on the 2-core VM, one goroutine
+// writing to the 100 clients in turn left the other core to the clients'
+// process, which then woke for every frame, and p50 and p99 were above
+// the sidecar's (475 against 375 µs, 1.7 against 1.25 ms in the quiet
+// rounds); with the writes shared out, 350 µs and 1.0-1.25 ms. Before
+// this round it was a reader goroutine handing each frame, copied, to
+// one writer loop: a wake-up a frame besides.
 func floorServer(b *testing.B, ex *exchangetest.Server) *server {
 	b.Helper()
 	up, resp, err := websocket.DefaultDialer.Dial(ex.URL(), nil)
@@ -115,9 +118,7 @@ func (f *floor) run(up net.Conn) {
 			continue
 		}
 		f.mu.Lock()
-		for _, c := range f.clients {
-			_, _ = c.Write(buf[:whole])
-		}
+		f.write(buf[:whole])
 		f.mu.Unlock()
 		n = copy(buf, buf[whole:n])
 	}
@@ -177,4 +178,37 @@ func (f *floor) remove(ws *websocket.Conn) {
 			return
 		}
 	}
+}
+
+// write writes frames to every client, the writes shared out between
+// the calling goroutine and a helper a processor more, each taking the
+// next chunk of clients until none is left (the sidecar's offerShare, in
+// its plainest form); it returns when every write is made. Called by the
+// fan-out loop with mu held.
+func (f *floor) write(frames []byte) {
+	n := runtime.GOMAXPROCS(0)
+	chunk := int64(max(4, len(f.clients)/(8*n)))
+	var next, left atomic.Int64
+	left.Store(int64(len(f.clients)))
+	done := make(chan struct{})
+	take := func() {
+		for {
+			start := next.Add(chunk) - chunk
+			if start >= int64(len(f.clients)) {
+				return
+			}
+			part := f.clients[start:min(start+chunk, int64(len(f.clients)))]
+			for _, c := range part {
+				_, _ = c.Write(frames)
+			}
+			if left.Add(-int64(len(part))) == 0 {
+				close(done)
+			}
+		}
+	}
+	for range n - 1 {
+		go take()
+	}
+	take()
+	<-done
 }

@@ -242,10 +242,11 @@ func (h *hopChild) close() {
 // messages a second, stamped payloads of the ticker's size: for the
 // sidecar from the test exchange's write (its upstream) to the client,
 // for centrifuge from node.Publish to the client. impl=floor is the
-// plainest fan-out there is, fed by the same upstream (floorServer): one
-// goroutine writing what each read of the upstream's socket brought, the
-// exchange's frames as they are, to the 100 clients in turn, what the
-// kernel allows on this machine. impl=direct is the baseline all are measured
+// plainest fan-out there is, fed by the same upstream (floorServer): what
+// each read of the upstream's socket brought, the exchange's frames as
+// they are, written to the 100 clients by the reading goroutine and a
+// helper a processor more, what the kernel allows on this machine.
+// impl=direct is the baseline all are measured
 // against, the same one: one client connected straight to the test
 // exchange, no fan-out server, at the same rate; a server's added latency
 // is its percentile minus the baseline's. Each round lasts half a second.
