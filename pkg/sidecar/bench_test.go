@@ -48,6 +48,9 @@ type readers struct {
 	wg      sync.WaitGroup
 	stamped bool
 	from    atomic.Int64 // stamped: frames published before this (Unix ns) are not recorded
+	// upstreamDropped, when set, is what the sidecar's upstream buffer
+	// dropped (upstreamDropped): why frames waited for never come.
+	upstreamDropped func() uint64
 
 	mu  sync.Mutex
 	lat []time.Duration // stamped: merged when each reader ends
@@ -155,16 +158,40 @@ func (r *readers) close() {
 	r.wg.Wait()
 }
 
-// waitGot waits until the readers have received n frames in all.
+// waitGot waits until the readers have received n frames in all. When
+// none came for a second and the sidecar's upstream buffer dropped
+// some, it fails at once saying so: on a machine that starves the
+// sidecar's pump for longer than its 1,024 messages of buffer take to
+// fill, the publisher's bursts are dropped (and counted), not stalled.
 func (r *readers) waitGot(b *testing.B, n int64) {
 	b.Helper()
 	deadline := time.Now().Add(time.Minute)
-	for r.got.Load() < n {
-		if time.Now().After(deadline) {
-			b.Fatalf("received %d of %d", r.got.Load(), n)
+	last, since := r.got.Load(), time.Now()
+	for got := last; got < n; got = r.got.Load() {
+		now := time.Now()
+		switch {
+		case now.After(deadline):
+			b.Fatalf("received %d of %d", got, n)
+		case got != last:
+			last, since = got, now
+		case now.Sub(since) > time.Second && r.upstreamDropped != nil:
+			if d := r.upstreamDropped(); d > 0 {
+				b.Fatalf("received %d of %d: the sidecar's upstream buffer dropped %d messages (its pump was starved while the publisher ran ahead)", got, n, d)
+			}
+			since = now
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
+}
+
+// upstreamDropped sums what the sidecar's upstream buffers dropped
+// (/v1/status upstream_dropped).
+func upstreamDropped(sc *sidecar.Server) uint64 {
+	var n uint64
+	for _, t := range sc.Status().Topics {
+		n += t.UpstreamDropped
+	}
+	return n
 }
 
 // pump publishes msgs messages upstream, keeping the readers within a
@@ -258,6 +285,7 @@ func benchSidecar(b *testing.B, n int, kind string) {
 		rd = dialReaders(b, url, n, dialects[0].subscribe(1, benchTopic), false)
 	}
 	defer rd.close()
+	rd.upstreamDropped = func() uint64 { return upstreamDropped(sc) }
 	waitFor2(b, func() bool { return countAttached(sc) == n })
 	msgs := msgsFor(n)
 	b.ReportAllocs()
