@@ -55,6 +55,11 @@ const (
 	// the hole starts, not before a message. The next message after it
 	// comes with its own notice when any were lost.
 	GapDown = "down"
+	// GapDropped: the fan-out server dropped messages of the topic for
+	// this client, its queue to the client being full (the sidecar's
+	// -overflow drop-newest): the client fell behind, the upstream did
+	// not.
+	GapDropped = "dropped"
 )
 
 // GapNotice is what a gap notice says.

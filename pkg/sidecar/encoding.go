@@ -60,6 +60,10 @@ type encoder interface {
 	// down is the mark sent, without a message, when the topic's source
 	// stops (holestart.go), or nil when the encoding marks none then.
 	down() []byte
+	// dropped is the mark that goes before a session's next message of
+	// the topic after the session dropped some for a full queue
+	// (dropnotice.go).
+	dropped() []byte
 }
 
 // resumePoint is where a client resumes a stream (SSE's Last-Event-ID):

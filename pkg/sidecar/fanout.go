@@ -30,13 +30,21 @@ func (t *topic) offerAll(subs []*session, frames *topicFrames, caughtUp bool) {
 	var delivered, dropped uint64
 	for _, s := range subs {
 		id := s.enc.id
-		if frames.hole[id] != nil && s.marks {
-			s.offer(frames.hole[id], false)
+		// A mark before the message: a hole upstream, or messages the
+		// session dropped (dropnotice.go); most offers pay a load here.
+		if s.marks && (frames.hole[id] != nil || s.nholes.Load() != 0) && !t.markHole(s, frames.hole[id]) {
+			dropped++ // its mark found no room: the hole stays pending
+			s.skipped()
+			continue
 		}
 		if s.offerFrame(frames.message[id], frames.slot[id], caughtUp) {
 			delivered++
+			if s.nholes.Load() != 0 {
+				s.holeFilled(t)
+			}
 		} else {
 			dropped++
+			s.droppedFor(t)
 		}
 	}
 	t.delivered.Add(delivered)

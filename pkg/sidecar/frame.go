@@ -125,6 +125,13 @@ func (e *wsEncoder) hole(m client.Message) []byte {
 // lost is nil: a WebSocket client does not resume.
 func (e *wsEncoder) lost() []byte { return nil }
 
+// dropped is the gap notice with cause "dropped": the sidecar dropped
+// messages of the topic for this client.
+func (e *wsEncoder) dropped() []byte {
+	n := protocol.GapNotice{Channel: e.upstream, Subscription: e.localID, Cause: protocol.GapDropped}
+	return textFrame(protocol.AppendGapNotice(nil, e.rpc, n))
+}
+
 // down is the gap notice with cause "down": the hole starts now.
 func (e *wsEncoder) down() []byte {
 	n := protocol.GapNotice{Channel: e.upstream, Subscription: e.localID, Cause: protocol.GapDown}

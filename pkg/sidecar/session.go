@@ -90,6 +90,15 @@ type session struct {
 	trace trace.SpanContext
 	id    uint64 // set by registry.add, before the session is shared
 
+	// holes are the topics of which the session dropped a message for a
+	// full queue (-overflow drop-newest) and has not got one since, for
+	// a client that asked for marks, each with whether its mark is
+	// queued; nholes counts them, so an offer to a session with none
+	// pays an atomic load (dropnotice.go). holesMu protects holes.
+	holesMu sync.Mutex
+	holes   map[*topic]bool
+	nholes  atomic.Int32
+
 	// Counters: offered = delivered + dropped, exactly.
 	delivered    atomic.Uint64 // frames queued
 	dropped      atomic.Uint64 // frames not queued: full queue, or the session closing

@@ -120,6 +120,10 @@ func (e *sseEncoder) hole(m client.Message) []byte {
 // are missing before the next event.
 func (e *sseEncoder) down() []byte { return e.lost() }
 
+// dropped is the gap mark: the sidecar dropped events of the topic for
+// this stream.
+func (e *sseEncoder) dropped() []byte { return e.lost() }
+
 // lost encodes the gap mark: messages of the topic are missing before
 // the next event.
 func (e *sseEncoder) lost() []byte {
