@@ -82,11 +82,14 @@ func fillSendSlots(vec [][]byte, tails []byte) []byte {
 	// Room for every slot first: vec points into tails, which must not
 	// move once filled.
 	tails = slices.Grow(tails[:0], n)
-	now := time.Now().UnixNano()
+	// One time for the batch, its digits written once and copied to
+	// each slot.
+	var stamp [protocol.StampsTailLen]byte
+	protocol.AppendStampsTail(stamp[:0], time.Now().UnixNano())
 	for i, f := range vec {
 		if isSendSlot(f) {
 			start := len(tails)
-			tails = fillSendSlot(tails, f, now)
+			tails = append(append(tails, stamp[:]...), f[protocol.StampsTailLen:]...)
 			vec[i] = tails[start:len(tails):len(tails)]
 		}
 	}
