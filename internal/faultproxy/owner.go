@@ -49,7 +49,7 @@ func newOwner() *owner {
 // blocked handing it the next chunk (toxics/reset_peer.go). They hold a
 // chunk of a dead connection and nothing else. The cleanup accepts them
 // once they are all that is left, for a second; a package whose tests use
-// these toxics passes each to goleak.IgnoreTopFunction.
+// these toxics passes IgnoreStranded to goleak.
 var Stranded = []string{
 	"github.com/Shopify/toxiproxy/v2/toxics.(*LatencyToxic).Pipe",
 	"github.com/Shopify/toxiproxy/v2/toxics.(*BandwidthToxic).Pipe",

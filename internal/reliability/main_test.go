@@ -3,15 +3,9 @@ package reliability_test
 import (
 	"testing"
 
-	"github.com/wsfan/wsfan/internal/faultproxy"
-
 	"go.uber.org/goleak"
+
+	"github.com/wsfan/wsfan/internal/faultproxy"
 )
 
-func TestMain(m *testing.M) {
-	var ignore []goleak.Option
-	for _, f := range faultproxy.Stranded {
-		ignore = append(ignore, goleak.IgnoreTopFunction(f))
-	}
-	goleak.VerifyTestMain(m, ignore...)
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, faultproxy.IgnoreStranded()...) }
