@@ -12,12 +12,6 @@ import "github.com/wsfan/wsfan/pkg/client"
 // mark stays owed, so no message arrives after a hole unmarked; a mark
 // queued before a message that then found no room is not queued again.
 
-// holeOwed and holeMarked are the states of a topic in session.holes.
-const (
-	holeOwed   = false // messages were dropped: the next one needs a mark
-	holeMarked = true  // the mark is queued; the message after it is not yet
-)
-
 // droppedFor records that s dropped a message of t under drop-newest (a
 // closing session's drops need no mark). Called by t's offers.
 func (s *session) droppedFor(t *topic) {
@@ -32,7 +26,7 @@ func (s *session) droppedFor(t *topic) {
 	if s.holes == nil {
 		s.holes = make(map[*topic]bool)
 	}
-	s.holes[t] = holeOwed
+	s.holes[t] = false // a mark is owed, not yet queued
 	s.nholes.Add(1)
 }
 
@@ -41,8 +35,8 @@ func (s *session) droppedFor(t *topic) {
 func (s *session) owesMark(t *topic) bool {
 	s.holesMu.Lock()
 	defer s.holesMu.Unlock()
-	marked, ok := s.holes[t]
-	return ok && marked == holeOwed
+	queued, ok := s.holes[t]
+	return ok && !queued
 }
 
 // marked records that a mark of t went into s's queue, if s had a hole
@@ -54,7 +48,7 @@ func (s *session) marked(t *topic) {
 	s.holesMu.Lock()
 	defer s.holesMu.Unlock()
 	if _, ok := s.holes[t]; ok {
-		s.holes[t] = holeMarked
+		s.holes[t] = true // its mark is queued; the message after it is not yet
 	}
 }
 
