@@ -9,9 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/protocol"
-	"github.com/wsfan/wsfan/pkg/sidecar"
 )
 
 // Under Overflow drop-newest a client that asked for gap notices and
@@ -22,21 +20,7 @@ import (
 // connected to the venue, whose own buffer's drops it counts itself.
 func TestDroppedFramesAreNoticed(t *testing.T) {
 	dc := dialects[0]
-	r := newRig(t, dc.d, func(c *sidecar.Config) {
-		c.QueueBytes = 1 << 20
-		c.Overflow = client.DropNewest
-		c.WriteTimeout = time.Minute // the slow client stays connected
-	})
-	fast := r.dial(t)
-	slow := r.dialWith(t, "?notify=gaps", nil)
-	subscribeAll(t, dc, fast, slow)
-	r.waitClients(t, 2, 1)
-	publishPaced(t, r, dc.topic, fast, func() bool { return false })
-	var st sidecar.ClientStatus
-	waitFor(t, "every frame offered", func() bool {
-		st = r.client(t, slow)
-		return st.Delivered+st.Dropped >= slowFrames
-	})
+	r, slow, st := fallBehind(t, dc, "?notify=gaps")
 	require.NotZero(t, st.Dropped, "nothing was dropped")
 
 	// Messages after the hole, once the slow client reads again.
