@@ -9,6 +9,7 @@ import (
 
 	"github.com/bytedance/sonic"
 
+	"github.com/wsfan/wsfan/internal/pending"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -60,7 +61,7 @@ func (c *Client) BatchCall(ctx context.Context, batch []BatchElem) error {
 	}
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	answers := make([]response, len(batch))
+	answers := make([]pending.Response, len(batch))
 	size := max(c.venue.MaxBatch, 1)
 	for len(todo) > 0 {
 		if learned := int(c.batchLimit.Load()); learned > 0 && learned < size {
@@ -98,18 +99,18 @@ func encodeParams(params any) ([]byte, error) {
 
 // decodeAnswer decodes a call's answer into its Result, or returns its
 // error.
-func (c *Client) decodeAnswer(e BatchElem, r response) error {
-	if r.err != nil {
-		return fmt.Errorf("call %s: %w", e.Method, r.err)
+func (c *Client) decodeAnswer(e BatchElem, r pending.Response) error {
+	if r.Err != nil {
+		return fmt.Errorf("call %s: %w", e.Method, r.Err)
 	}
 	if e.Result == nil {
 		return nil
 	}
 	if rm, ok := e.Result.(*json.RawMessage); ok {
-		*rm = r.result
+		*rm = r.Result
 		return nil
 	}
-	if err := decodeInPlace(copying, r.result, e.Result); err != nil {
+	if err := decodeInPlace(copying, r.Result, e.Result); err != nil {
 		return fmt.Errorf("failed to decode result of %s: %w", e.Method, err)
 	}
 	return nil
@@ -120,21 +121,21 @@ func (c *Client) decodeAnswer(e BatchElem, r response) error {
 // answers, and returns the calls to send again in smaller frames: those
 // of a frame refused as too large (whose size it learns), and those
 // answered "response too large".
-func (c *Client) batchRound(ctx context.Context, cn *conn, calls []protocol.Call, todo []int, size int, answers []response) (again []int, err error) {
+func (c *Client) batchRound(ctx context.Context, cn *conn, calls []protocol.Call, todo []int, size int, answers []pending.Response) (again []int, err error) {
 	type frame struct {
 		idx []int // the calls, by index in the batch
 		ids []uint64
-		p   []*pendingCall
+		p   []*pending.Call
 	}
 	var frames []frame
 	for start := 0; start < len(todo); start += size {
 		f := frame{idx: todo[start:min(start+size, len(todo))]}
 		f.ids = make([]uint64, len(f.idx))
-		f.p = make([]*pendingCall, len(f.idx))
+		f.p = make([]*pending.Call, len(f.idx))
 		part := make([]protocol.Call, len(f.idx))
 		for j, i := range f.idx {
 			f.ids[j] = c.nextID()
-			f.p[j] = &pendingCall{done: make(chan response, 1)}
+			f.p[j] = &pending.Call{Done: make(chan pending.Response, 1)}
 			part[j] = calls[i]
 		}
 		var data []byte
@@ -151,11 +152,11 @@ func (c *Client) batchRound(ctx context.Context, cn *conn, calls []protocol.Call
 				return nil, err
 			}
 		}
-		if err := cn.pending.addAll(f.ids, f.p); err != nil {
+		if err := cn.pending.AddAll(f.ids, f.p); err != nil {
 			return nil, err
 		}
 		if err := cn.send(data, nil, 0); err != nil {
-			cn.pending.removeAll(f.ids)
+			cn.pending.RemoveAll(f.ids)
 			return nil, err
 		}
 		frames = append(frames, f)
@@ -163,15 +164,15 @@ func (c *Client) batchRound(ctx context.Context, cn *conn, calls []protocol.Call
 	for _, f := range frames {
 		for j, i := range f.idx {
 			answers[i] = c.awaitAnswer(ctx, cn, f.ids[j], f.p[j])
-			if j == 0 && len(f.idx) > 1 && c.batchTooLarge(answers[i].err) {
+			if j == 0 && len(f.idx) > 1 && c.batchTooLarge(answers[i].Err) {
 				// The node answers a batch over its cap once, with the
 				// first call's id: the others get no answer.
 				c.learnBatchLimit(len(f.idx) / 2)
-				cn.pending.removeAll(f.ids[1:])
+				cn.pending.RemoveAll(f.ids[1:])
 				again = append(again, f.idx...)
 				break
 			}
-			if c.responseTooLarge(answers[i].err) {
+			if c.responseTooLarge(answers[i].Err) {
 				again = append(again, i)
 			}
 		}
@@ -182,19 +183,19 @@ func (c *Client) batchRound(ctx context.Context, cn *conn, calls []protocol.Call
 // awaitAnswer waits for the answer of call id within ctx; a call whose
 // wait ends is taken out of the pending table (and of the write queue,
 // if it is still there).
-func (c *Client) awaitAnswer(ctx context.Context, cn *conn, id uint64, p *pendingCall) response {
+func (c *Client) awaitAnswer(ctx context.Context, cn *conn, id uint64, p *pending.Call) pending.Response {
 	select {
-	case r := <-p.done:
+	case r := <-p.Done:
 		return r
 	case <-ctx.Done():
-		if cn.pending.remove(id) {
+		if cn.pending.Remove(id) {
 			err := ctxError(ctx, "no response")
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				err = fmt.Errorf("%w: no response within %v", ErrTimeout, c.cfg.requestTimeout.Round(time.Millisecond))
 			}
-			return response{err: err}
+			return pending.Response{Err: err}
 		}
-		return <-p.done // the reader took it: its answer is on the way
+		return <-p.Done // the reader took it: its answer is on the way
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 
 	"github.com/bytedance/sonic"
 	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/internal/pending"
 )
 
 // Call invokes method with params and decodes the result into result.
@@ -104,17 +106,17 @@ func (cn *conn) call(ctx context.Context, method string, params []byte) ([]byte,
 		return nil, fmt.Errorf("call %s: %w", method, err)
 	}
 	*buf = frame
-	p := getPendingCall()
-	if err := cn.pending.add(id, p); err != nil {
+	p := pending.Get()
+	if err := cn.pending.Add(id, p); err != nil {
 		putBuffer(buf)
-		putPendingCall(p)
+		pending.Put(p)
 		return nil, fmt.Errorf("call %s: %w", method, err)
 	}
 	start := time.Now()
 	if err := cn.send(frame, buf, id); err != nil {
-		cn.pending.remove(id)
+		cn.pending.Remove(id)
 		putBuffer(buf)
-		putPendingCall(p)
+		pending.Put(p)
 		return nil, fmt.Errorf("call %s: %w", method, err)
 	}
 
@@ -125,32 +127,32 @@ func (cn *conn) call(ctx context.Context, method string, params []byte) ([]byte,
 		defer putTimer(t)
 		expired = t.C
 	}
-	var r response
+	var r pending.Response
 	select {
-	case r = <-p.done:
+	case r = <-p.Done:
 	case <-ctx.Done():
-		if cn.pending.remove(id) {
+		if cn.pending.Remove(id) {
 			cn.unqueue(id) // not sent after its caller gave up
-			putPendingCall(p)
+			pending.Put(p)
 			return nil, fmt.Errorf("call %s: %w", method, ctxError(ctx, "no response"))
 		}
-		r = <-p.done // the reader took it: its answer is on the way
+		r = <-p.Done // the reader took it: its answer is on the way
 	case <-expired:
-		if cn.pending.remove(id) {
+		if cn.pending.Remove(id) {
 			cn.unqueue(id)
-			putPendingCall(p)
+			pending.Put(p)
 			return nil, fmt.Errorf("call %s: %w: no response within %v", method, ErrTimeout, c.cfg.requestTimeout)
 		}
-		r = <-p.done
+		r = <-p.Done
 	}
-	putPendingCall(p)
+	pending.Put(p)
 	if c.metrics != nil {
 		c.metrics.latency.Observe(time.Since(start).Seconds())
 	}
-	if r.err != nil {
-		return nil, fmt.Errorf("call %s: %w", method, r.err)
+	if r.Err != nil {
+		return nil, fmt.Errorf("call %s: %w", method, r.Err)
 	}
-	return r.result, nil
+	return r.Result, nil
 }
 
 // timerPool recycles request-timeout timers. Since Go 1.23 a stopped

@@ -381,7 +381,7 @@ func (c *Client) withTimeout(ctx context.Context) (context.Context, context.Canc
 
 func (c *Client) pendingCalls() int {
 	if cn := c.conn.Load(); cn != nil {
-		return cn.pending.len()
+		return cn.pending.Len()
 	}
 	return 0
 }

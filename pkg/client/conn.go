@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/wsfan/wsfan/internal/batchconn"
+	"github.com/wsfan/wsfan/internal/pending"
 	"github.com/wsfan/wsfan/internal/redact"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -27,7 +28,7 @@ type conn struct {
 	c       *Client
 	ws      *websocket.Conn
 	fc      *batchconn.Conn // gathers the writer's batches into one write(2)
-	pending *pendingTable
+	pending *pending.Table
 
 	// wmu protects queue and closed. Any goroutine may queue frames; the
 	// writer takes the whole queue at once and writes it in one flush.
@@ -170,7 +171,7 @@ func (c *Client) startConn(ws *websocket.Conn, fc *batchconn.Conn, epIndex int) 
 		c:       c,
 		ws:      ws,
 		fc:      fc,
-		pending: newPendingTable(),
+		pending: pending.NewTable(),
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		info:    ConnInfo{Client: c.seq, Conn: c.conns.Add(1), Endpoint: c.shownIndex(epIndex)},
@@ -204,7 +205,7 @@ func (cn *conn) fail(cause error) {
 		if !errors.Is(cause, ErrClosed) {
 			callErr = fmt.Errorf("%w: %w", ErrConnectionLost, cause)
 		}
-		cn.pending.failAll(callErr)
+		cn.pending.FailAll(callErr)
 	})
 }
 
@@ -310,7 +311,7 @@ func (cn *conn) writeLoop() {
 			// so they share one write(2) instead of paying one each. A
 			// lone call, or a batch already gathered, is written at once:
 			// the yield costs a scheduling round when the process is busy.
-			if cn.queueLen() == 1 && cn.pending.len() > 1 {
+			if cn.queueLen() == 1 && cn.pending.Len() > 1 {
 				runtime.Gosched()
 			}
 			cn.wmu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/wsfan/wsfan/internal/pending"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -35,7 +36,7 @@ func newBenchClient(p protocol.Protocol, opts ...Option) *Client {
 // newBenchConn is a connection with no socket: the reader's frame
 // handling and pending table, nothing else.
 func newBenchConn(c *Client) *conn {
-	return &conn{c: c, pending: newPendingTable(), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	return &conn{c: c, pending: pending.NewTable(), wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // subscribeLocal attaches a subscription to topics as if the server had
@@ -80,16 +81,16 @@ func NewBenchConn(c *Client) BenchConn { return BenchConn{newBenchConn(c)} }
 func (b BenchConn) HandleFrame(frame []byte, now time.Time) { b.cn.took(frame, now) }
 
 // BenchCall is a pending call a benchmark registers and waits for.
-type BenchCall struct{ p *pendingCall }
+type BenchCall struct{ p *pending.Call }
 
 // NewBenchCall returns a pending call whose answer can be waited for.
-func NewBenchCall() BenchCall { return BenchCall{&pendingCall{done: make(chan response, 1)}} }
+func NewBenchCall() BenchCall { return BenchCall{&pending.Call{Done: make(chan pending.Response, 1)}} }
 
 // Pend registers call under id in the connection's pending table.
-func (b BenchConn) Pend(id uint64, call BenchCall) { _ = b.cn.pending.add(id, call.p) }
+func (b BenchConn) Pend(id uint64, call BenchCall) { _ = b.cn.pending.Add(id, call.p) }
 
 // Wait waits for the call's answer.
-func (call BenchCall) Wait() { <-call.p.done }
+func (call BenchCall) Wait() { <-call.p.Done }
 
 // SubscribeLocal is subscribeLocal for client_test.
 func (c *Client) SubscribeLocal(topics ...string) *Subscription { return c.subscribeLocal(topics...) }
@@ -117,5 +118,5 @@ func (c *Client) QueueRestore(b BenchConn) (topics, frames int, err error) {
 // taken every queued frame: it is writing them, or blocked writing.
 func WriterTookAll(c *Client) bool {
 	cn := c.conn.Load()
-	return cn != nil && cn.queueLen() == 0 && cn.pending.len() > 0
+	return cn != nil && cn.queueLen() == 0 && cn.pending.Len() > 0
 }

@@ -166,7 +166,7 @@ func (c *Client) takeBack(old *conn, kind EventKind) *conn {
 		c.sleep(5 * time.Millisecond)
 	}
 	callsDue := time.Now().Add(c.cfg.requestTimeout)
-	for old.pending.len() > 0 && time.Now().Before(callsDue) && !old.failed() {
+	for old.pending.Len() > 0 && time.Now().Before(callsDue) && !old.failed() {
 		c.sleep(5 * time.Millisecond)
 	}
 	h.seam.Finish(old.failed())

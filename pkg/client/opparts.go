@@ -19,7 +19,7 @@ import (
 // Runs on the reader goroutine with the pending table's lock held
 // (pendingTable.takeAnswered); an op of any other dialect is answered
 // whole by its one response.
-func (op *subscribeOp) part(f *protocol.Frame) bool {
+func (op *subscribeOp) Part(f *protocol.Frame) bool {
 	if op.answered == nil {
 		return true
 	}

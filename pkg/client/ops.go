@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/wsfan/wsfan/internal/pending"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -20,13 +21,13 @@ type subscribeOp struct {
 	states    []*topicState // parallel to req.Topics (subscribes only)
 	subscribe bool          // the ack carries routing keys
 	group     *opGroup      // the round's ops, counted as they are answered
-	call      pendingCall   // registered under req.ID; answers to this op
+	call      pending.Call  // registered under req.ID; answers to this op
 	// peers are the ops whose requests share this one's batch array
 	// (itself included; nil when it went out alone), in pending: when the
 	// server refuses the batch as too large, answering one, it answers
 	// none of the others, and answer fails them all at once.
 	peers   []*subscribeOp
-	pending *pendingTable
+	pending *pending.Table
 
 	// Set by whoever answers the op before it arrives at group: the
 	// reader, the connection's failure, the waiter giving up, or the
@@ -82,7 +83,7 @@ type opRound struct {
 	// The acknowledged requests' ids and pending entries, registered
 	// in the connection's pending table together.
 	ids   []uint64
-	calls []*pendingCall
+	calls []*pending.Call
 }
 
 // send encodes the round's requests for states, registers their ids and
@@ -161,7 +162,7 @@ func (r *opRound) track(c *Client, cn *conn, states []*topicState, subscribe boo
 			op.answered, op.left = make([]bool, len(req.Topics)), len(req.Topics)
 			op.refusals = make([]*RPCError, len(req.Topics))
 		}
-		op.call = pendingCall{to: op}
+		op.call = pending.Call{To: op}
 		r.ids = append(r.ids, req.ID)
 		r.calls = append(r.calls, &op.call)
 	}
@@ -170,7 +171,7 @@ func (r *opRound) track(c *Client, cn *conn, states []*topicState, subscribe boo
 	}
 	r.linkBatches()
 	group.left.Store(int32(len(r.ids)))
-	if err := cn.pending.addAll(r.ids, r.calls); err != nil {
+	if err := cn.pending.AddAll(r.ids, r.calls); err != nil {
 		return nil, err
 	}
 	return r.ptrs, nil
@@ -194,7 +195,7 @@ func (r *opRound) linkBatches() {
 }
 
 // forget unregisters the round's requests, which will not be sent.
-func (r *opRound) forget(cn *conn) { cn.pending.removeAll(r.ids) }
+func (r *opRound) forget(cn *conn) { cn.pending.RemoveAll(r.ids) }
 
 // release drops the round's references to topics and ops, keeping its
 // storage, so a reused round does not keep unsubscribed topics alive
@@ -222,7 +223,7 @@ func grow[T any](s []T, n int) []T {
 // server-assigned routing key (an Ethereum subscription id) is routable
 // before the next frame is read; an error comes from the connection's
 // failure or from a waiter giving up.
-func (op *subscribeOp) answer(f *protocol.Frame, err error) {
+func (op *subscribeOp) Answer(f *protocol.Frame, err error) {
 	c := op.c
 	switch {
 	case err != nil:
@@ -289,8 +290,8 @@ func (op *subscribeOp) failBatch() {
 	cause := op.err
 	op.err = fmt.Errorf("%w: %w", errBatchTooLarge, cause)
 	for _, peer := range op.peers {
-		if peer != op && op.pending.remove(peer.req.ID) {
-			peer.answer(nil, op.err)
+		if peer != op && op.pending.Remove(peer.req.ID) {
+			peer.Answer(nil, op.err)
 		}
 	}
 }
@@ -327,12 +328,12 @@ func (c *Client) awaitOps(ctx context.Context, cn *conn, ops []*subscribeOp) {
 			// server was seen to answer only refusals.
 			owed := c.venue.AcceptAfter > 0 && c.answers.Load() != answersRefusalsOnly
 			for _, op := range ops {
-				if (owed && cn.pending.abandon(op.req.ID)) || (!owed && cn.pending.remove(op.req.ID)) {
+				if (owed && cn.pending.Abandon(op.req.ID)) || (!owed && cn.pending.Remove(op.req.ID)) {
 					what := "unsubscribe"
 					if op.subscribe {
 						what = "subscribe"
 					}
-					op.answer(nil, ctxError(ctx, what))
+					op.Answer(nil, ctxError(ctx, what))
 				}
 			}
 			for _, op := range ops {
@@ -350,13 +351,13 @@ func (c *Client) acceptUnanswered(cn *conn, ops []*subscribeOp) {
 	accepted := protocol.Frame{Kind: protocol.KindResponse, Result: []byte("true")}
 	n := 0
 	for _, op := range ops {
-		if cn.pending.remove(op.req.ID) {
-			op.answer(&accepted, nil)
+		if cn.pending.Remove(op.req.ID) {
+			op.Answer(&accepted, nil)
 			n++
 		}
 	}
 	if n > 0 && c.answers.CompareAndSwap(answersUnknown, answersRefusalsOnly) {
-		cn.pending.dropOwed() // their answers will not come
+		cn.pending.DropOwed() // their answers will not come
 		c.log.Info("the server did not answer subscription requests; taken as accepted, as it answers only refusals (logged once)",
 			zap.Int("requests", n))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/zap"
 
+	"github.com/wsfan/wsfan/internal/pending"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -361,16 +362,16 @@ func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
 	if f.Error != nil && c.venue.Errors != nil {
 		c.noteSessionEnd(parseRPCError(f.Error))
 	}
-	var p *pendingCall
+	var p *pending.Call
 	switch {
 	case f.HasID && c.venue.TopicAcks == nil:
-		if p = cn.pending.take(f.ID); p == nil {
+		if p = cn.pending.Take(f.ID); p == nil {
 			c.dropFrame(dropUnknownID, errNoCall, raw)
 			return
 		}
 	case f.HasID: // a request may be answered topic by topic (OKX)
 		var found bool
-		if p, found = cn.pending.takeAnswered(f.ID, f); p == nil {
+		if p, found = cn.pending.TakeAnswered(f.ID, f); p == nil {
 			if !found {
 				c.dropFrame(dropUnknownID, errNoCall, raw)
 			}
@@ -387,23 +388,23 @@ func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
 		c.dropFrame(dropUnknownID, errNoID, raw)
 		return
 	}
-	if p.owed { // the late answer to a request given up on, as a late answer with an id
+	if p.Owed() { // the late answer to a request given up on, as a late answer with an id
 		c.dropFrame(dropUnknownID, errNoCall, raw)
 		return
 	}
-	if p.to != nil {
-		p.to.answer(f, nil)
+	if p.To != nil {
+		p.To.Answer(f, nil)
 		return
 	}
-	if p.done == nil {
+	if p.Done == nil {
 		return
 	}
 	if f.Error != nil {
 		c.stats.rpcErrors.Add(1)
-		p.done <- response{err: parseRPCError(f.Error)}
+		p.Done <- pending.Response{Err: parseRPCError(f.Error)}
 		return
 	}
-	p.done <- response{result: f.Result}
+	p.Done <- pending.Response{Result: f.Result}
 }
 
 // attribute finds the request an answer without an id answers. Deribit
@@ -418,9 +419,9 @@ func (cn *conn) resolve(f *protocol.Frame, raw []byte) {
 // message instead of letting it time out; errors are counted
 // (wsfan_client_rpc_errors_without_id_total) and logged once a
 // connection. It runs on the reader goroutine.
-func (cn *conn) attribute(f *protocol.Frame) *pendingCall {
+func (cn *conn) attribute(f *protocol.Frame) *pending.Call {
 	c := cn.c
-	id, p := cn.pending.takeOldest()
+	id, p := cn.pending.TakeOldest()
 	if p == nil {
 		return nil
 	}
@@ -453,7 +454,7 @@ const (
 // perhaps wrongly. It reports false, doing nothing, when at most one
 // request waits. It runs on the reader goroutine.
 func (cn *conn) refuseAmbiguous(f *protocol.Frame) bool {
-	waiting := cn.pending.takeWaitingIfMany()
+	waiting := cn.pending.TakeWaitingIfMany()
 	if waiting == nil {
 		return false
 	}
@@ -464,7 +465,7 @@ func (cn *conn) refuseAmbiguous(f *protocol.Frame) bool {
 	c.log.Warn("the server refused one of several requests without saying which; failing them all",
 		zap.Int("requests", len(waiting)), zap.String("error", truncate(f.Error, 200)))
 	for _, p := range waiting {
-		p.fail(e)
+		p.Fail(e)
 	}
 	return true
 }
@@ -475,13 +476,13 @@ func (cn *conn) refuseAmbiguous(f *protocol.Frame) bool {
 func (cn *conn) answerHeartbeat() {
 	cn.c.cfg.pace.ChargeHeartbeat()
 	id := cn.c.nextID()
-	if cn.pending.add(id, &pendingCall{}) != nil {
+	if cn.pending.Add(id, &pending.Call{}) != nil {
 		return
 	}
 	buf := getBuffer()
 	*buf = cn.c.proto.HeartbeatReply((*buf)[:0], id)
 	if cn.send(*buf, buf, 0) != nil {
-		cn.pending.remove(id)
+		cn.pending.Remove(id)
 	}
 }
 

@@ -1,4 +1,4 @@
-package client
+package pending
 
 import (
 	"errors"
@@ -15,14 +15,14 @@ import (
 // of a plain map for the smallest id someone waits for.
 func TestTakeOldestMatchesAScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	tab := newPendingTable()
-	model := make(map[uint64]*pendingCall)
+	tab := NewTable()
+	model := make(map[uint64]*Call)
 	var next uint64
-	oldest := func() (uint64, *pendingCall) {
+	oldest := func() (uint64, *Call) {
 		var id uint64
-		var found *pendingCall
+		var found *Call
 		for k, p := range model {
-			if (p.to != nil || p.done != nil || p.owed) && (found == nil || k < id) {
+			if (p.To != nil || p.Done != nil || p.owed) && (found == nil || k < id) {
 				id, found = k, p
 			}
 		}
@@ -47,16 +47,16 @@ func TestTakeOldestMatchesAScan(t *testing.T) {
 				ids[0], ids[1] = ids[1], ids[0]
 			}
 			for _, id := range ids {
-				p := &pendingCall{done: make(chan response, 1)}
+				p := &Call{Done: make(chan Response, 1)}
 				if rng.IntN(8) == 0 {
-					p = &pendingCall{} // a heartbeat reply: nobody waits
+					p = &Call{} // a heartbeat reply: nobody waits
 				}
-				require.NoError(t, tab.add(id, p))
+				require.NoError(t, tab.Add(id, p))
 				model[id] = p
 			}
 		case op < 6: // answered by id
 			if id, ok := someID(); ok {
-				got := tab.take(id)
+				got := tab.Take(id)
 				if model[id].owed { // abandon made the table's own placeholder
 					require.True(t, got.owed)
 				} else {
@@ -66,17 +66,17 @@ func TestTakeOldestMatchesAScan(t *testing.T) {
 			}
 		case op == 6: // given up on, place kept
 			if id, ok := someID(); ok {
-				require.True(t, tab.abandon(id))
-				model[id] = &pendingCall{owed: true}
+				require.True(t, tab.Abandon(id))
+				model[id] = &Call{owed: true}
 			}
 		case op == 7: // given up on, place dropped
 			if id, ok := someID(); ok {
-				require.True(t, tab.remove(id))
+				require.True(t, tab.Remove(id))
 				delete(model, id)
 			}
 		default: // an answer without an id
 			wantID, want := oldest()
-			gotID, got := tab.takeOldest()
+			gotID, got := tab.TakeOldest()
 			if want == nil {
 				require.Nil(t, got, "step %d", step)
 				continue
@@ -88,12 +88,12 @@ func TestTakeOldestMatchesAScan(t *testing.T) {
 			}
 			delete(model, wantID)
 		}
-		require.Equal(t, len(model), tab.len())
+		require.Equal(t, len(model), tab.Len())
 	}
 	require.LessOrEqual(t, len(tab.order.ids), max(64, 2*len(model))+1, "order holds what it no longer needs")
 
-	tab.failAll(errors.New("gone"))
-	_, p := tab.takeOldest()
+	tab.FailAll(errors.New("gone"))
+	_, p := tab.TakeOldest()
 	require.Nil(t, p)
 }
 
@@ -101,18 +101,18 @@ func TestTakeOldestMatchesAScan(t *testing.T) {
 // in order without ids: n registered, then n taken oldest first.
 func BenchmarkTakeOldest(b *testing.B) {
 	const n = 10_000
-	calls := make([]*pendingCall, n)
+	calls := make([]*Call, n)
 	for i := range calls {
-		calls[i] = &pendingCall{done: make(chan response, 1)}
+		calls[i] = &Call{Done: make(chan Response, 1)}
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		tab := newPendingTable()
+		tab := NewTable()
 		for i, p := range calls {
-			_ = tab.add(uint64(i+1), p)
+			_ = tab.Add(uint64(i+1), p)
 		}
 		for range n {
-			if _, p := tab.takeOldest(); p == nil {
+			if _, p := tab.TakeOldest(); p == nil {
 				b.Fatal("none")
 			}
 		}

@@ -1,4 +1,11 @@
-package client
+// Package pending is the table of a connection's requests waiting for
+// their answers: ids registered before a request is written, taken by
+// the reader when the answer comes, by id or (for a server that answers
+// without ids, in order) the oldest first, removed by a caller that gives
+// up, failed all at once when the connection dies. It knows nothing of
+// the client that owns it: a Call is a channel to wake, or an Answerer
+// to hand the answer frame.
+package pending
 
 import (
 	"sync"
@@ -6,60 +13,67 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// response is what the reader hands a waiting call.
-type response struct {
-	result []byte
-	err    error
+// Response is what the reader hands a waiting call: the result, or the
+// error it was answered (or failed) with.
+type Response struct {
+	Result []byte
+	Err    error
 }
 
-// pendingCall is one request waiting for its response. It is registered
+// Call is one request waiting for its response. It is registered
 // before the request is written and removed by exactly one of: the reader
 // (response arrived), the caller (context done, or the request could not
 // be queued), or the connection's failure.
-type pendingCall struct {
-	done chan response // a call's: capacity 1, the reader never blocks on it
-	to   answerer      // a request answered in place (subscribe, unsubscribe)
+type Call struct {
+	Done chan Response // a call's: capacity 1, the reader never blocks on it
+	To   Answerer      // a request answered in place (subscribe, unsubscribe)
 	// With neither, nobody waits (a heartbeat reply): the response is
 	// dropped.
 
 	// owed marks a request given up on whose answer is still due from a
-	// server that answers without ids, in order (see pendingTable.abandon):
+	// server that answers without ids, in order (see Table.Abandon):
 	// the answer takes this place and is dropped, instead of being taken
 	// for the next request's.
 	owed bool
 }
 
-// answerer takes the answer to a request that is not a call: the
+// Answerer takes the answer to a request that is not a call: the
 // response frame from the reader goroutine (err nil), or the error that
 // ended its wait (f nil) from whoever gave up on it. It must not block.
-type answerer interface {
-	answer(f *protocol.Frame, err error)
+type Answerer interface {
+	Answer(f *protocol.Frame, err error)
 }
 
-// fail answers p with err.
-func (p *pendingCall) fail(err error) {
+// Fail answers p with err.
+func (p *Call) Fail(err error) {
 	switch {
-	case p.to != nil:
-		p.to.answer(nil, err)
-	case p.done != nil:
-		p.done <- response{err: err}
+	case p.To != nil:
+		p.To.Answer(nil, err)
+	case p.Done != nil:
+		p.Done <- Response{Err: err}
 	}
 }
 
-// pendingPool recycles the pendingCall of Call. A call returns its entry
-// only once nobody can send on done any more: it received the response,
+// pool recycles the Calls of Get. A call returns its entry
+// only once nobody can send on Done any more: it received the response,
 // or removed the id itself before the reader took it.
-var pendingPool = sync.Pool{New: func() any { return &pendingCall{done: make(chan response, 1)} }}
+var pool = sync.Pool{New: func() any { return &Call{Done: make(chan Response, 1)} }}
 
-func getPendingCall() *pendingCall { return pendingPool.Get().(*pendingCall) }
+// Get returns a Call with a Done channel, from the pool.
+func Get() *Call { return pool.Get().(*Call) }
 
-func putPendingCall(p *pendingCall) { pendingPool.Put(p) }
+// Put gives p back to the pool, once nobody can send on its Done.
+func Put(p *Call) { pool.Put(p) }
 
-// pendingTable maps request ids to their calls, for one connection.
-type pendingTable struct {
+// Owed reports whether p is the place of an answer given up on (Abandon).
+func (p *Call) Owed() bool { return p.owed }
+
+// Table maps request ids to their calls, for one connection. Any
+// goroutine may use it.
+type Table struct {
 	mu    sync.Mutex // protects calls, order and failed
-	calls map[uint64]*pendingCall
-	// order finds the oldest call for answers without an id (takeOldest).
+	calls map[uint64]*Call
+	// order finds the oldest call for answers without an id (TakeOldest).
 	// It is built by the first such answer, so a dialect whose answers
 	// all carry ids never pays for it.
 	order *idHeap
@@ -67,12 +81,13 @@ type pendingTable struct {
 	failed error
 }
 
-func newPendingTable() *pendingTable {
-	return &pendingTable{calls: make(map[uint64]*pendingCall)}
+// NewTable returns an empty table.
+func NewTable() *Table {
+	return &Table{calls: make(map[uint64]*Call)}
 }
 
-// add registers p under id, or returns the connection's failure.
-func (t *pendingTable) add(id uint64, p *pendingCall) error {
+// Add registers p under id, or returns the connection's failure.
+func (t *Table) Add(id uint64, p *Call) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.failed != nil {
@@ -84,7 +99,7 @@ func (t *pendingTable) add(id uint64, p *pendingCall) error {
 }
 
 // track adds id to order, when order is kept. Called with mu held.
-func (t *pendingTable) track(id uint64) {
+func (t *Table) track(id uint64) {
 	if t.order == nil {
 		return
 	}
@@ -97,9 +112,9 @@ func (t *pendingTable) track(id uint64) {
 	}
 }
 
-// addAll registers calls[i] under ids[i], all under one lock, or none of
+// AddAll registers calls[i] under ids[i], all under one lock, or none of
 // them when the connection has failed.
-func (t *pendingTable) addAll(ids []uint64, calls []*pendingCall) error {
+func (t *Table) AddAll(ids []uint64, calls []*Call) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.failed != nil {
@@ -112,8 +127,8 @@ func (t *pendingTable) addAll(ids []uint64, calls []*pendingCall) error {
 	return nil
 }
 
-// removeAll unregisters ids under one lock.
-func (t *pendingTable) removeAll(ids []uint64) {
+// RemoveAll unregisters ids under one lock.
+func (t *Table) RemoveAll(ids []uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, id := range ids {
@@ -121,36 +136,36 @@ func (t *pendingTable) removeAll(ids []uint64) {
 	}
 }
 
-// partAnswerer is an answerer whose request is answered in parts, one
+// PartAnswerer is an Answerer whose request is answered in parts, one
 // for each of its topics (protocol.TopicAcking: OKX).
-type partAnswerer interface {
-	// part records the answer f gives one part and reports whether
+type PartAnswerer interface {
+	// Part records the answer f gives one part and reports whether
 	// every part is answered now. It is called with the table's lock
-	// held, so that a waiter giving up (remove) cannot come between two
+	// held, so that a waiter giving up (Remove) cannot come between two
 	// parts: it must not block.
-	part(f *protocol.Frame) bool
+	Part(f *protocol.Frame) bool
 }
 
-// takeAnswered is take for a response frame f: the call registered
+// TakeAnswered is Take for a response frame f: the call registered
 // under id is removed and returned once f answers it whole. A request
-// answered in parts (partAnswerer) records f and stays registered until
+// answered in parts (PartAnswerer) records f and stays registered until
 // its last part: p is then nil and found true.
-func (t *pendingTable) takeAnswered(id uint64, f *protocol.Frame) (p *pendingCall, found bool) {
+func (t *Table) TakeAnswered(id uint64, f *protocol.Frame) (p *Call, found bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p = t.calls[id]
 	if p == nil {
 		return nil, false
 	}
-	if pa, ok := p.to.(partAnswerer); ok && !pa.part(f) {
+	if pa, ok := p.To.(PartAnswerer); ok && !pa.Part(f) {
 		return nil, true
 	}
 	delete(t.calls, id)
 	return p, true
 }
 
-// take removes and returns the call registered under id.
-func (t *pendingTable) take(id uint64) *pendingCall {
+// Take removes and returns the call registered under id.
+func (t *Table) Take(id uint64) *Call {
 	t.mu.Lock()
 	p := t.calls[id]
 	if p != nil {
@@ -160,11 +175,11 @@ func (t *pendingTable) take(id uint64) *pendingCall {
 	return p
 }
 
-// takeOldest removes and returns the waiting or owed call with the
+// TakeOldest removes and returns the waiting or owed call with the
 // smallest id, skipping entries nobody waits for (heartbeat replies); nil
 // when there is none. O(log n): a restore of n topics on a dialect that
 // answers in order without ids (Ethereal) is n of these.
-func (t *pendingTable) takeOldest() (uint64, *pendingCall) {
+func (t *Table) TakeOldest() (uint64, *Call) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.order == nil {
@@ -176,7 +191,7 @@ func (t *pendingTable) takeOldest() (uint64, *pendingCall) {
 	for len(t.order.ids) > 0 {
 		id := t.order.pop()
 		p, ok := t.calls[id]
-		if ok && (p.to != nil || p.done != nil || p.owed) {
+		if ok && (p.To != nil || p.Done != nil || p.owed) {
 			delete(t.calls, id)
 			return id, p
 		}
@@ -186,23 +201,23 @@ func (t *pendingTable) takeOldest() (uint64, *pendingCall) {
 	return 0, nil
 }
 
-// takeWaitingIfMany removes and returns every call with a waiter when
+// TakeWaitingIfMany removes and returns every call with a waiter when
 // there are two or more, and nothing otherwise.
-func (t *pendingTable) takeWaitingIfMany() []*pendingCall {
+func (t *Table) TakeWaitingIfMany() []*Call {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
 	for _, p := range t.calls {
-		if p.to != nil || p.done != nil {
+		if p.To != nil || p.Done != nil {
 			n++
 		}
 	}
 	if n < 2 {
 		return nil
 	}
-	taken := make([]*pendingCall, 0, n)
+	taken := make([]*Call, 0, n)
 	for id, p := range t.calls {
-		if p.to != nil || p.done != nil {
+		if p.To != nil || p.Done != nil {
 			taken = append(taken, p)
 			delete(t.calls, id)
 		}
@@ -210,9 +225,9 @@ func (t *pendingTable) takeWaitingIfMany() []*pendingCall {
 	return taken
 }
 
-// dropOwed lets go of the places kept for owed answers (abandon): the
+// DropOwed lets go of the places kept for owed answers (Abandon): the
 // server turned out to answer only refusals.
-func (t *pendingTable) dropOwed() {
+func (t *Table) DropOwed() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for id, p := range t.calls {
@@ -222,26 +237,26 @@ func (t *pendingTable) dropOwed() {
 	}
 }
 
-// abandon gives up on id while keeping its place: its answer, still
+// Abandon gives up on id while keeping its place: its answer, still
 // owed, will take the place and be dropped. It reports whether id was
 // registered (false: the reader took it, its answer is on the way).
-func (t *pendingTable) abandon(id uint64) bool {
+func (t *Table) Abandon(id uint64) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	p, ok := t.calls[id]
 	if !ok {
 		return false
 	}
-	t.calls[id] = &pendingCall{owed: true}
-	if p.to == nil && p.done == nil && !p.owed { // takeOldest may have passed it by
+	t.calls[id] = &Call{owed: true}
+	if p.To == nil && p.Done == nil && !p.owed { // TakeOldest may have passed it by
 		t.track(id)
 	}
 	return true
 }
 
-// remove drops id if it is still registered; false means the reader (or a
+// Remove drops id if it is still registered; false means the reader (or a
 // failure) took it and its response is on the way.
-func (t *pendingTable) remove(id uint64) bool {
+func (t *Table) Remove(id uint64) bool {
 	t.mu.Lock()
 	_, ok := t.calls[id]
 	delete(t.calls, id)
@@ -249,25 +264,26 @@ func (t *pendingTable) remove(id uint64) bool {
 	return ok
 }
 
-func (t *pendingTable) len() int {
+// Len is the number of ids registered.
+func (t *Table) Len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.calls)
 }
 
-// failAll fails every call with err, outside the lock, and makes later
+// FailAll fails every call with err, outside the lock, and makes later
 // registrations fail too.
-func (t *pendingTable) failAll(err error) {
+func (t *Table) FailAll(err error) {
 	t.mu.Lock()
 	calls := t.calls
-	t.calls = make(map[uint64]*pendingCall)
+	t.calls = make(map[uint64]*Call)
 	t.order = nil
 	if t.failed == nil {
 		t.failed = err
 	}
 	t.mu.Unlock()
 	for _, p := range calls {
-		p.fail(err)
+		p.Fail(err)
 	}
 }
 
