@@ -7,6 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wsfan/wsfan/internal/chanbytes"
+	"github.com/wsfan/wsfan/internal/queue"
 )
 
 // Subscription is a stream of messages for one or more topics. Read them
@@ -37,8 +40,8 @@ type Subscription struct {
 	// is behind, and which the mover goroutine (moveLoop) feeds into ch
 	// in order. Under mu, but for hand.
 	capacity      int
-	pending       pendingBytes // bytes of data in ch (and in the mover's hand); limit 0 when unbounded
-	overflow      msgQueue     // messages beyond ch's slots, oldest first
+	pending       chanbytes.Counter    // bytes of data in ch (and in the mover's hand); limit 0 when unbounded
+	overflow      queue.Queue[Message] // messages beyond ch's slots, oldest first
 	overflowBytes uint64
 	moving        bool        // the mover runs; it closes ch if the subscription ends meanwhile
 	hand          atomic.Bool // the mover holds a message taken from overflow, on its way into ch
@@ -80,7 +83,7 @@ func newSubscription(c *Client, topics []string, sc subConfig, maxSlots int) *Su
 		grace:    sc.grace,
 		capacity: sc.buffer,
 		// The ring covers ch's slots and the mover's hand.
-		pending:   newPendingBytes(slots+1, sc.pendingBytes),
+		pending:   chanbytes.New(slots+1, sc.pendingBytes),
 		quit:      make(chan struct{}),
 		sink:      sc.sink,
 		sinkEnd:   sc.sinkEnd,
@@ -239,8 +242,8 @@ func (s *Subscription) place(m Message) bool {
 			}
 			// The oldest is beside the channel only once the mover's
 			// message, if any, has left the channel too.
-			if old, ok := s.overflow.front(); ok && !s.hand.Load() && len(s.ch) == 0 {
-				s.overflow.pop()
+			if old, ok := s.overflow.Front(); ok && !s.hand.Load() && len(s.ch) == 0 {
+				s.overflow.Pop()
 				s.overflowBytes -= uint64(len(old.Data))
 				s.drop(old.Topic)
 				continue
@@ -265,7 +268,7 @@ func (s *Subscription) lend(m Message) bool {
 		return false
 	}
 	n, size := s.queued()
-	if n >= 4*s.capacity || (s.pending.limit > 0 && size+uint64(len(m.Data)) > 2*uint64(s.pending.limit)) {
+	if n >= 4*s.capacity || (s.pending.Limit() > 0 && size+uint64(len(m.Data)) > 2*uint64(s.pending.Limit())) {
 		return false
 	}
 	s.push(m)
@@ -287,17 +290,17 @@ func (s *Subscription) markStall() {
 // full, the consumer has caught up: its slow-consumer episode ends and it
 // earns the grace wait again.
 func (s *Subscription) offer(m Message, fair bool) bool {
-	if s.overflow.len() == 0 && !s.hand.Load() && len(s.ch) < cap(s.ch) {
+	if s.overflow.Len() == 0 && !s.hand.Load() && len(s.ch) < cap(s.ch) {
 		// Nothing waits beside the channel and it has room: the common
 		// case, kept as short as it was before the buffer grew beside it.
 		n := len(s.ch)
-		if !s.pending.fits(n, len(m.Data)) {
+		if !s.pending.Fits(n, len(m.Data)) {
 			return false
 		}
-		caughtUp := fair && (s.slow || !s.graceFrom.IsZero()) && n <= s.capacity/2 && s.pending.atMostHalf(n)
+		caughtUp := fair && (s.slow || !s.graceFrom.IsZero()) && n <= s.capacity/2 && s.pending.AtMostHalf(n)
 		select {
 		case s.ch <- m: // only the reader sends now: it cannot block
-			s.pending.push(len(m.Data))
+			s.pending.Push(len(m.Data))
 		default:
 			return false
 		}
@@ -312,7 +315,7 @@ func (s *Subscription) offer(m Message, fair bool) bool {
 		return false
 	}
 	caughtUp := fair && (s.slow || !s.graceFrom.IsZero()) && n <= s.capacity/2 &&
-		(s.pending.limit == 0 || size <= uint64(s.pending.limit)/2)
+		(s.pending.Limit() == 0 || size <= uint64(s.pending.Limit())/2)
 	s.push(m)
 	if caughtUp {
 		s.slow = false
@@ -329,9 +332,9 @@ func (s *Subscription) queued() (n int, size uint64) {
 	if s.hand.Load() {
 		inCh = min(inCh+1, cap(s.ch)+1)
 	}
-	n = inCh + s.overflow.len()
-	if s.pending.limit > 0 {
-		size = s.pending.bytes(inCh) + s.overflowBytes
+	n = inCh + s.overflow.Len()
+	if s.pending.Limit() > 0 {
+		size = s.pending.Bytes(inCh) + s.overflowBytes
 	}
 	return n, size
 }
@@ -346,22 +349,22 @@ func (s *Subscription) fits(n int, queuedBytes uint64, size int) bool {
 	if n >= s.capacity {
 		return false
 	}
-	return s.pending.limit == 0 || queuedBytes+uint64(size) <= uint64(s.pending.limit)
+	return s.pending.Limit() == 0 || queuedBytes+uint64(size) <= uint64(s.pending.Limit())
 }
 
 // push queues m, which fits: into ch while nothing waits beside it,
 // else beside it, for the mover to hand over in order.
 func (s *Subscription) push(m Message) {
 	s.moveSome()
-	if s.overflow.len() == 0 && !s.hand.Load() {
+	if s.overflow.Len() == 0 && !s.hand.Load() {
 		select {
 		case s.ch <- m:
-			s.pending.push(len(m.Data))
+			s.pending.Push(len(m.Data))
 			return
 		default:
 		}
 	}
-	s.overflow.push(m)
+	s.overflow.Push(m)
 	s.overflowBytes += uint64(len(m.Data))
 	if !s.moving {
 		s.moving = true
@@ -372,16 +375,16 @@ func (s *Subscription) push(m Message) {
 // moveSome hands the oldest messages beside ch into it while it has room
 // and the mover holds none (which would go first). Under mu.
 func (s *Subscription) moveSome() {
-	for s.overflow.len() > 0 && !s.hand.Load() {
-		m, _ := s.overflow.front()
+	for s.overflow.Len() > 0 && !s.hand.Load() {
+		m, _ := s.overflow.Front()
 		select {
 		case s.ch <- m:
 		default:
 			return
 		}
-		s.overflow.pop()
+		s.overflow.Pop()
 		s.overflowBytes -= uint64(len(m.Data))
-		s.pending.push(len(m.Data))
+		s.pending.Push(len(m.Data))
 	}
 }
 
@@ -393,7 +396,7 @@ func (s *Subscription) moveSome() {
 func (s *Subscription) moveLoop() {
 	for {
 		s.mu.Lock()
-		m, ok := s.overflow.front()
+		m, ok := s.overflow.Front()
 		if !ok || s.ended {
 			s.moving = false
 			if s.ended {
@@ -402,9 +405,9 @@ func (s *Subscription) moveLoop() {
 			s.mu.Unlock()
 			return
 		}
-		s.overflow.pop()
+		s.overflow.Pop()
 		s.overflowBytes -= uint64(len(m.Data))
-		s.pending.push(len(m.Data)) // counted in ch from now on
+		s.pending.Push(len(m.Data)) // counted in ch from now on
 		s.hand.Store(true)
 		s.mu.Unlock()
 		select {
@@ -503,9 +506,9 @@ func (s *Subscription) endLocked(err error) {
 	// beside it while it has room; the rest is dropped, counted. The
 	// mover, while it runs, closes ch itself.
 	s.moveSome()
-	if left := s.overflow.len(); left > 0 {
-		for s.overflow.len() > 0 {
-			s.overflow.pop()
+	if left := s.overflow.Len(); left > 0 {
+		for s.overflow.Len() > 0 {
+			s.overflow.Pop()
 		}
 		s.overflowBytes = 0
 		s.countDrops(uint64(left))

@@ -1,4 +1,4 @@
-package client
+package chanbytes
 
 import (
 	"math/rand/v2"
@@ -7,18 +7,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestPendingBytesRing checks the ring's count against a plain sum over a
+// TestCounterRing checks the ring's count against a plain sum over a
 // channel filled and drained in random steps, through many wraps.
-func TestPendingBytesRing(t *testing.T) {
+func TestCounterRing(t *testing.T) {
 	const capacity = 7
 	ch := make(chan int, capacity)
-	p := newPendingBytes(capacity, 1<<30)
+	p := New(capacity, 1<<30)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 100_000 {
 		if rng.IntN(2) == 0 && len(ch) < capacity {
 			size := rng.IntN(1000)
 			ch <- size
-			p.push(size)
+			p.Push(size)
 		} else if len(ch) > 0 {
 			<-ch
 		}
@@ -28,6 +28,6 @@ func TestPendingBytesRing(t *testing.T) {
 			want += v
 			ch <- v
 		}
-		require.Equal(t, uint64(want), p.bytes(len(ch)))
+		require.Equal(t, uint64(want), p.Bytes(len(ch)))
 	}
 }
