@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/zap"
 
+	"github.com/wsfan/wsfan/internal/recovery"
 	"github.com/wsfan/wsfan/internal/redact"
 
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -41,6 +42,9 @@ type Client struct {
 	// venue is what the dialect's venue is and decides by, read once by
 	// Dial (protocol.Venue); nothing changes it after.
 	venue protocol.Venue
+	// recovery fills in what Backfill topics missed during a reconnect
+	// and follows their chains (recovery.go); set by Dial.
+	recovery *recovery.Recovery[Message]
 	// holdOff is the earliest time (unix ns) to reconnect after a
 	// refusal that ended the session (sessionend.go).
 	holdOff atomic.Int64
@@ -165,6 +169,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		swaps:  make(chan *endpointSwap),
 	}
 	c.cadenceEvery = cadenceEvery(cfg.staleFactor, cfg.staleFloor)
+	c.recovery = recovery.New[Message](recoveryHost{c}, venue, cfg.backfill, c.log)
 	c.dialer = defaultDialer()
 	if cfg.dialer != nil {
 		c.dialer = *cfg.dialer

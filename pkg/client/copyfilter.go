@@ -69,7 +69,7 @@ func (cn *conn) tookCopy(cp Copy, now time.Time) {
 	case ts.topic.Sequenced:
 		ts.lastID = cp.Place
 	case ts.topic.Backfill && !ts.topic.Retracts:
-		ts.lastPos.Store(cp.Place)
+		ts.rec.SetPlace(cp.Place)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/wsfan/wsfan/internal/pending"
+	"github.com/wsfan/wsfan/internal/recovery"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -27,6 +28,7 @@ func newBenchClient(p protocol.Protocol, opts ...Option) *Client {
 		events:       make(chan Event, 1),
 		cadenceEvery: cadenceEvery(cfg.staleFactor, cfg.staleFloor), // as Dial sets it
 	}
+	c.recovery = recovery.New[Message](recoveryHost{c}, c.venue, cfg.backfill, c.log)
 	if cfg.registerer != nil { // the collector, unregistered: the reader's metrics alone
 		c.metrics = newCollector(c, cfg.metricsName)
 	}
@@ -52,7 +54,7 @@ func (c *Client) subscribeLocal(topics ...string) *Subscription {
 	for i, name := range names {
 		ts := c.topics.get(name)
 		if ts == nil {
-			ts = newTopicState(parsed[i])
+			ts = c.openTopic(parsed[i])
 			ts.confirmed = true
 			c.topics.add(ts)
 		}

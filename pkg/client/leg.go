@@ -175,8 +175,8 @@ func (c *Client) head() uint64 {
 	defer c.mu.Unlock()
 	var top uint64
 	for _, ts := range c.topics.all() {
-		if ts.topic.Backfill && !ts.topic.Retracts {
-			top = max(top, ts.lastPos.Load())
+		if ts.rec != nil && !ts.topic.Retracts {
+			top = max(top, ts.rec.Place())
 		}
 	}
 	return top

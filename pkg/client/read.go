@@ -276,11 +276,11 @@ func (cn *conn) deliver(ts *topicState, data []byte, snapshot bool, now time.Tim
 			c.metrics.delays.observe(ts, now.UnixNano(), st.venue)
 		}
 	}
-	if ts.topic.Backfill { // a node's heads and logs (backfill.go, reorg.go)
+	if ts.rec != nil { // a node's heads and logs (recovery.go)
 		if ts.topic.Retracts && c.venue.Messages != nil && c.venue.Messages.Retracted(data) {
 			msg.Flags |= FlagRetracted
 		}
-		if !c.pass(ts, &msg) {
+		if !ts.rec.Pass(&msg) {
 			return
 		}
 	}
@@ -295,7 +295,8 @@ func (cn *conn) deliver(ts *topicState, data []byte, snapshot bool, now time.Tim
 }
 
 // deliverAll hands msg to every subscription of subs (route's own loop,
-// for the supervisor's deliveries of held and fetched messages).
+// for the recovery's deliveries of held and fetched messages, on the
+// supervisor).
 func deliverAll(c *Client, subs *[]*Subscription, msg Message) {
 	var delivered uint64
 	for _, s := range *subs {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"go.uber.org/zap"
+
+	"github.com/wsfan/wsfan/internal/recovery"
 )
 
 // connectingKey marks the context of the handshake and the on-connect
@@ -43,18 +45,16 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 			return abort(err)
 		}
 	}
-	var backfilling []*topicState
+	var backfilling []*recovery.Topic[Message]
 	if restoring {
-		backfilling = c.holdBackfill()
+		backfilling = c.holdRecovering()
 	}
 	restored, err := c.restore(ctx, cn, &c.restoreRound, false)
 	if err != nil {
-		for _, ts := range backfilling {
-			c.release(ts, nil, false) // the next connection holds them again
-		}
+		c.recovery.Let(backfilling) // the next connection holds them again
 		return abort(err)
 	}
-	c.backfill(ctx, backfilling)
+	c.recovery.Recover(ctx, backfilling)
 	// Topics queued by Subscribe before the first connection while the
 	// restore ran go out in rounds of their own (only they: the others
 	// are subscribed on cn already, and a second Ethereum subscription

@@ -246,7 +246,7 @@ func (c *Client) admitLocked(call *subscribeCall, tally subscribeTally) {
 			_, seen := tally.outcome[ts]
 			switch {
 			case ts == nil:
-				ts = newTopicState(tally.parsed[g][i])
+				ts = c.openTopic(tally.parsed[g][i])
 				c.topics.add(ts)
 				call.fresh = append(call.fresh, ts)
 			case !ts.confirmed && !seen:
@@ -360,7 +360,7 @@ func (c *Client) queue(subs []*Subscription, parsed [][]*protocol.Topic, errs []
 		for i, name := range s.topics {
 			ts := c.topics.get(name)
 			if ts == nil {
-				ts = newTopicState(parsed[g][i])
+				ts = c.openTopic(parsed[g][i])
 				ts.queued = true
 				ts.resumed.Store(c.up)
 				close(ts.ready)

@@ -1,10 +1,9 @@
 package client
 
 import (
-	"sync"
 	"sync/atomic"
 
-	"github.com/wsfan/wsfan/internal/chain"
+	"github.com/wsfan/wsfan/internal/recovery"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
@@ -68,17 +67,10 @@ type topicState struct {
 	// connections, when no reader runs).
 	lastID uint64
 
-	// A Backfill topic's place and the live messages held while its
-	// missed ones are fetched (backfill.go). lastPos is written by the
-	// reader and the backfill; holding is set by the supervisor; holdMu
-	// protects held.
-	lastPos atomic.Uint64
-	holding atomic.Bool
-	holdMu  sync.Mutex
-	held    []Message
-	// chain follows a chaining topic's heads (reorg.go); owned by whoever
-	// delivers the topic: the reader, or the supervisor while it holds.
-	chain *chain.Follower
+	// rec is a Backfill topic's part of the client's recovery (its
+	// place, its chain, the live messages held while its missed ones are
+	// fetched: recovery.go); nil for any other topic. Set at creation.
+	rec *recovery.Topic[Message]
 }
 
 func newTopicState(t *protocol.Topic) *topicState {
