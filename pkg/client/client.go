@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/zap"
 
+	"github.com/wsfan/wsfan/internal/cadence"
 	"github.com/wsfan/wsfan/internal/recovery"
 	"github.com/wsfan/wsfan/internal/redact"
 
@@ -168,7 +169,7 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		done:   make(chan struct{}),
 		swaps:  make(chan *endpointSwap),
 	}
-	c.cadenceEvery = cadenceEvery(cfg.staleFactor, cfg.staleFloor)
+	c.cadenceEvery = cadence.Every(cfg.staleFactor, cfg.staleFloor)
 	c.recovery = recovery.New[Message](recoveryHost{c}, venue, cfg.backfill, c.log)
 	c.dialer = defaultDialer()
 	if cfg.dialer != nil {

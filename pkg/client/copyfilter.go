@@ -60,7 +60,7 @@ func (cn *conn) tookCopy(cp Copy, now time.Time) {
 		}
 	}
 	if every := c.cadenceEvery; every >= 0 {
-		ts.cadence.observe(now.UnixNano(), every)
+		ts.cadence.Observe(now.UnixNano(), every)
 	}
 	if !cp.Placed {
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/wsfan/wsfan/internal/cadence"
 	"github.com/wsfan/wsfan/internal/pending"
 	"github.com/wsfan/wsfan/internal/recovery"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -26,7 +27,7 @@ func newBenchClient(p protocol.Protocol, opts ...Option) *Client {
 		log:          cfg.logger,
 		subs:         make(map[*Subscription]struct{}),
 		events:       make(chan Event, 1),
-		cadenceEvery: cadenceEvery(cfg.staleFactor, cfg.staleFloor), // as Dial sets it
+		cadenceEvery: cadence.Every(cfg.staleFactor, cfg.staleFloor), // as Dial sets it
 	}
 	c.recovery = recovery.New[Message](recoveryHost{c}, c.venue, cfg.backfill, c.log)
 	if cfg.registerer != nil { // the collector, unregistered: the reader's metrics alone

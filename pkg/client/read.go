@@ -240,7 +240,7 @@ func (cn *conn) route(key, data []byte, snapshot bool, now time.Time, st stamps)
 func (cn *conn) deliver(ts *topicState, data []byte, snapshot bool, now time.Time, st stamps) {
 	c := cn.c
 	if every := c.cadenceEvery; every >= 0 {
-		ts.cadence.observe(now.UnixNano(), every)
+		ts.cadence.Observe(now.UnixNano(), every)
 	}
 	var flags Flags
 	if snapshot {

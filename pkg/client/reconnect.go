@@ -402,7 +402,7 @@ func (c *Client) prepareRestore() {
 		c.topics.forgetServerKey(ts)
 		ts.lastID = 0
 		ts.resumed.Store(true)
-		ts.cadence.restart()
+		ts.cadence.Restart()
 	}
 }
 

@@ -3,6 +3,7 @@ package client
 import (
 	"sync/atomic"
 
+	"github.com/wsfan/wsfan/internal/cadence"
 	"github.com/wsfan/wsfan/internal/recovery"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -34,7 +35,7 @@ type topicState struct {
 	// reader clears it.
 	backfilled atomic.Bool
 	// cadence is the topic's arrival rhythm, for finding it stale.
-	cadence cadence
+	cadence cadence.Rhythm
 	// delay is the topic's share of the histogram of the venue's stamps'
 	// age, set by the first delivery that observes one (delays.go).
 	delay atomic.Pointer[topicDelay]
