@@ -115,6 +115,9 @@ func (c *Client) handshake(ctx context.Context, ep endpoint) (*websocket.Conn, *
 		}
 		stop = context.AfterFunc(dialCtx, func() { _ = nc.Close() })
 		fc = batchconn.New(nc)
+		if c.cfg.readPause != nil {
+			return newPausingConn(c, fc, nc), nil
+		}
 		return fc, nil
 	}
 	ws, resp, err := d.DialContext(ctx, ep.url, ep.header)

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package client
+
+// setLowWater does nothing where the receive low-water mark does not keep
+// a socket from waking the poller (readpause.go): the pause alone holds.
+func setLowWater(fd uintptr, n int) {}
