@@ -2,6 +2,7 @@ package standby
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -34,32 +35,60 @@ import (
 // stays the safety net. Answers are never hashed (CopyBytes refuses
 // them).
 //
-// Each hash has a slot of a fixed table, chosen by its low bits, under
-// the slot's own lock (held for a few loads and stores: no map, no
-// allocation, and two legs reading one frame at once wait for each other
-// a few nanoseconds). A hash whose slot another holds takes it, and the
-// other's counts are forgotten with it: a forgotten hash's next reading
-// is a first arrival, which the identity merge judges. The table holds
-// copySlots hashes, far more than two legs are apart in messages at a
-// venue's pace; a leg further behind (back from a long hole, or stalled
-// under a blast on a busy machine: 24,000 heads were seen) has its
-// copies judged by the identity merge and the place rule instead.
+// The hashes are kept in a ring, in the order they were first read, and
+// found again through an index of their low bits. A trailing leg reads
+// the stream in the order the leading one did, so its next copy is
+// almost always the entry after its last: the ring is read front to
+// back, a cache line after the other, where a table laid out by hash
+// would cost each reading a miss (a third of a microsecond of a
+// standby's cost, measured). Each entry has its own lock, held for a
+// few loads and stores (no map, no allocation). An entry is forgotten,
+// with its counts, when the ring comes round to it again (copyRing
+// readings later): a forgotten hash's next reading is a first arrival,
+// which the identity merge judges. copyRing is far more than two legs
+// are apart in messages at a venue's pace; a leg further behind (back
+// from a long hole, or stalled under a blast on a busy machine: 24,000
+// heads were seen) has its copies judged by the identity merge and the
+// place rule instead.
 
 const (
-	copySlots = 1 << 14 // slots of the table: a power of two
+	copyRing  = 1 << 14 // entries of the ring: a power of two
+	copyIndex = 1 << 15 // slots of the index: a power of two, over copyRing
 	copyFold  = 64      // a leg's dropped copies counted under the lock at once, at most
+	// trailWait is how long a trailing leg waits before reading its
+	// drained socket again (see pause): the merged stream's latency is
+	// the leading leg's, and a leading leg that falls silent is covered
+	// by a trailing one at most this much later than at once.
+	trailWait = time.Millisecond
+	// raceWait is how long a leg's reader waits for another leg to
+	// deliver a frame both read at once (see inFlight): less than a
+	// frame's trip through the merge would cost, and it leaves the leg
+	// that much behind, where its copies are dropped.
+	raceWait = 50 * time.Microsecond
 )
+
+// A leg trails while the last notification it hashed was a copy dropped
+// here: another leg is ahead of it, and everything it reads is work
+// thrown away. At a steady pace its reader would still wake for each
+// frame, and the wake-ups cost more than the frames (most of a standby's
+// cost at 20,000 frames a second). A trailing leg whose socket is
+// drained waits trailWait before reading it again, while another leg
+// leads (client.WithReadPause), so its frames arrive many to a read. It
+// leads again, and reads at once, from its first frame that is not a
+// copy: when the leading leg slows or falls silent.
 
 // copies is a Standby's fast path: the hashes its legs read, and each
 // leg's last frame.
 type copies struct {
 	proto protocol.MessageReader
-	slots []copySlot // copySlots of them
-	legs  []copyLeg  // legs[i] is leg i's, owned by its reader
+	ring  []copySlot      // copyRing of them; the p-th hash first read is at p mod copyRing
+	index []atomic.Uint64 // copyIndex of them: a hash's low bits → its ring position+1; 0: none
+	head  atomic.Uint64   // the ring positions given out
+	legs  []copyLeg       // legs[i] is leg i's
 }
 
-// copySlot is a slot of the table: mu protects its hash's entry. The
-// legs' readers and the merges' offers take it.
+// copySlot is an entry of the ring: mu protects it. The legs' readers
+// and the merges' offers take it.
 type copySlot struct {
 	mu sync.Mutex
 	e  copyEntry
@@ -70,12 +99,14 @@ type copySlot struct {
 // arrival was, for a dropped copy to tell.
 type copyEntry struct {
 	key       xxh3.Uint128
+	at        uint64 // its ring position
 	legs      [Max + 1]uint32
 	delivered uint32
+	offered   uint32 // the readings offered to a merge, delivered or not
 	many      bool   // it went to more than one merge: never dropped here
 	m         *merge // the merge its first arrival went to; nil: none yet
 	id        uint64 // its identity in m
-	at        *topicPlace
+	place     *topicPlace
 	pos       uint64
 	topic     string
 }
@@ -86,13 +117,19 @@ type copyEntry struct {
 type copyLeg struct {
 	mu   sync.Mutex
 	last copyKey
+	// next is the ring position after the entry of the leg's last
+	// hash, where its next one most likely is. Owned by its reader.
+	next uint64
+	// trailing: the last notification the leg hashed was a copy dropped
+	// (see trailWait). Written by the leg's reader, read by the others'.
+	trailing atomic.Bool
 }
 
 // copyKey is a frame's hash and the leg's readings of it, this one
 // counted, and where the frame lies.
 type copyKey struct {
 	key    xxh3.Uint128
-	slot   uint32 // key's slot
+	at     uint64 // key's ring position
 	n      uint32 // the leg's readings of key, this one counted
 	lo, hi uintptr
 	ok     bool
@@ -105,7 +142,7 @@ func newCopies(p protocol.Protocol, legs int) *copies {
 	if cp == nil {
 		return nil
 	}
-	return &copies{proto: cp, slots: make([]copySlot, copySlots), legs: make([]copyLeg, legs)}
+	return &copies{proto: cp, ring: make([]copySlot, copyRing), index: make([]atomic.Uint64, copyIndex), legs: make([]copyLeg, legs)}
 }
 
 // option installs leg's filter on its client (client.WithCopyFilter);
@@ -114,14 +151,34 @@ func (c *copies) option(leg int) []client.Option {
 	if c == nil {
 		return nil
 	}
-	return []client.Option{client.WithCopyFilter(func(frame []byte, now time.Time) (client.Copy, bool) {
-		return c.read(leg, frame, now)
-	})}
+	return []client.Option{
+		client.WithCopyFilter(func(frame []byte, now time.Time) (client.Copy, bool) {
+			return c.read(leg, frame, now)
+		}),
+		client.WithReadPause(func() time.Duration { return c.pause(leg) }),
+	}
+}
+
+// pause is how long leg's reader waits before reading its drained socket:
+// trailWait while it trails and another leg leads, none otherwise (two
+// trailing legs would both wait, and the stream with them). Runs on
+// leg's reader.
+func (c *copies) pause(leg int) time.Duration {
+	if !c.legs[leg].trailing.Load() {
+		return 0
+	}
+	for i := range c.legs {
+		if i != leg && !c.legs[i].trailing.Load() {
+			return trailWait
+		}
+	}
+	return 0
 }
 
 // read counts frame's reading by leg and reports whether it is a copy of
-// one delivered, moving the merge on past it (see above). Runs on leg's
-// reader.
+// one delivered, moving the merge on past it (see above). A frame another
+// leg read first and is still taking to the merge is waited for, once,
+// raceWait. Runs on leg's reader.
 func (c *copies) read(leg int, frame []byte, now time.Time) (client.Copy, bool) {
 	l := &c.legs[leg]
 	b, ok := c.proto.CopyBytes(frame)
@@ -130,31 +187,108 @@ func (c *copies) read(leg int, frame []byte, now time.Time) (client.Copy, bool) 
 		return client.Copy{}, false
 	}
 	key := xxh3.Hash128(b)
-	i := uint32(key.Lo) & (copySlots - 1)
-	sl := &c.slots[i]
-	sl.mu.Lock()
+	sl := c.find(l, key)
 	e := &sl.e
-	if e.key != key { // a new hash, or one whose slot another took
-		*e = copyEntry{key: key}
-	}
 	e.legs[leg]++
-	n := e.legs[leg]
-	m := e.m
-	drop := m != nil && !e.many && n <= e.delivered
-	id, at, pos, topic := e.id, e.at, e.pos, e.topic
+	n, at := e.legs[leg], e.at
+	first, racing := e.first(n), e.inFlight(leg, n)
 	sl.mu.Unlock()
-	if !drop || m.legs[leg].rejoin.Load() {
+	if racing {
+		time.Sleep(raceWait)
+		sl.mu.Lock()
+		if e.key == key && e.at == at {
+			first = e.first(n)
+		}
+		sl.mu.Unlock()
+	}
+	m := first.m
+	if m == nil || m.legs[leg].rejoin.Load() {
+		l.trailing.Store(false)
 		lo := uintptr(unsafe.Pointer(unsafe.SliceData(frame)))
-		l.set(copyKey{key: key, slot: i, n: n, lo: lo, hi: lo + uintptr(len(frame)), ok: true})
+		l.set(copyKey{key: key, at: at, n: n, lo: lo, hi: lo + uintptr(len(frame)), ok: true})
 		return client.Copy{}, false
 	}
 	l.set(copyKey{})
+	l.trailing.Store(true)
 	m.lastAt[leg].Store(now.UnixNano())
-	if at != nil {
-		at.reached(leg, pos)
+	if first.place != nil {
+		first.place.reached(leg, first.pos)
 	}
-	m.dropped(leg, id)
-	return client.Copy{Topic: topic, Place: pos, Placed: at != nil}, true
+	m.dropped(leg, first.id)
+	return client.Copy{Topic: first.topic, Place: first.pos, Placed: first.place != nil}, true
+}
+
+// find returns the slot of key's entry, locked: the one after the entry
+// of the leg's last hash (where a leg reading in the ring's order finds
+// it), the one the index names, or else a new one at the ring's head,
+// taking the place of the entry copyRing before it. Runs on l's reader.
+func (c *copies) find(l *copyLeg, key xxh3.Uint128) *copySlot {
+	if sl := c.held(l.next, key); sl != nil {
+		l.next++
+		return sl
+	}
+	ix := &c.index[key.Lo&(copyIndex-1)]
+	if p := ix.Load(); p != 0 {
+		if sl := c.held(p-1, key); sl != nil {
+			l.next = p
+			return sl
+		}
+	}
+	p := c.head.Add(1) - 1
+	sl := &c.ring[p&(copyRing-1)]
+	sl.mu.Lock()
+	sl.e = copyEntry{key: key, at: p}
+	ix.Store(p + 1)
+	l.next = p + 1
+	return sl
+}
+
+// held returns the slot of ring position p, locked, when it holds key's
+// entry; nil otherwise.
+func (c *copies) held(p uint64, key xxh3.Uint128) *copySlot {
+	sl := &c.ring[p&(copyRing-1)]
+	sl.mu.Lock()
+	if sl.e.key == key && sl.e.at == p {
+		return sl
+	}
+	sl.mu.Unlock()
+	return nil
+}
+
+// firstArrival is what a copy dropped tells of its first arrival: the
+// merge that delivered it (nil: none did yet, or it may not be dropped),
+// its identity there, and its place.
+type firstArrival struct {
+	m     *merge
+	id    uint64
+	place *topicPlace
+	pos   uint64
+	topic string
+}
+
+// first returns what the n-th reading of e's hash on a leg may be
+// dropped as: the first arrival of the n-th, when the merged stream
+// delivered it. Called with the slot's lock held.
+func (e *copyEntry) first(n uint32) firstArrival {
+	if e.m == nil || e.many || n > e.delivered {
+		return firstArrival{}
+	}
+	return firstArrival{m: e.m, id: e.id, place: e.place, pos: e.pos, topic: e.topic}
+}
+
+// inFlight reports whether another leg than leg has read the n-th reading
+// of e's hash and not yet offered it to a merge: under way there, as two
+// legs in step read one frame at once. Called with the slot's lock held.
+func (e *copyEntry) inFlight(leg int, n uint32) bool {
+	if e.offered >= n {
+		return false
+	}
+	for j, r := range e.legs {
+		if j != leg && r >= n {
+			return true
+		}
+	}
+	return false
 }
 
 // current returns the key of leg's last frame when data (an offered
@@ -182,19 +316,19 @@ func (l *copyLeg) set(k copyKey) {
 // identity id and place at in m) that m delivered it, so that other legs'
 // copies of it are dropped. Called with m.mu held.
 func (c *copies) offered(k copyKey, m *merge, delivered bool, topic string, id uint64, at placed) {
-	sl := &c.slots[k.slot]
-	sl.mu.Lock()
+	sl := c.held(k.at, k.key)
+	if sl == nil {
+		return // forgotten meanwhile: the ring came round to it
+	}
 	defer sl.mu.Unlock()
 	e := &sl.e
-	if e.key != k.key {
-		return // forgotten meanwhile: another hash took the slot
-	}
 	switch {
 	case e.m == nil:
-		e.m, e.id, e.at, e.pos, e.topic = m, id, at.at, at.pos, topic
+		e.m, e.id, e.place, e.pos, e.topic = m, id, at.at, at.pos, topic
 	case e.m != m:
 		e.many = true
 	}
+	e.offered = max(e.offered, k.n)
 	if delivered {
 		e.delivered = max(e.delivered, k.n)
 	}

@@ -103,8 +103,8 @@ func TestCopiesDropWhatAnotherLegDelivered(t *testing.T) {
 	_, drop = read(1, answer)
 	assert.False(t, drop, "answers are never hashed")
 	hashed := 0
-	for i := range sb.copies.slots {
-		if sb.copies.slots[i].e.key != (xxh3.Uint128{}) {
+	for i := range sb.copies.ring {
+		if sb.copies.ring[i].e.key != (xxh3.Uint128{}) {
 			hashed++
 		}
 	}
@@ -124,27 +124,46 @@ func TestCopiesDropWhatAnotherLegDelivered(t *testing.T) {
 	assert.Equal(t, 3, delivered())
 }
 
-// A hash whose slot another hash took is forgotten with its counts: its
-// copy is not dropped on the reader, and the identity merge, the safety
-// net, drops it instead.
-func TestCopiesForgetAHashWhoseSlotAnotherTook(t *testing.T) {
+// A hash is forgotten with its counts when the ring comes round to its
+// entry: its copy is not dropped on the reader, and the identity merge,
+// the safety net, drops it instead.
+func TestCopiesForgetAHashTheRingCameRoundTo(t *testing.T) {
 	sb, m, read := headCopies(t)
-	slot := func(n int) uint64 {
-		b, ok := sb.copies.proto.CopyBytes(headFrame("0x01", n))
-		require.True(t, ok)
-		return xxh3.Hash128(b).Lo & (copySlots - 1)
-	}
-	other := 2
-	for slot(other) != slot(1) { // a head whose hash takes head 1's slot
-		other++
-	}
 	_, drop := read(0, headFrame("0x01", 1))
 	assert.False(t, drop)
-	_, drop = read(0, headFrame("0x01", other))
-	assert.False(t, drop)
+	wrapRing(t, sb, 0)
 	_, drop = read(1, headFrame("0x02", 1))
 	assert.False(t, drop, "head 1 was forgotten: its copy goes on to the merge")
-	assert.Equal(t, 2, len(m.out.Subscription().C()), "which drops it")
+	assert.Equal(t, 1, len(m.out.Subscription().C()), "which drops it")
+}
+
+// wrapRing has leg read copyRing heads no one else reads (and no merge
+// is offered), so that the ring comes round to every entry before them.
+func wrapRing(t *testing.T, sb *Standby, leg int) {
+	t.Helper()
+	for n := range copyRing {
+		_, drop := sb.copies.read(leg, headFrame("0x01", 1_000_000+n), time.Now())
+		require.False(t, drop)
+	}
+}
+
+// A leg that reads the stream in another order than the ring holds it
+// (two topics interleaved otherwise on its connection) finds its copies
+// through the index: every one is dropped.
+func TestCopiesFoundOutOfTheRingsOrder(t *testing.T) {
+	sb, m, read := headCopies(t)
+	order := []int{1, 2, 3, 4, 5, 6}
+	for _, n := range order {
+		_, drop := read(0, headFrame("0x01", n))
+		require.False(t, drop)
+	}
+	for _, n := range []int{2, 1, 4, 3, 6, 5} {
+		cp, drop := read(1, headFrame("0x02", n))
+		assert.True(t, drop, "head %d: a copy", n)
+		assert.Equal(t, uint64(n), cp.Place)
+	}
+	assert.Equal(t, len(order), len(m.out.Subscription().C()))
+	assert.Equal(t, uint64(len(order)), sb.copies.head.Load(), "one entry a head: the second leg's found them all")
 }
 
 // A message a leg's supervisor fetched (a backfill) is keyed by no
@@ -219,27 +238,72 @@ func TestCopiesOfEachVenue(t *testing.T) {
 	}
 }
 
-// A hash forgotten (another hash took its slot) is counted from one
+// A hash forgotten (the ring came round to it) is counted from one
 // again: a leg's next reading of it, a second event, must not be taken
 // for a copy of the first, which was delivered; the identity merge
 // judges it (a second sending: delivered).
 func TestCopiesForgottenByALegDropNoSecondEvent(t *testing.T) {
 	sb, m, read := headCopies(t)
-	slot := func(n int) uint64 {
-		b, ok := sb.copies.proto.CopyBytes(headFrame("0x01", n))
-		require.True(t, ok)
-		return xxh3.Hash128(b).Lo & (copySlots - 1)
-	}
-	other := 2
-	for slot(other) != slot(1) {
-		other++
-	}
 	_, drop := read(0, headFrame("0x01", 1))
 	require.False(t, drop)
 	require.Equal(t, 1, len(m.out.Subscription().C()), "head 1 delivered")
-	_, drop = sb.copies.read(0, headFrame("0x01", other), time.Now()) // read, not offered: it takes head 1's slot
-	require.False(t, drop)
+	wrapRing(t, sb, 0)
 	_, drop = read(0, headFrame("0x01", 1))
 	assert.False(t, drop, "leg 0's second head 1 is no copy, though counted as its first reading again")
 	assert.Equal(t, 2, len(m.out.Subscription().C()), "the identity merge delivers it: leg 0 sent it twice")
+}
+
+// A leg whose last notification was a copy dropped trails: it pauses
+// before reading its drained socket while another leg leads, and reads at
+// once again from its first frame that is not a copy. Two trailing legs
+// never both pause.
+func TestCopiesTrailingLegPauses(t *testing.T) {
+	sb, _, read := headCopies(t)
+	c := sb.copies
+	assert.Zero(t, c.pause(0))
+	assert.Zero(t, c.pause(1))
+
+	_, drop := read(0, headFrame("0x01", 1))
+	require.False(t, drop)
+	_, drop = read(1, headFrame("0x02", 1))
+	require.True(t, drop)
+	assert.Equal(t, trailWait, c.pause(1), "leg 1 read a copy: it trails leg 0")
+	assert.Zero(t, c.pause(0), "leg 0 leads")
+
+	_, drop = read(1, headFrame("0x02", 2))
+	require.False(t, drop, "leg 0 fell silent: head 2 is leg 1's first arrival")
+	assert.Zero(t, c.pause(1), "leg 1 leads again")
+
+	c.legs[0].trailing.Store(true)
+	c.legs[1].trailing.Store(true)
+	assert.Zero(t, c.pause(0), "no leg leads: none pauses")
+	assert.Zero(t, c.pause(1))
+}
+
+// A frame another leg has read and not yet offered to the merge is in
+// flight: a leg reading its copy then waits for that offer (raceWait),
+// where the copy is dropped, rather than taking it to the merge too.
+// However the two interleave, the head is delivered once.
+func TestCopiesWaitForACopyInFlight(t *testing.T) {
+	sb, m, read := headCopies(t)
+	frame := headFrame("0x01", 1)
+	_, drop := sb.copies.read(0, frame, time.Now()) // read, not offered yet
+	require.False(t, drop)
+	e := &sb.copies.ring[0].e
+	assert.True(t, e.inFlight(1, 1), "leg 0 read head 1 and has not offered it")
+	assert.False(t, e.inFlight(0, 1), "a leg's own reading is not another's in flight")
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		read(1, headFrame("0x02", 1))
+	}()
+	var f protocol.Frame
+	require.NoError(t, ethereum.Protocol().Classify(frame, &f))
+	m.offer(0, client.Message{Topic: "newHeads", Data: f.Data, RecvTime: time.Now()}) // its data lies in the frame read
+	<-done
+	assert.Equal(t, 1, len(m.out.Subscription().C()), "head 1 delivered once")
+	sb.copies.ring[0].mu.Lock()
+	defer sb.copies.ring[0].mu.Unlock()
+	assert.False(t, e.inFlight(1, 1), "offered")
 }
