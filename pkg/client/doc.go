@@ -38,6 +38,14 @@
 //   - WhileConnected's user task, with one more that ends the task's
 //     context when its connection ends.
 //
+// The recovery of a node's topics (internal/recovery, plugged in at
+// Dial: recovery.go) starts none: it runs on the reader, which hands it
+// each message of a Backfill topic (held while a backfill runs), and on
+// the supervisor, which has it hold those topics before a restore and
+// fetch and deliver what they missed after, before the connection is
+// handed out; a Subscribe of an Ethereum logs filter asks it for the
+// topic's starting place on the caller's goroutine.
+//
 // User code never runs on the reader, the writer or the supervisor (but
 // the on-connect hook). Composites built on the core start their own
 // (pkg/pool: an event relay per connection and a forwarder per part of a

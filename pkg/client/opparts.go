@@ -8,7 +8,7 @@ import (
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
-// part records the answer a frame of a TopicAcking dialect (OKX) gives
+// Part records the answer a frame of a TopicAcking dialect (OKX) gives
 // one topic of op's request, and reports whether every topic is answered
 // now: an acknowledgement names its topic; a refusal names its topic,
 // refuses the request as a whole (then every topic not answered yet), or
@@ -17,7 +17,7 @@ import (
 // naming a topic answered already, or none of the request's, changes
 // nothing (it is logged).
 // Runs on the reader goroutine with the pending table's lock held
-// (pendingTable.takeAnswered); an op of any other dialect is answered
+// (pending.Table.TakeAnswered); an op of any other dialect is answered
 // whole by its one response.
 func (op *subscribeOp) Part(f *protocol.Frame) bool {
 	if op.answered == nil {

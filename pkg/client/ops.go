@@ -218,11 +218,12 @@ func grow[T any](s []T, n int) []T {
 	return s[:n]
 }
 
-// answer records the outcome of op and counts it in its group. The
-// server's response comes on the reader goroutine, so that a
-// server-assigned routing key (an Ethereum subscription id) is routable
-// before the next frame is read; an error comes from the connection's
-// failure or from a waiter giving up.
+// Answer records the outcome of op (the pending.Answerer of its
+// request) and counts it in its group. The server's response comes on
+// the reader goroutine, so that a server-assigned routing key (an
+// Ethereum subscription id) is routable before the next frame is read;
+// an error comes from the connection's failure or from a waiter giving
+// up.
 func (op *subscribeOp) Answer(f *protocol.Frame, err error) {
 	c := op.c
 	switch {

@@ -196,7 +196,7 @@ func TestThousandTopicsRestored(t *testing.T) {
 			d := dialects[tc.dialect]
 			var srvOpts []exchangetest.Option
 			// The restore's frames alone: no backfill of the Ethereum logs
-			// topics (backfill.go, tested on its own).
+			// topics (internal/recovery, tested on its own).
 			opts := []client.Option{fastBackoff(), client.Buffer(2 * n), client.WithBackfill(0)}
 			if tc.chunk > 0 {
 				srvOpts = append(srvOpts, exchangetest.WithBatchCap(tc.chunk))
