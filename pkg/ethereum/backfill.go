@@ -29,6 +29,11 @@ const logIndexBits = 20
 
 // Position reads a head's number, or a log's block and index.
 func (dialect) Position(t *protocol.Topic, data []byte) (uint64, bool) {
+	if !t.Retracts { // a head: its number, found as Link finds it, without a scan
+		if n, ok := quantity(valueOf(data, keyNumber)); ok {
+			return n, true
+		}
+	}
 	block, index, ok := positionFields(data, t.Retracts)
 	if !ok {
 		return 0, false

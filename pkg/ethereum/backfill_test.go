@@ -86,3 +86,28 @@ func TestLogsBackfillHalvesARefusedRange(t *testing.T) {
 	}
 	assert.Positive(t, refused.Load(), "the whole range was refused first")
 }
+
+// A head's position is its number, wherever the key stands among the
+// head's fields, read the way Link reads it (the two never disagree); a
+// log's is its block and index.
+func TestPositionOfAHead(t *testing.T) {
+	p := ethereum.Protocol()
+	rec, messages := p.Venue().Recoverer, p.Venue().Messages
+	heads, err := p.NewTopic("newHeads")
+	require.NoError(t, err)
+	hash := func(n int) string { return fmt.Sprintf(`"0x%064x"`, n) }
+	for _, head := range []string{
+		`{"number":"0x10","hash":` + hash(2) + `,"parentHash":` + hash(1) + `}`,
+		`{"parentHash":` + hash(1) + `,"logsBloom":"0x00","hash":` + hash(2) + `,"blockNumber":"0x1","number":"0x10"}`,
+		`{"hash":` + hash(2) + `,"parentHash":` + hash(1) + `,"extraData":"0x6e756d626572","number":"0x10"}`,
+	} {
+		pos, ok := rec.Position(heads, []byte(head))
+		require.True(t, ok, head)
+		assert.Equal(t, uint64(0x10), pos, head)
+		number, _, _, ok := messages.Link([]byte(head))
+		require.True(t, ok, head)
+		assert.Equal(t, number, pos, "Link reads the same number: %s", head)
+	}
+	_, ok := rec.Position(heads, []byte(`{"hash":`+hash(2)+`}`))
+	assert.False(t, ok, "a head without its number has no place")
+}
