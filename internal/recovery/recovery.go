@@ -55,9 +55,10 @@ const (
 // reader (Data, Mark, Reorg) or the supervisor (all of them).
 type Host[M any] interface {
 	// Data is m's payload.
-	Data(m *M) []byte
-	// Mark sets set and clears clear on m.
-	Mark(m *M, set, clear Mark)
+	Data(m M) []byte
+	// Mark returns m with set set and clear cleared. Messages go by
+	// value, so that the reader's message does not escape to the heap.
+	Mark(m M, set, clear Mark) M
 	// Fetched makes the message of topic a fetch returned, read at now.
 	Fetched(topic string, data []byte, marks Mark, now time.Time) M
 	// Call makes a call on the connection being restored.
@@ -130,70 +131,72 @@ func (tt *Topic[M]) SetPlace(pos uint64) { tt.pos.Store(pos) }
 
 // Pass is the reader's check of a message of the topic: while the topic
 // is held it waits and Pass reports false; else Pass records its place
-// (and its link in the chain) and reports true.
-func (tt *Topic[M]) Pass(m *M) bool {
+// (and its link in the chain) and returns it, marked Reorg where it is
+// one, and true.
+func (tt *Topic[M]) Pass(m M) (M, bool) {
 	if tt.holding.Load() {
 		tt.mu.Lock()
 		if tt.holding.Load() {
-			tt.held = append(tt.held, *m)
+			tt.held = append(tt.held, m)
 			tt.mu.Unlock()
-			return false
+			return m, false
 		}
 		tt.mu.Unlock()
 	}
-	tt.place(m)
-	return true
+	return tt.place(m), true
 }
 
 // place records m's place, and for a chain (heads) its link, marking a
 // reorg: one scan of the message for both.
-func (tt *Topic[M]) place(m *M) {
+func (tt *Topic[M]) place(m M) M {
 	r := tt.r
+	data := r.host.Data(m)
 	if r.links != nil && !tt.t.Retracts {
-		if number, ok := tt.follow(m); ok {
+		if number, reorg, ok := tt.follow(data); ok {
+			if reorg {
+				m = r.host.Mark(m, Reorg, 0)
+			}
 			tt.pos.Store(number)
-			return
+			return m
 		}
 	}
 	if r.rec == nil {
-		return
+		return m
 	}
-	if pos, ok := r.rec.Position(tt.t, r.host.Data(m)); ok {
+	if pos, ok := r.rec.Position(tt.t, data); ok {
 		tt.pos.Store(pos)
 	}
+	return m
 }
 
-// follow adds m, a head of a chaining topic, to the topic's chain; a head
-// whose parent is not the previous head is marked Reorg and reported to
-// the host with the blocks it replaced. A head the chain holds already
-// (a backfill's seam) is delivered as it is. It returns the head's
-// number.
-func (tt *Topic[M]) follow(m *M) (uint64, bool) {
-	number, hash, parent, ok := tt.r.links.Link(tt.r.host.Data(m))
+// follow adds data, a head of a chaining topic, to the topic's chain; a
+// head whose parent is not the previous head is a reorg, reported to the
+// host with the blocks it replaced. A head the chain holds already (a
+// backfill's seam) is none. It returns the head's number.
+func (tt *Topic[M]) follow(data []byte) (number uint64, reorg, ok bool) {
+	number, hash, parent, ok := tt.r.links.Link(data)
 	if !ok {
-		return 0, false
+		return 0, false, false
 	}
 	if tt.chain == nil {
 		tt.chain = chain.New(chainKeep)
 	}
 	out := tt.chain.Apply(chain.Link{Number: number, Hash: hash, Parent: parent})
 	if !out.Reorg {
-		return number, true
+		return number, false, true
 	}
-	tt.r.host.Mark(m, Reorg, 0)
 	replaced := make([]string, len(out.Replaced))
 	for i, l := range out.Replaced {
 		replaced[i] = "0x" + hex.EncodeToString(l.Hash[:])
 	}
 	tt.r.host.Reorg(tt.t.Name, number, replaced, out.Deep)
-	return number, true
+	return number, true, true
 }
 
 // passHeld is Pass for a message the supervisor delivers (fetched or
 // held): its place and link, then its delivery.
 func (tt *Topic[M]) passHeld(m M) {
-	tt.place(&m)
-	tt.deliver(m)
+	tt.deliver(tt.place(m))
 }
 
 // Hold holds the live messages of each of topics (the client's confirmed
@@ -373,7 +376,7 @@ func (tt *Topic[M]) release(fetched []M, gap bool) {
 	var seam uint64
 	for _, m := range fetched {
 		tt.passHeld(m)
-		if pos, ok := r.rec.Position(tt.t, r.host.Data(&m)); ok {
+		if pos, ok := r.rec.Position(tt.t, r.host.Data(m)); ok {
 			seam = pos
 			tt.pos.Store(pos)
 		}
@@ -389,7 +392,7 @@ func (tt *Topic[M]) release(fetched []M, gap bool) {
 		}
 		tt.mu.Unlock()
 		for _, m := range held {
-			pos, ok := r.rec.Position(tt.t, r.host.Data(&m))
+			pos, ok := r.rec.Position(tt.t, r.host.Data(m))
 			if ok && pos <= seam {
 				continue // the fetch delivered it
 			}
@@ -400,9 +403,8 @@ func (tt *Topic[M]) release(fetched []M, gap bool) {
 			if gap && first {
 				set = Gap
 			}
-			r.host.Mark(&m, set, clear)
 			first = false
-			tt.passHeld(m)
+			tt.passHeld(r.host.Mark(m, set, clear))
 			if ok {
 				tt.pos.Store(pos)
 			}

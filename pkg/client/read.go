@@ -280,7 +280,8 @@ func (cn *conn) deliver(ts *topicState, data []byte, snapshot bool, now time.Tim
 		if ts.topic.Retracts && c.venue.Messages != nil && c.venue.Messages.Retracted(data) {
 			msg.Flags |= FlagRetracted
 		}
-		if !ts.rec.Pass(&msg) {
+		var ok bool
+		if msg, ok = ts.rec.Pass(msg); !ok {
 			return
 		}
 	}

@@ -84,10 +84,11 @@ func flagsOf(m recovery.Mark) Flags {
 	return f
 }
 
-func (recoveryHost) Data(m *Message) []byte { return m.Data }
+func (recoveryHost) Data(m Message) []byte { return m.Data }
 
-func (recoveryHost) Mark(m *Message, set, clear recovery.Mark) {
+func (recoveryHost) Mark(m Message, set, clear recovery.Mark) Message {
 	m.Flags = m.Flags&^flagsOf(clear) | flagsOf(set)
+	return m
 }
 
 func (recoveryHost) Fetched(topic string, data []byte, marks recovery.Mark, now time.Time) Message {
