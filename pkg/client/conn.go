@@ -14,7 +14,6 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/wsfan/wsfan/internal/batchconn"
 	"github.com/wsfan/wsfan/internal/pending"
 	"github.com/wsfan/wsfan/internal/redact"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -27,7 +26,7 @@ import (
 type conn struct {
 	c       *Client
 	ws      *websocket.Conn
-	fc      *batchconn.Conn // gathers the writer's batches into one write(2)
+	sock    *socket // gathers the writer's batches into one write(2), stamps the reads
 	pending *pending.Table
 
 	// wmu protects queue and closed. Any goroutine may queue frames; the
@@ -85,18 +84,18 @@ func (c *Client) dialEndpoint(ctx context.Context, epIndex int) (*conn, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.dialTimeout)
 	defer cancel()
-	ws, fc, err := c.handshake(ctx, c.eps[epIndex])
+	ws, sock, err := c.handshake(ctx, c.eps[epIndex])
 	if err != nil {
 		return nil, err
 	}
-	return c.startConn(ws, fc, epIndex), nil
+	return c.startConn(ws, sock, epIndex), nil
 }
 
 // handshake opens a socket to ep and makes its WebSocket handshake
-// within ctx, the socket wrapped in the batchconn.Conn fc the writer
-// writes through. A failure is dialError's.
-func (c *Client) handshake(ctx context.Context, ep endpoint) (*websocket.Conn, *batchconn.Conn, error) {
-	var fc *batchconn.Conn
+// within ctx over it (socket.go: the writer's batches, the reads'
+// stamps). A failure is dialError's.
+func (c *Client) handshake(ctx context.Context, ep endpoint) (*websocket.Conn, *socket, error) {
+	var sock *socket
 	// gorilla watches ctx only through the deadline it sets on the socket:
 	// a cancelled ctx (Close, or the caller's) would leave the handshake
 	// blocked on a server that accepted TCP and never answers until the
@@ -114,11 +113,8 @@ func (c *Client) handshake(ctx context.Context, ep endpoint) (*websocket.Conn, *
 			return nil, err
 		}
 		stop = context.AfterFunc(dialCtx, func() { _ = nc.Close() })
-		fc = batchconn.New(nc)
-		if c.cfg.readPause != nil {
-			return newPausingConn(c, fc, nc), nil
-		}
-		return fc, nil
+		sock = newSocket(c, nc)
+		return sock, nil
 	}
 	ws, resp, err := d.DialContext(ctx, ep.url, ep.header)
 	if !stop() && err == nil {
@@ -132,7 +128,7 @@ func (c *Client) handshake(ctx context.Context, ep endpoint) (*websocket.Conn, *
 	if resp != nil && resp.Body != nil {
 		_ = resp.Body.Close() // the handshake response has no body worth reading
 	}
-	return ws, fc, nil
+	return ws, sock, nil
 }
 
 // dialError is the error of a failed handshake with ep: its URL
@@ -163,9 +159,9 @@ func (c *Client) dialError(ctx context.Context, ep endpoint, resp *http.Response
 }
 
 // startConn makes the connection of a socket whose handshake is done
-// (ws over fc, to endpoint epIndex) and starts its reader and writer
+// (ws over sock, to endpoint epIndex) and starts its reader and writer
 // goroutines.
-func (c *Client) startConn(ws *websocket.Conn, fc *batchconn.Conn, epIndex int) *conn {
+func (c *Client) startConn(ws *websocket.Conn, sock *socket, epIndex int) *conn {
 	// The read limit is enforced per frame by readFrame, which discards an
 	// oversized frame and keeps the connection.
 	ws.SetReadLimit(0)
@@ -173,7 +169,7 @@ func (c *Client) startConn(ws *websocket.Conn, fc *batchconn.Conn, epIndex int) 
 	cn := &conn{
 		c:       c,
 		ws:      ws,
-		fc:      fc,
+		sock:    sock,
 		pending: pending.NewTable(),
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
@@ -364,10 +360,10 @@ func (cn *conn) writeBatch(frames []outFrame) error {
 	if err := cn.ws.SetWriteDeadline(time.Now().Add(cn.c.cfg.writeTimeout)); err != nil {
 		return err
 	}
-	cn.fc.Cork()
+	cn.sock.Cork()
 	for _, f := range frames {
 		if err := cn.ws.WriteMessage(websocket.TextMessage, f.data); err != nil {
-			_ = cn.fc.Flush()
+			_ = cn.sock.Flush()
 			return err
 		}
 	}
@@ -377,7 +373,7 @@ func (cn *conn) writeBatch(frames []outFrame) error {
 			tap.FrameWritten(cn.info, f.data, now)
 		}
 	}
-	return cn.fc.Flush()
+	return cn.sock.Flush()
 }
 
 // bufPool recycles request buffers between callers and the writer.

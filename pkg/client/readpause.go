@@ -1,10 +1,6 @@
 package client
 
-import (
-	"net"
-	"syscall"
-	"time"
-)
+import "time"
 
 // A ReadPause lets a connection that carries nothing of its own for now
 // read its socket in batches. A composite's leg whose every frame is a
@@ -36,49 +32,25 @@ func WithReadPause(p ReadPause) Option {
 // one call.
 const gatherBytes = 32 << 10
 
-// pausingConn is the socket under a connection whose client has a
-// ReadPause: it waits as the pause says before a read that follows a
-// short one. Writes go straight to the embedded net.Conn (the writer's
-// batchconn.Conn).
-type pausingConn struct {
-	net.Conn
-	c     *Client
-	pause ReadPause
-	raw   syscall.RawConn // the TCP socket's, for its low-water mark; nil: none
-	// drained: the last read did not fill its buffer. Owned by the
-	// goroutine reading the socket: the handshake's, then the reader.
-	drained bool
-}
-
-// newPausingConn wraps fc, whose socket is tcp, under c's pause.
-func newPausingConn(c *Client, fc net.Conn, tcp net.Conn) *pausingConn {
-	pc := &pausingConn{Conn: fc, c: c, pause: c.cfg.readPause}
-	if sc, ok := tcp.(syscall.Conn); ok {
-		pc.raw, _ = sc.SyscallConn()
+// pauseBeforeRead waits as the pause says, unless a call waits for an
+// answer, with the socket's low-water mark raised meanwhile. Runs on the
+// goroutine reading the socket.
+func (s *socket) pauseBeforeRead() {
+	if s.c.pendingCalls() != 0 {
+		return
 	}
-	return pc
-}
-
-// Read waits as the pause says when the socket was drained and no call
-// waits for an answer, then reads.
-func (pc *pausingConn) Read(p []byte) (int, error) {
-	if pc.drained && pc.c.pendingCalls() == 0 {
-		if d := pc.pause(); d > 0 {
-			pc.lowWater(gatherBytes)
-			time.Sleep(d)
-			pc.lowWater(1)
-		}
+	if d := s.pause(); d > 0 {
+		s.lowWater(gatherBytes)
+		time.Sleep(d)
+		s.lowWater(1)
 	}
-	n, err := pc.Conn.Read(p)
-	pc.drained = n < len(p)
-	return n, err
 }
 
 // lowWater sets the socket's receive low-water mark to n bytes, where the
 // system has one: until n bytes wait, the socket does not wake the
 // runtime's poller. A read takes what waits all the same.
-func (pc *pausingConn) lowWater(n int) {
-	if pc.raw != nil {
-		_ = pc.raw.Control(func(fd uintptr) { setLowWater(fd, n) })
+func (s *socket) lowWater(n int) {
+	if s.raw != nil {
+		_ = s.raw.Control(func(fd uintptr) { setLowWater(fd, n) })
 	}
 }
