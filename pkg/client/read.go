@@ -276,14 +276,8 @@ func (cn *conn) deliver(ts *topicState, data []byte, snapshot bool, now time.Tim
 			c.metrics.delays.observe(ts, now.UnixNano(), st.venue)
 		}
 	}
-	if ts.rec != nil { // a node's heads and logs (recovery.go)
-		if ts.topic.Retracts && c.venue.Messages != nil && c.venue.Messages.Retracted(data) {
-			msg.Flags |= FlagRetracted
-		}
-		var ok bool
-		if msg, ok = ts.rec.Pass(msg); !ok {
-			return
-		}
+	if ts.rec != nil && !c.pass(ts, &msg) { // a node's heads and logs (recovery.go)
+		return
 	}
 	// The loop of deliverAll, kept here: the hot path pays no call.
 	var delivered uint64

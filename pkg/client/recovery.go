@@ -35,6 +35,20 @@ func WithBackfill(most int) Option {
 	return clientOption(func(c *config) { c.backfill = max(most, 0) })
 }
 
+// pass is the reader's part of a Backfill topic's message: flagged
+// FlagRetracted where it is a retraction (a log a reorg removed), then
+// handed to the recovery (recovery.Topic.Pass), which holds it while a
+// backfill runs (false) or places it, flagging a reorg. A call of its
+// own, so that deliver's message stays on its stack.
+func (c *Client) pass(ts *topicState, msg *Message) bool {
+	if ts.topic.Retracts && c.venue.Messages != nil && c.venue.Messages.Retracted(msg.Data) {
+		msg.Flags |= FlagRetracted
+	}
+	m, ok := ts.rec.Pass(*msg)
+	*msg = m
+	return ok
+}
+
 // recoveryHost is the client as its recovery's Host.
 type recoveryHost struct{ c *Client }
 
