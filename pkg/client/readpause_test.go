@@ -13,6 +13,7 @@ import (
 
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
 	"github.com/wsfan/wsfan/pkg/protocol"
 	"github.com/wsfan/wsfan/pkg/thalex"
 )
@@ -23,15 +24,8 @@ import (
 // reader pauses (a small frame never reaches it), is lowered again before
 // the read, which would otherwise wait for 32 KiB.
 func TestReadPauseReadsEveryFrame(t *testing.T) {
-	srv := newServer(t, thalex.Name)
 	var asked atomic.Int64
-	pause := func() time.Duration { asked.Add(1); return time.Microsecond }
-	c := dial(t, srv, dialects[0].proto(), client.WithReadPause(pause))
-	ctx := testutil.Context(t)
-	topic := dialects[0].topics[0]
-	sub, err := c.Subscribe(ctx, []string{topic})
-	require.NoError(t, err)
-	require.NoError(t, srv.WaitSubscribers(ctx, topic, 1))
+	srv, _, sub, topic := pausedClient(t, func() time.Duration { asked.Add(1); return time.Microsecond })
 
 	require.Eventually(t, func() bool { return asked.Load() > 0 }, 5*time.Second, time.Millisecond,
 		"the pause is asked before a read of the drained socket")
@@ -49,16 +43,10 @@ func TestReadPauseReadsEveryFrame(t *testing.T) {
 // While a call waits for its answer, the reader does not pause: an
 // answer is never held back to gather frames.
 func TestReadPauseNotWhileACallWaits(t *testing.T) {
-	srv := newServer(t, thalex.Name)
-	srv.Handle("slow", func(json.RawMessage) (any, *protocol.Error) { return "late", nil })
 	var asked atomic.Int64
-	pause := func() time.Duration { asked.Add(1); return time.Millisecond }
-	c := dial(t, srv, dialects[0].proto(), client.WithReadPause(pause))
+	srv, c, sub, topic := pausedClient(t, func() time.Duration { asked.Add(1); return time.Millisecond })
+	srv.Handle("slow", func(json.RawMessage) (any, *protocol.Error) { return "late", nil })
 	ctx := testutil.Context(t)
-	topic := dialects[0].topics[0]
-	sub, err := c.Subscribe(ctx, []string{topic})
-	require.NoError(t, err)
-	require.NoError(t, srv.WaitSubscribers(ctx, topic, 1))
 
 	srv.SetResponseDelay(time.Hour)
 	errc := make(chan error, 1)
@@ -73,4 +61,18 @@ func TestReadPauseNotWhileACallWaits(t *testing.T) {
 	assert.Equal(t, before, asked.Load(), "no pause while the call waited")
 	cancel()
 	assert.Error(t, <-errc)
+}
+
+// pausedClient is a client with pause on a Thalex test exchange,
+// subscribed to a topic the exchange has seen it subscribe.
+func pausedClient(t *testing.T, pause client.ReadPause) (*exchangetest.Server, *client.Client, *client.Subscription, string) {
+	t.Helper()
+	srv := newServer(t, thalex.Name)
+	c := dial(t, srv, dialects[0].proto(), client.WithReadPause(pause))
+	ctx := testutil.Context(t)
+	topic := dialects[0].topics[0]
+	sub, err := c.Subscribe(ctx, []string{topic})
+	require.NoError(t, err)
+	require.NoError(t, srv.WaitSubscribers(ctx, topic, 1))
+	return srv, c, sub, topic
 }
