@@ -40,20 +40,22 @@ import (
 // the stream in the order the leading one did, so its next copy is
 // almost always the entry after its last: the ring is read front to
 // back, a cache line after the other, where a table laid out by hash
-// would cost each reading a miss (a third of a microsecond of a
-// standby's cost, measured). Each entry has its own lock, held for a
-// few loads and stores (no map, no allocation). An entry is forgotten,
-// with its counts, when the ring comes round to it again (copyRing
-// readings later): a forgotten hash's next reading is a first arrival,
-// which the identity merge judges. copyRing is far more than two legs
-// are apart in messages at a venue's pace; a leg further behind (back
-// from a long hole, or stalled under a blast on a busy machine: 24,000
-// heads were seen) has its copies judged by the identity merge and the
-// place rule instead.
+// cost each reading a miss of the cache. Each entry has its own lock,
+// held for a few loads and stores (no map, no allocation). An entry is
+// forgotten, with its counts, when the ring comes round to it again
+// (copyRing readings later): a forgotten hash's next reading is a first
+// arrival, which the identity merge judges. copyRing is far more than
+// two legs are apart in messages at a venue's pace, and covers a leg
+// stalled under a blast on a busy machine (the two sockets' buffers
+// hold 10 MB or more: 16,384 entries let 15-43 % of the second copies
+// through to the merge at BenchmarkStandbyBlast's blast, 32,768 none;
+// about 4 MB, the index included); a leg further behind (back from a
+// long hole) has its copies judged by the identity merge and the place
+// rule instead.
 
 const (
-	copyRing  = 1 << 14 // entries of the ring: a power of two
-	copyIndex = 1 << 15 // slots of the index: a power of two, over copyRing
+	copyRing  = 1 << 15 // entries of the ring: a power of two
+	copyIndex = 1 << 16 // slots of the index: a power of two, over copyRing
 	copyFold  = 64      // a leg's dropped copies counted under the lock at once, at most
 	// trailWait is how long a trailing leg waits before reading its
 	// drained socket again (see pause): the merged stream's latency is
