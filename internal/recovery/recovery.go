@@ -72,8 +72,9 @@ type Host[M any] interface {
 	// Reorg tells the program that head on topic replaced the blocks
 	// (hashes, oldest first) the chain held; deep when more than it keeps.
 	Reorg(topic string, head uint64, replaced []string, deep bool)
-	// Topics is the state of every Backfill topic the client holds.
-	Topics() []*Topic[M]
+	// Topics yields the state of every Backfill topic the client holds
+	// (an iter.Seq).
+	Topics(yield func(*Topic[M]) bool)
 }
 
 // Recovery is one client's recoverer. Any goroutine may use it; each
@@ -199,21 +200,16 @@ func (tt *Topic[M]) passHeld(m M) {
 	tt.deliver(tt.place(m))
 }
 
-// Hold holds the live messages of each of topics (the client's confirmed
-// ones) with a known place, before a restore subscribes them again, and
-// returns those it holds. Runs on the supervisor.
-func (r *Recovery[M]) Hold(topics []*Topic[M]) []*Topic[M] {
-	if r.rec == nil || r.most == 0 {
-		return nil
+// Hold holds the live messages of tt (a topic the client had confirmed)
+// when it has a known place and a backfill would fetch what it misses,
+// before a restore subscribes it again; it reports whether it holds it.
+// Runs on the supervisor.
+func (r *Recovery[M]) Hold(tt *Topic[M]) bool {
+	if r.rec == nil || r.most == 0 || tt.pos.Load() == 0 {
+		return false
 	}
-	var held []*Topic[M]
-	for _, tt := range topics {
-		if tt.pos.Load() > 0 {
-			tt.holding.Store(true)
-			held = append(held, tt)
-		}
-	}
-	return held
+	tt.holding.Store(true)
+	return true
 }
 
 // Let releases held topics without fetching anything, after a restore
@@ -271,7 +267,7 @@ func (r *Recovery[M]) currentOf(tt *Topic[M], res []byte, err error) (uint64, er
 // place from its first message.
 func (r *Recovery[M]) unplaced() []*Topic[M] {
 	var out []*Topic[M]
-	for _, tt := range r.host.Topics() {
+	for tt := range r.host.Topics {
 		if tt.t.Retracts && tt.pos.Load() == 0 {
 			out = append(out, tt)
 		}

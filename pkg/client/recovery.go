@@ -69,17 +69,18 @@ func (c *Client) openTopic(t *protocol.Topic) *topicState {
 }
 
 // holdRecovering has the recovery hold the live messages of the
-// confirmed Backfill topics, before a restore subscribes them again.
+// confirmed Backfill topics, before a restore subscribes them again, and
+// returns those it holds.
 func (c *Client) holdRecovering() []*recovery.Topic[Message] {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var confirmed []*recovery.Topic[Message]
+	var held []*recovery.Topic[Message]
 	for _, ts := range c.topics.all() {
-		if ts.rec != nil && ts.confirmed {
-			confirmed = append(confirmed, ts.rec)
+		if ts.rec != nil && ts.confirmed && c.recovery.Hold(ts.rec) {
+			held = append(held, ts.rec)
 		}
 	}
-	return c.recovery.Hold(confirmed)
+	return held
 }
 
 // marks maps the recovery's marks to the client's flags.
@@ -139,16 +140,14 @@ func (h recoveryHost) Reorg(topic string, head uint64, replaced []string, deep b
 	h.c.emit(Event{Kind: Reorg, Topic: topic, Depth: len(replaced), Replaced: replaced})
 }
 
-func (h recoveryHost) Topics() []*recovery.Topic[Message] {
+func (h recoveryHost) Topics(yield func(*recovery.Topic[Message]) bool) {
 	h.c.mu.Lock()
 	defer h.c.mu.Unlock()
-	var out []*recovery.Topic[Message]
 	for _, ts := range h.c.topics.all() {
-		if ts.rec != nil {
-			out = append(out, ts.rec)
+		if ts.rec != nil && !yield(ts.rec) {
+			return
 		}
 	}
-	return out
 }
 
 // baselineFresh has the recovery take the starting place of the Backfill
