@@ -12,10 +12,10 @@ const Sources = 4
 // told apart by content), so the busy ones stay. It is not safe for
 // concurrent use.
 type Window struct {
-	index map[uint64]int32 // identity → its slot
-	slots []Slot           // a ring, grown up to its capacity
-	next  int              // the slot to reuse next, once the ring is full
-	given uint64           // slots given so far
+	index index  // identity → its slot
+	slots []Slot // a ring, grown up to its capacity
+	next  int    // the slot to reuse next, once the ring is full
+	given uint64 // slots given so far
 }
 
 // Slot is one identity's counts: how many times it was delivered, and
@@ -29,13 +29,13 @@ type Slot struct {
 
 // NewWindow returns a window of n identities.
 func NewWindow(n int) Window {
-	return Window{index: make(map[uint64]int32), slots: make([]Slot, 0, n)}
+	return Window{index: newIndex(n), slots: make([]Slot, 0, n)}
 }
 
 // Add counts one more sending of id by source src (below Sources) and
 // returns id's slot, valid until the next Add.
 func (w *Window) Add(id uint64, src int) *Slot {
-	i, ok := w.index[id]
+	i, ok := w.index.get(id)
 	switch {
 	case !ok:
 		i = w.newSlot(id)
@@ -51,7 +51,7 @@ func (w *Window) Add(id uint64, src int) *Slot {
 
 // Slot returns id's slot, or nil once it is forgotten.
 func (w *Window) Slot(id uint64) *Slot {
-	if i, ok := w.index[id]; ok {
+	if i, ok := w.index.get(id); ok {
 		return &w.slots[i]
 	}
 	return nil
@@ -65,15 +65,15 @@ func (w *Window) newSlot(id uint64) int32 {
 	if len(w.slots) < cap(w.slots) {
 		w.slots = append(w.slots, Slot{id: id, at: w.given})
 		i := int32(len(w.slots) - 1)
-		w.index[id] = i
+		w.index.put(id, i)
 		return i
 	}
 	i := int32(w.next)
-	if old := w.slots[i].id; w.index[old] == i {
-		delete(w.index, old)
+	if old := w.slots[i].id; w.index.owns(old, i) {
+		w.index.del(old)
 	}
 	w.slots[i] = Slot{id: id, at: w.given}
-	w.index[id] = i
+	w.index.put(id, i)
 	w.next = (w.next + 1) % len(w.slots)
 	return i
 }

@@ -29,7 +29,7 @@ func TestWindowCountsEachSourcesSendings(t *testing.T) {
 	assert.True(t, first(4, 0), "the window is full: 1 is forgotten")
 	assert.False(t, first(2, 0), "2 is remembered")
 	assert.True(t, first(1, 1), "1 was forgotten, so its late copy is delivered again")
-	assert.Len(t, w.index, 3)
+	assert.Equal(t, 3, w.index.len())
 }
 
 // An identity still in use moves to a new slot with its counts before
@@ -49,5 +49,5 @@ func TestWindowKeepsABusyIdentity(t *testing.T) {
 		assert.Equal(t, uint32(20), s.Delivered, "its counts moved with it")
 	}
 	assert.Nil(t, w.Slot(10), "an identity not in use is forgotten")
-	assert.LessOrEqual(t, len(w.index), 4)
+	assert.LessOrEqual(t, w.index.len(), 4)
 }
