@@ -43,9 +43,6 @@ type Client struct {
 	// venue is what the dialect's venue is and decides by, read once by
 	// Dial (protocol.Venue); nothing changes it after.
 	venue protocol.Venue
-	// recovery fills in what Backfill topics missed during a reconnect
-	// and follows their chains (recovery.go); set by Dial.
-	recovery *recovery.Recovery[Message]
 	// holdOff is the earliest time (unix ns) to reconnect after a
 	// refusal that ended the session (sessionend.go).
 	holdOff atomic.Int64
@@ -127,6 +124,10 @@ type Client struct {
 	closeOnce sync.Once
 	done      chan struct{}  // closed when the supervisor has finished
 	wg        sync.WaitGroup // goroutines other than connections' own
+
+	// recovery fills in what Backfill topics missed during a reconnect
+	// and follows their chains (recovery.go); set by Dial.
+	recovery *recovery.Recovery[Message]
 }
 
 // Dial connects to url and returns once the connection is up. It fails if
