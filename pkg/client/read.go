@@ -37,7 +37,7 @@ func (cn *conn) readLoop() {
 			return
 		}
 		data, err := cn.readFrame(r)
-		now := cn.sock.readAt // the read that completed the frame (socket.go)
+		now := cn.sock.frameTime() // the read that completed the frame (socket.go)
 		if c.cfg.now != nil {
 			now = c.cfg.now()
 		}

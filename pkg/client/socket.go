@@ -19,16 +19,22 @@ import (
 // takes up to 64 KiB, a hundred frames or more, which the reader then
 // classifies and delivers one after another (and under Block waits for
 // a consumer between them), and stamping each as it came to it would add
-// that work to every later frame's measured delay.
+// that work to every later frame's measured delay. Each frame after the
+// first that one read completed is stamped a nanosecond after the one
+// before it, so that no two frames of a connection share a stamp: a
+// recording ties what a program was told to its frame by it (pkg/record,
+// cmd/replay).
 type socket struct {
 	*batchconn.Conn
 	c     *Client
 	pause ReadPause       // nil: none
 	raw   syscall.RawConn // the TCP socket's, for its low-water mark; nil: none
-	// readAt is when the last read returned bytes; drained, that it did
-	// not fill its buffer. Owned by the goroutine reading the socket: the
-	// handshake's, then the reader.
+	// readAt is when the last read returned bytes, stamped is how many
+	// frames were stamped since (frameTime); drained, that the last read
+	// did not fill its buffer. Owned by the goroutine reading the socket:
+	// the handshake's, then the reader.
 	readAt  time.Time
+	stamped int
 	drained bool
 }
 
@@ -49,8 +55,17 @@ func (s *socket) Read(p []byte) (int, error) {
 	}
 	n, err := s.Conn.Read(p)
 	if n > 0 {
-		s.readAt = time.Now()
+		s.readAt, s.stamped = time.Now(), 0
 	}
 	s.drained = n < len(p)
 	return n, err
+}
+
+// frameTime is the receive time of the frame just read: the last read's
+// stamp, a nanosecond later for each frame stamped since. Runs on the
+// reader.
+func (s *socket) frameTime() time.Time {
+	t := s.readAt.Add(time.Duration(s.stamped))
+	s.stamped++
+	return t
 }

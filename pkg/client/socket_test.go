@@ -39,7 +39,8 @@ func (s *stampTap) FrameRead(_ client.ConnInfo, _ []byte, at time.Time) {
 
 func (s *stampTap) FrameWritten(client.ConnInfo, []byte, time.Time) {}
 
-// Frames that arrive in one read of the socket share its receive time,
+// Frames that arrive in one read of the socket take its receive time
+// (each a nanosecond after the one before, so that none shares another's),
 // however long the reader takes over the first: a frame's time is when it
 // was read from the socket, not when the reader came to it.
 func TestReceiveTimeIsTheSocketRead(t *testing.T) {
@@ -75,6 +76,6 @@ func TestReceiveTimeIsTheSocketRead(t *testing.T) {
 	tap.mu.Lock()
 	defer tap.mu.Unlock()
 	require.Len(t, tap.at, 3)
-	assert.Equal(t, tap.at[0], tap.at[1], "read in the same call as the first")
-	assert.Equal(t, tap.at[0], tap.at[2])
+	assert.Equal(t, tap.at[0].Add(time.Nanosecond), tap.at[1], "read in the same call as the first: its stamp, a nanosecond after")
+	assert.Equal(t, tap.at[0].Add(2*time.Nanosecond), tap.at[2])
 }
