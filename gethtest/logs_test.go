@@ -62,12 +62,19 @@ func (lc *logChain) send(t *testing.T, to *common.Address, data []byte) {
 	lc.nonce++
 }
 
-// block makes a block holding n logs.
+// block makes a block holding n logs. The pool takes a transaction in
+// the background: the block is made once the pool's pending nonce shows
+// every one sent, or one could land in the next block.
 func (lc *logChain) block(t *testing.T, n int) {
 	t.Helper()
 	for range n {
 		lc.send(t, &lc.contract, nil)
 	}
+	from := crypto.PubkeyToAddress(lc.key.PublicKey)
+	require.Eventually(t, func() bool {
+		pending, err := lc.Client().PendingNonceAt(context.Background(), from)
+		return err == nil && pending == lc.nonce
+	}, 10*time.Second, time.Millisecond, "the pool holds the block's %d transactions", n)
 	lc.Commit()
 }
 
