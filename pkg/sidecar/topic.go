@@ -62,6 +62,10 @@ type topic struct {
 	err   error         // why it failed; set before ready closes
 	sub   client.Stream // set before ready closes, if the subscribe succeeded
 	done  chan struct{} // closed when the pump has ended, or the subscribe failed
+	// behind is the pump's channel, set before it starts: a message
+	// waiting there turns the rest of the current one's offers from
+	// writes into queued frames (fanout.go).
+	behind <-chan client.Message
 
 	// mu orders attach (and the cached message a joiner gets first)
 	// against the pump's publish, so a joiner sees no gap and no repeat.
@@ -142,8 +146,9 @@ func (t *topic) fail(err error) {
 func (t *topic) pump(sub client.Stream) error {
 	defer close(t.done)
 	t.sub = sub
-	close(t.ready)
 	ch := sub.C()
+	t.behind = ch
+	close(t.ready)
 	var seq uint64 // the last message's Seq
 	for m := range ch {
 		// A jump in Seq: the upstream subscription dropped messages for
