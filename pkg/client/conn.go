@@ -113,7 +113,7 @@ func (c *Client) handshake(ctx context.Context, ep endpoint) (*websocket.Conn, *
 			return nil, err
 		}
 		stop = context.AfterFunc(dialCtx, func() { _ = nc.Close() })
-		sock = newSocket(c, nc)
+		sock = newSocket(nc)
 		return sock, nil
 	}
 	ws, resp, err := d.DialContext(ctx, ep.url, ep.header)

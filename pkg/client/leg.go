@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/wsfan/wsfan/internal/pace"
 	"github.com/wsfan/wsfan/pkg/protocol"
 )
@@ -31,6 +32,15 @@ func Resolve(opts ...Option) (Settings, error) {
 		return Settings{}, cfg.err
 	}
 	return Settings{cfg: cfg}, nil
+}
+
+// Dialer is the gorilla dialer the client dials with: WithDialer's, or
+// the default one (a copy: setting its fields changes nothing here).
+func (s Settings) Dialer() websocket.Dialer {
+	if s.cfg.dialer != nil {
+		return *s.cfg.dialer
+	}
+	return defaultDialer()
 }
 
 // Protocol is the dialect (WithProtocol).
@@ -113,6 +123,10 @@ func (l Leg) Head() uint64 { return l.c.head() }
 // Late reports whether the leg's pong is late past half the pong
 // timeout, or its ping round trip that long: the link may be dying.
 func (l Leg) Late(now time.Time) bool { return l.c.late(now) }
+
+// Waiting reports whether a call on the leg's connection waits for its
+// answer.
+func (l Leg) Waiting() bool { return l.c.pendingCalls() != 0 }
 
 // ReadOnly reports whether a call of method that lost its connection
 // may be made again on another (protocol.MethodClass.ReadOnly, WithReadOnlyRetry).

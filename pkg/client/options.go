@@ -38,7 +38,6 @@ func (f clientOption) applyClient(c *config) { f(c) }
 type config struct {
 	tap              FrameTap   // nil without WithFrameTap
 	copyFilter       CopyFilter // nil without WithCopyFilter
-	readPause        ReadPause  // nil without WithReadPause
 	protocol         protocol.Protocol
 	header           http.Header
 	dialer           *websocket.Dialer

@@ -2,7 +2,6 @@ package client
 
 import (
 	"net"
-	"syscall"
 	"time"
 
 	"github.com/wsfan/wsfan/internal/batchconn"
@@ -10,9 +9,8 @@ import (
 
 // socket is a connection's TCP socket as gorilla reads it and the writer
 // writes it: writes gathered into one write(2) (the embedded
-// batchconn.Conn: Cork, Flush), each read that returns bytes stamped
-// with the wall clock, and reads paused where the client has a ReadPause
-// (readpause.go).
+// batchconn.Conn: Cork, Flush), and each read that returns bytes stamped
+// with the wall clock.
 //
 // A frame's receive time (Message.RecvTime) is the stamp of the read
 // that completed it, not the moment the reader got round to it: a read
@@ -26,38 +24,22 @@ import (
 // cmd/replay).
 type socket struct {
 	*batchconn.Conn
-	c     *Client
-	pause ReadPause       // nil: none
-	raw   syscall.RawConn // the TCP socket's, for its low-water mark; nil: none
 	// readAt is when the last read returned bytes, stamped is how many
-	// frames were stamped since (frameTime); drained, that the last read
-	// did not fill its buffer. Owned by the goroutine reading the socket:
-	// the handshake's, then the reader.
+	// frames were stamped since (frameTime). Owned by the goroutine
+	// reading the socket: the handshake's, then the reader.
 	readAt  time.Time
 	stamped int
-	drained bool
 }
 
-// newSocket wraps tcp, c's, for its connection.
-func newSocket(c *Client, tcp net.Conn) *socket {
-	s := &socket{Conn: batchconn.New(tcp), c: c, pause: c.cfg.readPause}
-	if sc, ok := tcp.(syscall.Conn); ok && s.pause != nil {
-		s.raw, _ = sc.SyscallConn()
-	}
-	return s
-}
+// newSocket wraps tcp for a connection.
+func newSocket(tcp net.Conn) *socket { return &socket{Conn: batchconn.New(tcp)} }
 
-// Read waits as the client's ReadPause says when the socket was drained,
-// then reads, and stamps a read that returned bytes.
+// Read reads, and stamps a read that returned bytes.
 func (s *socket) Read(p []byte) (int, error) {
-	if s.pause != nil && s.drained {
-		s.pauseBeforeRead()
-	}
 	n, err := s.Conn.Read(p)
 	if n > 0 {
 		s.readAt, s.stamped = time.Now(), 0
 	}
-	s.drained = n < len(p)
 	return n, err
 }
 

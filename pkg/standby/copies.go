@@ -6,6 +6,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gorilla/websocket"
 	"github.com/zeebo/xxh3"
 
 	"github.com/wsfan/wsfan/pkg/client"
@@ -57,27 +58,12 @@ const (
 	copyRing  = 1 << 15 // entries of the ring: a power of two
 	copyIndex = 1 << 16 // slots of the index: a power of two, over copyRing
 	copyFold  = 64      // a leg's dropped copies counted under the lock at once, at most
-	// trailWait is how long a trailing leg waits before reading its
-	// drained socket again (see pause): the merged stream's latency is
-	// the leading leg's, and a leading leg that falls silent is covered
-	// by a trailing one at most this much later than at once.
-	trailWait = time.Millisecond
 	// raceWait is how long a leg's reader waits for another leg to
 	// deliver a frame both read at once (see inFlight): less than a
 	// frame's trip through the merge would cost, and it leaves the leg
 	// that much behind, where its copies are dropped.
 	raceWait = 50 * time.Microsecond
 )
-
-// A leg trails while the last notification it hashed was a copy dropped
-// here: another leg is ahead of it, and everything it reads is work
-// thrown away. At a steady pace its reader would still wake for each
-// frame, and the wake-ups cost more than the frames (most of a standby's
-// cost at 20,000 frames a second). A trailing leg whose socket is
-// drained waits trailWait before reading it again, while another leg
-// leads (client.WithReadPause), so its frames arrive many to a read. It
-// leads again, and reads at once, from its first frame that is not a
-// copy: when the leading leg slows or falls silent.
 
 // copies is a Standby's fast path: the hashes its legs read, and each
 // leg's last frame.
@@ -123,8 +109,12 @@ type copyLeg struct {
 	// hash, where its next one most likely is. Owned by its reader.
 	next uint64
 	// trailing: the last notification the leg hashed was a copy dropped
-	// (see trailWait). Written by the leg's reader, read by the others'.
+	// (trail.go). Written by the leg's reader, read by the others'.
 	trailing atomic.Bool
+	// waiting reports whether a call waits on the leg for its answer
+	// (client.Leg.Waiting), once the leg is dialled: the pause asks it
+	// (trail.go).
+	waiting atomic.Pointer[func() bool]
 }
 
 // copyKey is a frame's hash and the leg's readings of it, this one
@@ -147,9 +137,10 @@ func newCopies(p protocol.Protocol, legs int) *copies {
 	return &copies{proto: cp, ring: make([]copySlot, copyRing), index: make([]atomic.Uint64, copyIndex), legs: make([]copyLeg, legs)}
 }
 
-// option installs leg's filter on its client (client.WithCopyFilter);
-// none without a fast path.
-func (c *copies) option(leg int) []client.Option {
+// option installs leg's filter on its client (client.WithCopyFilter),
+// and dialer, the one the caller's options give, with the leg's socket
+// read as a trailing leg's (trail.go); none without a fast path.
+func (c *copies) option(leg int, dialer websocket.Dialer) []client.Option {
 	if c == nil {
 		return nil
 	}
@@ -157,24 +148,8 @@ func (c *copies) option(leg int) []client.Option {
 		client.WithCopyFilter(func(frame []byte, now time.Time) (client.Copy, bool) {
 			return c.read(leg, frame, now)
 		}),
-		client.WithReadPause(func() time.Duration { return c.pause(leg) }),
+		client.WithDialer(c.trailDialer(leg, dialer)),
 	}
-}
-
-// pause is how long leg's reader waits before reading its drained socket:
-// trailWait while it trails and another leg leads, none otherwise (two
-// trailing legs would both wait, and the stream with them). Runs on
-// leg's reader.
-func (c *copies) pause(leg int) time.Duration {
-	if !c.legs[leg].trailing.Load() {
-		return 0
-	}
-	for i := range c.legs {
-		if i != leg && !c.legs[i].trailing.Load() {
-			return trailWait
-		}
-	}
-	return 0
 }
 
 // read counts frame's reading by leg and reports whether it is a copy of

@@ -256,10 +256,15 @@ func TestCopiesForgottenByALegDropNoSecondEvent(t *testing.T) {
 // A leg whose last notification was a copy dropped trails: it pauses
 // before reading its drained socket while another leg leads, and reads at
 // once again from its first frame that is not a copy. Two trailing legs
-// never both pause.
+// never both pause, and a leg does not while a call waits on it.
 func TestCopiesTrailingLegPauses(t *testing.T) {
 	sb, _, read := headCopies(t)
 	c := sb.copies
+	var waits [2]bool // whether a call waits on each leg
+	for i := range waits {
+		waiting := func() bool { return waits[i] }
+		c.legs[i].waiting.Store(&waiting)
+	}
 	assert.Zero(t, c.pause(0))
 	assert.Zero(t, c.pause(1))
 
@@ -269,6 +274,9 @@ func TestCopiesTrailingLegPauses(t *testing.T) {
 	require.True(t, drop)
 	assert.Equal(t, trailWait, c.pause(1), "leg 1 read a copy: it trails leg 0")
 	assert.Zero(t, c.pause(0), "leg 0 leads")
+	waits[1] = true
+	assert.Zero(t, c.pause(1), "a call waits on leg 1: its answer is not held back")
+	waits[1] = false
 
 	_, drop = read(1, headFrame("0x02", 2))
 	require.False(t, drop, "leg 0 fell silent: head 2 is leg 1's first arrival")

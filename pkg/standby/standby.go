@@ -144,7 +144,7 @@ func Dial(ctx context.Context, url string, standby int, opts ...client.Option) (
 		dials.Add(1)
 		go func() {
 			defer dials.Done()
-			sb.legs[i], errs[i] = client.Dial(ctx, urls[i%len(urls)], append(legOptions(opts, urls, i, budget), sb.copies.option(i)...)...)
+			sb.legs[i], errs[i] = client.Dial(ctx, urls[i%len(urls)], append(legOptions(opts, urls, i, budget), sb.copies.option(i, set.Dialer())...)...)
 		}()
 	}
 	dials.Wait()
@@ -155,6 +155,7 @@ func Dial(ctx context.Context, url string, standby int, opts ...client.Option) (
 			return nil, fmt.Errorf("leg %d: %w", i, errs[i])
 		}
 		sb.ctl[i] = client.LegOf(sb.legs[i])
+		sb.copies.dialled(i, sb.ctl[i])
 	}
 	sb.events = relay.New(cap(sb.legs[0].Events()))
 	up := false
