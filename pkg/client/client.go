@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/wsfan/wsfan/internal/cadence"
+	"github.com/wsfan/wsfan/internal/endpoints"
 	"github.com/wsfan/wsfan/internal/recovery"
 	"github.com/wsfan/wsfan/internal/redact"
 
@@ -22,21 +23,17 @@ import (
 // Client is a connection to a streaming JSON API that stays up for as long
 // as the user wants it. It is safe for concurrent use.
 type Client struct {
-	// eps are the endpoints (endpoints.go); current is the index of the
-	// one in use or being dialled, written by the supervisor (and Dial).
-	// The supervisor replaces eps, with current, under epMu
-	// (SetEndpoints, setendpoints.go) and reads them freely; other
-	// goroutines read both under epMu. swaps hands it those requests.
-	eps     []endpoint
-	current atomic.Int32
-	epMu    sync.RWMutex
-	swaps   chan *endpointSwap
-	seq     uint64        // the Client's number in the process (ConnInfo.Client)
-	conns   atomic.Uint64 // connections dialled, numbering them (ConnInfo.Conn)
-	cfg     config
-	proto   protocol.Protocol
-	log     *zap.Logger
-	dialer  websocket.Dialer
+	// eps are the endpoints and the one in use or being dialled
+	// (endpoints.go), changed by the supervisor (and Dial); swaps hands
+	// it SetEndpoints' requests (setendpoints.go).
+	eps    *endpoints.List
+	swaps  chan *endpointSwap
+	seq    uint64        // the Client's number in the process (ConnInfo.Client)
+	conns  atomic.Uint64 // connections dialled, numbering them (ConnInfo.Conn)
+	cfg    config
+	proto  protocol.Protocol
+	log    *zap.Logger
+	dialer websocket.Dialer
 
 	stats   stats
 	metrics *collector // nil without WithMetrics
@@ -157,9 +154,8 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		return nil, venue.Invalid
 	}
 	cfg.exchangeLimits(venue.Limits)
-	eps := endpointsOf(url, cfg.endpoints, askStamps(cfg.header, cfg.stamps))
 	c := &Client{
-		eps:    eps,
+		eps:    endpoints.New(endpointsOf(url, cfg.endpoints, askStamps(cfg.header, cfg.stamps)), cfg.endpointBase),
 		seq:    clientSeq.Add(1),
 		cfg:    cfg,
 		proto:  cfg.protocol,
@@ -189,9 +185,9 @@ func Dial(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	c.state.Store(int32(StateConnecting))
 
 	cn, err := c.connect(ctx, false)
-	for i := 1; i < len(c.eps) && err != nil && ctx.Err() == nil; i++ {
-		c.log.Warn("endpoint failed; dialling the next", zap.String("endpoint", c.eps[i-1].shown), zap.Error(err))
-		c.current.Store(int32(i)) // the next endpoint, at once
+	for i := 1; i < c.eps.Len() && err != nil && ctx.Err() == nil; i++ {
+		c.log.Warn("endpoint failed; dialling the next", zap.String("endpoint", c.eps.Get(i-1).Shown), zap.Error(err))
+		c.eps.Use(i) // the next endpoint, at once
 		cn, err = c.connect(ctx, false)
 	}
 	if err != nil && cfg.retryFirst && ctx.Err() == nil {

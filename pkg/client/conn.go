@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/wsfan/wsfan/internal/endpoints"
 	"github.com/wsfan/wsfan/internal/pending"
 	"github.com/wsfan/wsfan/internal/redact"
 	"github.com/wsfan/wsfan/pkg/protocol"
@@ -72,19 +73,19 @@ type outFrame struct {
 
 // dial opens a connection and starts its goroutines.
 func (c *Client) dial(ctx context.Context) (*conn, error) {
-	return c.dialEndpoint(ctx, int(c.current.Load()))
+	return c.dialEndpoint(ctx, c.eps.Current())
 }
 
 // dialEndpoint dials endpoint ep (an index of c.eps): it waits for the
 // connect pace, makes the WebSocket handshake within the dial timeout
 // (handshake), and starts the connection's goroutines (startConn).
 func (c *Client) dialEndpoint(ctx context.Context, epIndex int) (*conn, error) {
-	if err := c.paceConnect(ctx, c.eps[epIndex].url); err != nil {
+	if err := c.paceConnect(ctx, c.eps.Get(epIndex).URL); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.dialTimeout)
 	defer cancel()
-	ws, sock, err := c.handshake(ctx, c.eps[epIndex])
+	ws, sock, err := c.handshake(ctx, c.eps.Get(epIndex))
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func (c *Client) dialEndpoint(ctx context.Context, epIndex int) (*conn, error) {
 // handshake opens a socket to ep and makes its WebSocket handshake
 // within ctx over it (socket.go: the writer's batches, the reads'
 // stamps). A failure is dialError's.
-func (c *Client) handshake(ctx context.Context, ep endpoint) (*websocket.Conn, *socket, error) {
+func (c *Client) handshake(ctx context.Context, ep endpoints.Endpoint) (*websocket.Conn, *socket, error) {
 	var sock *socket
 	// gorilla watches ctx only through the deadline it sets on the socket:
 	// a cancelled ctx (Close, or the caller's) would leave the handshake
@@ -116,7 +117,7 @@ func (c *Client) handshake(ctx context.Context, ep endpoint) (*websocket.Conn, *
 		sock = newSocket(nc)
 		return sock, nil
 	}
-	ws, resp, err := d.DialContext(ctx, ep.url, ep.header)
+	ws, resp, err := d.DialContext(ctx, ep.URL, ep.Header)
 	if !stop() && err == nil {
 		// ctx ended just as the handshake completed: the socket is closed.
 		_ = ws.Close()
@@ -134,10 +135,10 @@ func (c *Client) handshake(ctx context.Context, ep endpoint) (*websocket.Conn, *
 // dialError is the error of a failed handshake with ep: its URL
 // redacted, the server's HTTP status when it answered, and ErrTimeout
 // when the dial timeout ran out.
-func (c *Client) dialError(ctx context.Context, ep endpoint, resp *http.Response, err error) error {
+func (c *Client) dialError(ctx context.Context, ep endpoints.Endpoint, resp *http.Response, err error) error {
 	// The URL may hold a provider's key: errors show it redacted,
 	// gorilla's own *url.Error (a malformed URL) included.
-	shown := ep.shown
+	shown := ep.Shown
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		ue.URL = redact.URL(ue.URL)
@@ -173,7 +174,7 @@ func (c *Client) startConn(ws *websocket.Conn, sock *socket, epIndex int) *conn 
 		pending: pending.NewTable(),
 		wake:    make(chan struct{}, 1),
 		done:    make(chan struct{}),
-		info:    ConnInfo{Client: c.seq, Conn: c.conns.Add(1), Endpoint: c.shownIndex(epIndex)},
+		info:    ConnInfo{Client: c.seq, Conn: c.conns.Add(1), Endpoint: c.eps.Shown(epIndex)},
 	}
 	now := time.Now()
 	cn.lastRead.Store(now.UnixNano())

@@ -147,7 +147,7 @@ func (c *Client) takeBack(old *conn, kind EventKind) *conn {
 		return old
 	}
 	c.mu.Lock()
-	c.current.Store(0)
+	c.eps.Use(0)
 	c.conn.Store(nc)
 	c.connSet.notify()
 	c.mu.Unlock()
@@ -155,8 +155,8 @@ func (c *Client) takeBack(old *conn, kind EventKind) *conn {
 	// longer: a consumer under Block may need to subscribe before it reads
 	// what a reader waits to deliver.)
 	c.handoverMu.Unlock()
-	c.log.Info("took the preferred endpoint back", zap.String("endpoint", c.eps[0].shown))
-	c.emit(Event{Kind: kind, Endpoint: c.shownIndex(0)})
+	c.log.Info("took the preferred endpoint back", zap.String("endpoint", c.eps.Get(0).Shown))
+	c.emit(Event{Kind: kind, Endpoint: c.eps.Shown(0)})
 
 	// The old connection stays until every topic's streams have met, and
 	// until the calls it carries are answered (an order must not be cut

@@ -153,7 +153,7 @@ func (l Leg) Connected(ctx context.Context) error {
 
 // OnPreferred reports whether the leg is on (or dialling) its first
 // endpoint: its own.
-func (l Leg) OnPreferred() bool { return l.c.onPreferred() }
+func (l Leg) OnPreferred() bool { return l.c.eps.OnPreferred() }
 
 // Probe reports whether the leg's first endpoint answers a WebSocket
 // handshake now (at the venue's pace of new connections).

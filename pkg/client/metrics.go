@@ -114,18 +114,13 @@ func (m *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(m.topics, float64(topics))
 	gauge(m.state, float64(m.c.State()))
 	gauge(m.lag, m.c.Lag().Seconds())
-	eps, current := m.c.endpointsInUse()
-	inUse := eps[current].shown
-	for i, ep := range eps {
-		if slices.ContainsFunc(eps[:i], func(e endpoint) bool { return e.shown == ep.shown }) {
-			continue // given twice: one series
-		}
+	m.c.eps.Series(func(shown string, inUse bool) {
 		in := 0.0
-		if ep.shown == inUse {
+		if inUse {
 			in = 1
 		}
-		ch <- prometheus.MustNewConstMetric(m.endpoint, prometheus.GaugeValue, in, ep.shown)
-	}
+		ch <- prometheus.MustNewConstMetric(m.endpoint, prometheus.GaugeValue, in, shown)
+	})
 	m.latency.Collect(ch)
 	m.delays.collect(ch)
 }

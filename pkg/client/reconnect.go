@@ -9,6 +9,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"go.uber.org/zap"
 
+	"github.com/wsfan/wsfan/internal/endpoints"
 	"github.com/wsfan/wsfan/internal/recovery"
 )
 
@@ -77,8 +78,9 @@ func (c *Client) connect(ctx context.Context, restoring bool) (*conn, error) {
 		restored += n
 	}
 	c.setState(StateConnected)
-	c.log.Info("connected", zap.String("endpoint", c.eps[c.current.Load()].shown), zap.Int("topics", restored))
-	c.emit(Event{Kind: Connected, Endpoint: c.shownIndex(int(c.current.Load()))})
+	ep, shown := c.eps.InUse()
+	c.log.Info("connected", zap.String("endpoint", ep.Shown), zap.Int("topics", restored))
+	c.emit(Event{Kind: Connected, Endpoint: shown})
 	if restoring {
 		c.emit(Event{Kind: Resubscribed, Topics: restored})
 	}
@@ -283,11 +285,11 @@ func (c *Client) superviseLoop(cn *conn, cause error) error {
 		if bo == nil || time.Since(connectedAt) >= c.cfg.healthyAfter {
 			bo = c.cfg.backoff()
 		}
-		failed := int(c.current.Load())
+		failed := c.eps.Current()
 		for attempt := 1; ; attempt++ {
 			// Round the endpoints from the next one; the backoff waits
 			// only once every one has failed in a row (endpoints.go).
-			ep, backs := c.endpointFor(failed, attempt)
+			ep, backs := c.eps.Next(failed, attempt)
 			if attempt == 1 && errors.Is(cause, errSwitchBack) {
 				ep, backs = 0, false // the preferred endpoint, which answers
 			}
@@ -302,8 +304,8 @@ func (c *Client) superviseLoop(cn *conn, cause error) error {
 				wait = 0
 			}
 			wait = max(wait, c.refillWait())
-			c.current.Store(int32(ep))
-			c.emit(Event{Kind: Reconnecting, Attempt: attempt, Wait: wait, Err: cause, Endpoint: c.shownIndex(ep)})
+			c.eps.Use(ep)
+			c.emit(Event{Kind: Reconnecting, Attempt: attempt, Wait: wait, Err: cause, Endpoint: c.eps.Shown(ep)})
 			if !c.sleepOrSwap(wait) {
 				return nil
 			}
@@ -330,8 +332,8 @@ func (c *Client) awaitLoss(cn *conn) (cause error, stop bool) {
 	c.upSince.Store(time.Now().UnixNano())
 	check := time.NewTicker(staleCheckEvery)
 	defer check.Stop()
-	var probe <-chan time.Time // the preferred endpoint's, while another is in use (handover.go)
-	var answering time.Time    // since when it answered every probe
+	var probe <-chan time.Time        // the preferred endpoint's, while another is in use (handover.go)
+	var answering endpoints.Probation // since when it answered every probe
 	// Probing from one endpoint on: SetEndpoints may give more.
 	if !c.cfg.leg && c.cfg.probeEvery > 0 {
 		t := time.NewTicker(c.cfg.probeEvery)
@@ -349,20 +351,13 @@ wait:
 		case now := <-check.C:
 			c.checkStale(now)
 		case now := <-probe:
-			if c.current.Load() == 0 || !c.probe(c.ctx) {
-				answering = time.Time{}
-				continue
-			}
-			if answering.IsZero() {
-				answering = now
-			}
-			if now.Sub(answering) >= c.cfg.switchAfter {
+			if answering.Answered(now, !c.eps.OnPreferred() && c.probe(c.ctx), c.cfg.switchAfter) {
 				cn = c.takeBack(cn, SwitchedBack)
-				answering = time.Time{}
+				answering.Reset()
 			}
 		case req := <-c.swaps:
 			cn = c.swapEndpoints(cn, req)
-			answering = time.Time{}
+			answering.Reset()
 		}
 	}
 	cn.wait()

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
+	"github.com/wsfan/wsfan/internal/endpoints"
 	"go.uber.org/zap"
 )
 
@@ -38,7 +38,7 @@ var _ EndpointSetter = (*Client)(nil)
 
 // endpointSwap is one SetEndpoints request, handed to the supervisor.
 type endpointSwap struct {
-	eps  []endpoint
+	eps  []endpoints.Endpoint
 	done chan error // buffered: the supervisor's answer, given once
 }
 
@@ -104,30 +104,30 @@ func (c *Client) SetEndpoints(ctx context.Context, urls ...string) error {
 // the live connection after it: cn, or the new first endpoint's. Runs on
 // the supervisor goroutine.
 func (c *Client) swapEndpoints(cn *conn, req *endpointSwap) *conn {
-	oldEps, oldCur := c.eps, int(c.current.Load())
+	oldEps, oldCur := c.eps.All()
 	inUse := oldEps[oldCur]
-	if i := slices.IndexFunc(req.eps, inUse.same); i >= 0 {
-		c.adoptEndpoints(req.eps, i)
-		c.log.Info("endpoints replaced; the connection in use stays", zap.String("endpoint", inUse.shown), zap.Int("index", i))
+	if i, ok := c.eps.Find(req.eps); ok {
+		c.eps.Adopt(req.eps, i)
+		c.log.Info("endpoints replaced; the connection in use stays", zap.String("endpoint", inUse.Shown), zap.Int("index", i))
 		req.done <- nil
 		return cn
 	}
 	if cn.settings.holds() {
 		req.done <- fmt.Errorf("%w: moving to %s would close the connection to %s and set it off; the endpoints stay",
-			ErrSettingHeld, req.eps[0].shown, inUse.shown)
+			ErrSettingHeld, req.eps[0].Shown, inUse.Shown)
 		return cn
 	}
 	// The new list, the endpoint in use after it while the handover runs:
 	// it dials the new first endpoint (index 0) and leaves this one.
-	c.adoptEndpoints(append(slices.Clip(req.eps), inUse), len(req.eps))
+	c.eps.Adopt(append(slices.Clip(req.eps), inUse), len(req.eps))
 	next := c.takeBack(cn, Moved)
 	if next == cn {
-		c.adoptEndpoints(oldEps, oldCur)
-		req.done <- fmt.Errorf("client: not moved to %s (logged: it did not take the connection, the login or a topic, or a subscribe was running); the endpoints stay", req.eps[0].shown)
+		c.eps.Adopt(oldEps, oldCur)
+		req.done <- fmt.Errorf("client: not moved to %s (logged: it did not take the connection, the login or a topic, or a subscribe was running); the endpoints stay", req.eps[0].Shown)
 		return cn
 	}
-	c.adoptEndpoints(req.eps, 0)
-	c.log.Info("endpoints replaced; moved to the new first one", zap.String("from", inUse.shown), zap.String("to", req.eps[0].shown))
+	c.eps.Adopt(req.eps, 0)
+	c.log.Info("endpoints replaced; moved to the new first one", zap.String("from", inUse.Shown), zap.String("to", req.eps[0].Shown))
 	req.done <- nil
 	return next
 }
@@ -145,23 +145,9 @@ func (c *Client) sleepOrSwap(d time.Duration) bool {
 	case <-c.ctx.Done():
 		return false
 	case req := <-c.swaps:
-		c.adoptEndpoints(req.eps, 0)
-		c.log.Info("endpoints replaced while reconnecting; dialling the new first one", zap.String("endpoint", req.eps[0].shown))
+		c.eps.Adopt(req.eps, 0)
+		c.log.Info("endpoints replaced while reconnecting; dialling the new first one", zap.String("endpoint", req.eps[0].Shown))
 		req.done <- nil
 		return true
 	}
-}
-
-// adoptEndpoints makes eps the client's endpoints, current the one in
-// use. Runs on the supervisor goroutine.
-func (c *Client) adoptEndpoints(eps []endpoint, current int) {
-	c.epMu.Lock()
-	defer c.epMu.Unlock()
-	c.eps = eps
-	c.current.Store(int32(current))
-}
-
-// same reports whether e and o dial the same URL with the same header.
-func (e endpoint) same(o endpoint) bool {
-	return e.url == o.url && maps.EqualFunc(e.header, o.header, slices.Equal)
 }

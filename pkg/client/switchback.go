@@ -45,13 +45,13 @@ var errSwitchBack = errors.New("wsfan: leaving for the preferred endpoint")
 // handshake now. A probe is a new connection: it waits for the venue's
 // pace of them like any other (paceConnect).
 func (c *Client) probe(ctx context.Context) bool {
-	ep := c.eps[0]
-	if c.paceConnect(ctx, ep.url) != nil {
+	ep := c.eps.Get(0)
+	if c.paceConnect(ctx, ep.URL) != nil {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.dialTimeout)
 	defer cancel()
-	ws, resp, err := c.dialer.DialContext(ctx, ep.url, ep.header)
+	ws, resp, err := c.dialer.DialContext(ctx, ep.URL, ep.Header)
 	if resp != nil && resp.Body != nil {
 		_ = resp.Body.Close()
 	}
@@ -71,7 +71,7 @@ func (c *Client) switchBack() bool {
 	if cn == nil || c.settingHolds(cn) {
 		return false
 	}
-	c.log.Info("taking the preferred endpoint back", zap.String("endpoint", c.eps[0].shown))
+	c.log.Info("taking the preferred endpoint back", zap.String("endpoint", c.eps.Get(0).Shown))
 	cn.fail(errSwitchBack)
 	return true
 }

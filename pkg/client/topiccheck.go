@@ -36,15 +36,15 @@ func (c *Client) checkTopic(t *protocol.Topic) error {
 	if t.Path == "" {
 		return nil
 	}
-	eps, _ := c.endpointsInUse()
+	eps, _ := c.eps.All()
 	for _, ep := range eps {
-		u, err := url.Parse(ep.url)
+		u, err := url.Parse(ep.URL)
 		if err != nil || u.Path == t.Path || path.Dir(u.Path) != path.Dir(t.Path) {
 			continue // a path of no service of the venue's takes any topic
 		}
 		u.Path, u.RawPath = t.Path, ""
 		return fmt.Errorf("%w: %q is served on %s, not on %s: subscribe it on a client dialled to that URL",
-			protocol.ErrInvalidTopic, t.Name, redact.URL(u.String()), ep.shown)
+			protocol.ErrInvalidTopic, t.Name, redact.URL(u.String()), ep.Shown)
 	}
 	return nil
 }
