@@ -37,22 +37,22 @@ import (
 // them).
 //
 // The hashes are kept in a ring, in the order they were first read, and
-// found again through an index of their low bits. A trailing leg reads
-// the stream in the order the leading one did, so its next copy is
-// almost always the entry after its last: the ring is read front to
-// back, a cache line after the other, where a table laid out by hash
-// cost each reading a miss of the cache. Each entry has its own lock,
-// held for a few loads and stores (no map, no allocation). An entry is
-// forgotten, with its counts, when the ring comes round to it again
-// (copyRing readings later): a forgotten hash's next reading is a first
-// arrival, which the identity merge judges. copyRing is far more than
-// two legs are apart in messages at a venue's pace, and covers a leg
-// stalled under a blast on a busy machine (the two sockets' buffers
-// hold 10 MB or more: 16,384 entries let 15-43 % of the second copies
-// through to the merge at BenchmarkStandbyBlast's blast, 32,768 none;
-// about 4 MB, the index included); a leg further behind (back from a
-// long hole) has its copies judged by the identity merge and the place
-// rule instead.
+// found again through an index of their low bits (with half of each hash
+// beside its position, so that a new hash seldom looks in the ring at
+// all). A trailing leg reads the stream in the order the leading one did,
+// so its next copy is almost always the entry after its last: the ring is
+// read front to back, a cache line after the other, where a table laid
+// out by hash cost each reading a miss of the cache. Each entry has its
+// own lock, held for a few loads and stores (no map, no allocation). An
+// entry is forgotten, with its counts, when the ring comes round to it
+// again (copyRing readings later): a forgotten hash's next reading is a
+// first arrival, which the identity merge judges. copyRing is far more
+// than two legs are apart in messages at a venue's pace, and covers a leg
+// stalled under a blast on a busy machine (the two sockets' buffers hold
+// 10 MB or more: 16,384 entries let 15-43 % of the second copies through
+// to the merge at BenchmarkStandbyBlast's blast, 32,768 none; about 4 MB,
+// the index included); a leg further behind (back from a long hole) has
+// its copies judged by the identity merge and the place rule instead.
 
 const (
 	copyRing  = 1 << 15 // entries of the ring: a power of two
@@ -70,7 +70,7 @@ const (
 type copies struct {
 	proto protocol.MessageReader
 	ring  []copySlot      // copyRing of them; the p-th hash first read is at p mod copyRing
-	index []atomic.Uint64 // copyIndex of them: a hash's low bits → its ring position+1; 0: none
+	index []atomic.Uint64 // copyIndex of them: a hash's low bits → its indexEntry; 0: none
 	head  atomic.Uint64   // the ring positions given out
 	legs  []copyLeg       // legs[i] is leg i's
 }
@@ -199,15 +199,22 @@ func (c *copies) read(leg int, frame []byte, now time.Time) (client.Copy, bool) 
 // of the leg's last hash (where a leg reading in the ring's order finds
 // it), the one the index names, or else a new one at the ring's head,
 // taking the place of the entry copyRing before it. Runs on l's reader.
+//
+// The leading leg's hashes are mostly new, and the index slot of a new
+// hash names another's entry, or one forgotten: the index keeps half
+// of each hash beside its position, so that find looks in the ring only
+// for an entry that is there and likely the hash's (a look into the
+// 4 MB ring misses the cache, and cost a first arrival ~180 ns at the
+// blast).
 func (c *copies) find(l *copyLeg, key xxh3.Uint128) *copySlot {
 	if sl := c.held(l.next, key); sl != nil {
 		l.next++
 		return sl
 	}
 	ix := &c.index[key.Lo&(copyIndex-1)]
-	if p := ix.Load(); p != 0 {
-		if sl := c.held(p-1, key); sl != nil {
-			l.next = p
+	if p, ok := indexed(ix.Load(), key, c.head.Load()); ok { // head after the entry: it is past the entry's position
+		if sl := c.held(p, key); sl != nil {
+			l.next = p + 1
 			return sl
 		}
 	}
@@ -215,9 +222,30 @@ func (c *copies) find(l *copyLeg, key xxh3.Uint128) *copySlot {
 	sl := &c.ring[p&(copyRing-1)]
 	sl.mu.Lock()
 	sl.e = copyEntry{key: key, at: p}
-	ix.Store(p + 1)
+	ix.Store(indexEntry(key, p))
 	l.next = p + 1
 	return sl
+}
+
+// indexEntry is the index's entry for key at ring position p: the high
+// half of key.Hi, then p+1's low 32 bits (0 in both: none).
+func indexEntry(key xxh3.Uint128, p uint64) uint64 {
+	return key.Hi&^(1<<32-1) | uint64(uint32(p+1))
+}
+
+// indexed returns the ring position an index entry v names for key, with
+// head the positions given out: ok when v is key's (its half of key.Hi
+// matches) and the position is still in the ring. It is a hint: held
+// checks the entry found there.
+func indexed(v uint64, key xxh3.Uint128, head uint64) (uint64, bool) {
+	if v == 0 || v>>32 != key.Hi>>32 {
+		return 0, false
+	}
+	since := uint32(head) - uint32(v) // positions given out after it
+	if since >= copyRing {
+		return 0, false // forgotten: the ring came round to it
+	}
+	return head - uint64(since) - 1, true
 }
 
 // held returns the slot of ring position p, locked, when it holds key's

@@ -315,3 +315,24 @@ func TestCopiesWaitForACopyInFlight(t *testing.T) {
 	defer sb.copies.ring[0].mu.Unlock()
 	assert.False(t, e.inFlight(1, 1), "offered")
 }
+
+// An index entry names its hash's ring position while the ring holds
+// it, across the wrap of the 32 bits it keeps of the position; never
+// for another hash (other high bits), nor once the ring came round.
+func TestIndexedNamesLivePositionsOnly(t *testing.T) {
+	key := xxh3.Uint128{Hi: 0xdeadbeef_00c0ffee, Lo: 42}
+	for _, p := range []uint64{0, 7, 1<<32 - 2, 1<<32 + 3, 5 << 40} {
+		v := indexEntry(key, p)
+		for _, head := range []uint64{p + 1, p + 2, p + copyRing} {
+			got, ok := indexed(v, key, head)
+			assert.True(t, ok, "position %d, head %d", p, head)
+			assert.Equal(t, p, got, "head %d", head)
+		}
+		_, ok := indexed(v, key, p+copyRing+1)
+		assert.False(t, ok, "position %d forgotten: the ring came round to it", p)
+		_, ok = indexed(v, xxh3.Uint128{Hi: key.Hi ^ 1<<63, Lo: key.Lo}, p+1)
+		assert.False(t, ok, "position %d: another hash's", p)
+	}
+	_, ok := indexed(0, key, 5)
+	assert.False(t, ok, "an empty slot names nothing")
+}
