@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -35,9 +34,9 @@ type sseSocket struct {
 	mu           sync.Mutex
 	cutEarly     bool // cut came before nc: hijack closes it at once
 	nc           net.Conn
-	raw          syscall.RawConn // nc's descriptor for tryWrite; nil without one
-	flush        func()          // writeLoop as a value: go flush() allocates nothing
-	writers      sync.WaitGroup  // the writer goroutine, while it runs
+	raw          rawWriter      // nc's descriptor for tryWrite
+	flush        func()         // writeLoop as a value: go flush() allocates nothing
+	writers      sync.WaitGroup // the writer goroutine, while it runs
 	writeTimeout time.Duration
 	in           *bufio.Reader // the connection's reader, with what net/http had read ahead
 }
@@ -78,8 +77,8 @@ func (st *sseSocket) cut() {
 	_ = st.nc.Close()
 }
 
-// tryWrite writes as much of frame as the socket takes now (tryWriteRaw).
-func (st *sseSocket) tryWrite(frame []byte) int { return tryWriteRaw(st.raw, frame) }
+// tryWrite writes as much of frame as the socket takes now (rawWriter).
+func (st *sseSocket) tryWrite(frame []byte) int { return st.raw.tryWrite(frame) }
 
 // waitCalls returns at once: a stream forwards no calls.
 func (st *sseSocket) waitCalls(context.Context) {}
@@ -105,7 +104,8 @@ func (st *sseSocket) hijack(w http.ResponseWriter, first string) error {
 		return err
 	}
 	st.mu.Lock()
-	st.nc, st.raw, st.in = nc, rawConnOf(nc), rw.Reader
+	st.nc, st.in = nc, rw.Reader
+	st.raw.init(nc)
 	early := st.cutEarly
 	st.mu.Unlock()
 	if early {

@@ -2,14 +2,13 @@
 
 package sidecar
 
-import (
-	"net"
-	"syscall"
-)
+import "net"
 
-// rawConnOf returns nil: without write(2) every frame goes through the
-// writer goroutine.
-func rawConnOf(net.Conn) syscall.RawConn { return nil }
+// rawWriter writes nothing without write(2): the writer goroutine
+// writes every frame.
+type rawWriter struct{}
 
-// tryWriteRaw writes nothing; the writer goroutine writes every frame.
-func tryWriteRaw(syscall.RawConn, []byte) int { return 0 }
+func (*rawWriter) init(net.Conn) {}
+
+// tryWrite writes nothing.
+func (*rawWriter) tryWrite([]byte) int { return 0 }

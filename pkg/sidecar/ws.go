@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -85,14 +84,14 @@ type wsConn struct {
 	s        *session
 	cfg      *wsConfig
 	ws       *websocket.Conn
-	nc       net.Conn        // the write deadline cuts a stuck write short
-	raw      syscall.RawConn // nc's descriptor, for session.offer's direct writes (tryWrite); nil without one
-	readDone chan struct{}   // closed when the reader has ended
-	flush    func()          // writeLoop as a value: go flush() allocates nothing, go c.writeLoop() would
-	writers  sync.WaitGroup  // the writer goroutine, while it runs
-	rpc      sync.WaitGroup  // forwarded calls in flight, waited for by the reader when it ends
-	inflight atomic.Int32    // the same calls, counted for a drain (waitCalls)
-	calls    chan struct{}   // semaphore of forwarded calls
+	nc       net.Conn       // the write deadline cuts a stuck write short
+	raw      rawWriter      // nc's descriptor, for session.offer's direct writes (tryWrite)
+	readDone chan struct{}  // closed when the reader has ended
+	flush    func()         // writeLoop as a value: go flush() allocates nothing, go c.writeLoop() would
+	writers  sync.WaitGroup // the writer goroutine, while it runs
+	rpc      sync.WaitGroup // forwarded calls in flight, waited for by the reader when it ends
+	inflight atomic.Int32   // the same calls, counted for a drain (waitCalls)
+	calls    chan struct{}  // semaphore of forwarded calls
 
 	// callMu protects the context of forwarded calls, made by the first
 	// one and cancelled when the reader ends.
@@ -121,7 +120,7 @@ func newWSConn(ws *websocket.Conn, remote string, cfg *wsConfig) *wsConn {
 	c := &wsConn{cfg: cfg, ws: ws, nc: ws.NetConn(), readDone: make(chan struct{}),
 		calls: make(chan struct{}, cfg.live.Load().maxCallsPerClient)}
 	c.flush = c.writeLoop
-	c.raw = rawConnOf(c.nc)
+	c.raw.init(c.nc)
 	c.s = newSession(remote, cfg.Config, cfg.stats, cfg.hub, c)
 	ws.SetReadLimit(0) // frames are limited in readLoop, with a clear close reason
 	ws.SetPingHandler(func(data string) error {
@@ -227,8 +226,8 @@ func (c *wsConn) endCalls() {
 	}
 }
 
-// tryWrite writes as much of frame as the socket takes now (tryWriteRaw).
-func (c *wsConn) tryWrite(frame []byte) int { return tryWriteRaw(c.raw, frame) }
+// tryWrite writes as much of frame as the socket takes now (rawWriter).
+func (c *wsConn) tryWrite(frame []byte) int { return c.raw.tryWrite(frame) }
 
 // writeLoop is the session's writer goroutine, which runs only while
 // frames are queued (writeQueued). After the session closes it sends the
