@@ -27,11 +27,11 @@ import (
 // The merge learns what a dropped copy told: how far its leg has come
 // (its last arrival, for the rejoin rule; its place in a placed topic,
 // for the never-goes-backwards rule, order.go) at once, through atomics,
-// and its identity count (merge.go's window) on the leg's next offer,
-// or after copyFold copies, under the lock. A leg rejoining after a hole
-// drops nothing here: its copies tell the merge where it stands. What
-// this does not match (a copy ahead of its first arrival's delivery, a
-// frame of another layout, a conflated channel cut differently on each
+// and its identity count (merge.go's window) on the leg's next offer, or
+// after copyFold copies or more, under the lock. A leg rejoining after a
+// hole drops nothing here: its copies tell the merge where it stands.
+// What this does not match (a copy ahead of its first arrival's delivery,
+// a frame of another layout, a conflated channel cut differently on each
 // connection, a hash forgotten) goes on to the identity merge, which
 // stays the safety net. Answers are never hashed (CopyBytes refuses
 // them).
@@ -57,7 +57,11 @@ import (
 const (
 	copyRing  = 1 << 15 // entries of the ring: a power of two
 	copyIndex = 1 << 16 // slots of the index: a power of two, over copyRing
-	copyFold  = 64      // a leg's dropped copies counted under the lock at once, at most
+	// A leg's dropped copies are counted under the merge's lock once
+	// copyFold of them wait, when the lock is free; once copyFoldMax
+	// wait, at once (merge.dropped).
+	copyFold    = 64
+	copyFoldMax = 1024
 	// raceWait is how long a leg's reader waits for another leg to
 	// deliver a frame both read at once (see inFlight): less than a
 	// frame's trip through the merge would cost, and it leaves the leg

@@ -277,19 +277,26 @@ type legDrops struct {
 }
 
 // dropped records that leg dropped a copy of the message of identity id
-// on its reader; every copyFold of them are counted at once. Runs on
-// leg's reader, without m.mu.
+// on its reader. From copyFold of them on, they are counted when the
+// merge's lock is free, from copyFoldMax on the leg waits for it: under
+// a blast the leading leg's offers hold the lock most of the time, and
+// a trailing leg that waited for it every copyFold copies spent more
+// waiting than counting. Runs on leg's reader, without m.mu.
 func (m *merge) dropped(leg int, id uint64) {
 	d := &m.drops[leg]
 	d.mu.Lock()
 	d.ids = append(d.ids, id)
-	full := len(d.ids) >= copyFold
+	n := len(d.ids)
 	d.mu.Unlock()
-	if full {
+	switch {
+	case n >= copyFoldMax:
 		m.mu.Lock()
-		m.fold(leg)
-		m.mu.Unlock()
+	case n >= copyFold && m.mu.TryLock():
+	default:
+		return
 	}
+	m.fold(leg)
+	m.mu.Unlock()
 }
 
 // fold counts leg's dropped copies as its sendings of their identities,

@@ -69,3 +69,32 @@ func TestMergeLegFarBehindDeliversNoHeadTwice(t *testing.T) {
 	}
 	assert.Zero(t, sub.Dropped())
 }
+
+// A trailing leg's dropped copies do not wait for the merge's lock while
+// another leg's offer holds it: they are counted once it is free, by the
+// next drop that finds it so (or the leg's next offer), as sendings of
+// their identities. The reader waited for the lock every copyFold
+// copies; this test, holding the lock on the reader's own goroutine,
+// hung there.
+func TestDroppedCopiesWaitNotForTheMergesLock(t *testing.T) {
+	_, m, _ := headCopies(t)
+	ids := make([]uint64, copyFold+2)
+	m.mu.Lock()
+	for i := range ids {
+		ids[i] = uint64(i + 1)
+		m.seen.Add(ids[i], 0) // delivered by leg 0, first
+	}
+	for _, id := range ids[:len(ids)-1] {
+		m.dropped(1, id)
+	}
+	require.Len(t, m.drops[1].ids, len(ids)-1, "kept while the lock is held")
+	m.mu.Unlock()
+	m.dropped(1, ids[len(ids)-1])
+	assert.Empty(t, m.drops[1].ids, "counted once the lock was free")
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, id := range ids {
+		require.NotNil(t, m.seen.Slot(id))
+		assert.Equal(t, uint32(1), m.seen.Slot(id).Sent[1], "identity %d: leg 1 sent it once", id)
+	}
+}
