@@ -184,13 +184,13 @@ func (c *copies) read(leg int, frame []byte, now time.Time) (client.Copy, bool) 
 	}
 	m := first.m
 	if m == nil || m.legs[leg].rejoin.Load() {
-		l.trailing.Store(false)
+		l.trail(false)
 		lo := uintptr(unsafe.Pointer(unsafe.SliceData(frame)))
 		l.set(copyKey{key: key, at: at, n: n, lo: lo, hi: lo + uintptr(len(frame)), ok: true})
 		return client.Copy{}, false
 	}
 	l.set(copyKey{})
-	l.trailing.Store(true)
+	l.trail(true)
 	m.lastAt[leg].Store(now.UnixNano())
 	if first.place != nil {
 		first.place.reached(leg, first.pos)
@@ -211,9 +211,14 @@ func (c *copies) read(leg int, frame []byte, now time.Time) (client.Copy, bool) 
 // 4 MB ring misses the cache, and cost a first arrival ~180 ns at the
 // blast).
 func (c *copies) find(l *copyLeg, key xxh3.Uint128) *copySlot {
-	if sl := c.held(l.next, key); sl != nil {
-		l.next++
-		return sl
+	// A leading leg past the last entry given out would only lock the
+	// slot it is about to take; a trailing one reads no head, which the
+	// leading one writes for every frame.
+	if l.trailing.Load() || l.next < c.head.Load() {
+		if sl := c.held(l.next, key); sl != nil {
+			l.next++
+			return sl
+		}
 	}
 	ix := &c.index[key.Lo&(copyIndex-1)]
 	if p, ok := indexed(ix.Load(), key, c.head.Load()); ok { // head after the entry: it is past the entry's position
@@ -314,11 +319,25 @@ func (c *copies) current(leg int, data []byte) (copyKey, bool) {
 	return k, k.ok && p >= k.lo && p+uintptr(len(data)) <= k.hi
 }
 
-// set records k as the leg's last frame.
+// set records k as the leg's last frame. Runs on the leg's reader, the
+// only writer of l.last, which reads it without the lock: a leg's copies
+// one after another leave it unset, and take no lock here.
 func (l *copyLeg) set(k copyKey) {
+	if !k.ok && !l.last.ok {
+		return
+	}
 	l.mu.Lock()
 	l.last = k
 	l.mu.Unlock()
+}
+
+// trail records whether the leg trails: written only when it changes,
+// the other legs reading it (an atomic store is a locked instruction on
+// amd64, for every frame).
+func (l *copyLeg) trail(on bool) {
+	if l.trailing.Load() != on {
+		l.trailing.Store(on)
+	}
 }
 
 // offered records that key's reading went to m; delivered (with its
