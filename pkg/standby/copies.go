@@ -74,7 +74,7 @@ const (
 type copies struct {
 	proto protocol.MessageReader
 	ring  []copySlot      // copyRing of them; the p-th hash first read is at p mod copyRing
-	index []atomic.Uint64 // copyIndex of them: a hash's low bits → its indexEntry; 0: none
+	index []atomic.Uint32 // copyIndex of them: a hash's low bits → its indexEntry; 0: none
 	head  atomic.Uint64   // the ring positions given out
 	legs  []copyLeg       // legs[i] is leg i's
 }
@@ -138,7 +138,7 @@ func newCopies(p protocol.Protocol, legs int) *copies {
 	if cp == nil {
 		return nil
 	}
-	return &copies{proto: cp, ring: make([]copySlot, copyRing), index: make([]atomic.Uint64, copyIndex), legs: make([]copyLeg, legs)}
+	return &copies{proto: cp, ring: make([]copySlot, copyRing), index: make([]atomic.Uint32, copyIndex), legs: make([]copyLeg, legs)}
 }
 
 // option installs leg's filter on its client (client.WithCopyFilter),
@@ -236,21 +236,22 @@ func (c *copies) find(l *copyLeg, key xxh3.Uint128) *copySlot {
 	return sl
 }
 
-// indexEntry is the index's entry for key at ring position p: the high
-// half of key.Hi, then p+1's low 32 bits (0 in both: none).
-func indexEntry(key xxh3.Uint128, p uint64) uint64 {
-	return key.Hi&^(1<<32-1) | uint64(uint32(p+1))
+// indexEntry is the index's entry for key at ring position p: the top
+// 16 bits of key.Hi, then p+1's low 16 bits (0 in both: none), 4 bytes,
+// so that the index (256 KiB) stays in the cache more than it did at 8.
+func indexEntry(key xxh3.Uint128, p uint64) uint32 {
+	return uint32(key.Hi>>48)<<16 | uint32(uint16(p+1))
 }
 
 // indexed returns the ring position an index entry v names for key, with
 // head the positions given out: ok when v is key's (its half of key.Hi
 // matches) and the position is still in the ring. It is a hint: held
 // checks the entry found there.
-func indexed(v uint64, key xxh3.Uint128, head uint64) (uint64, bool) {
-	if v == 0 || v>>32 != key.Hi>>32 {
+func indexed(v uint32, key xxh3.Uint128, head uint64) (uint64, bool) {
+	if v == 0 || v>>16 != uint32(key.Hi>>48) {
 		return 0, false
 	}
-	since := uint32(head) - uint32(v) // positions given out after it
+	since := uint16(head) - uint16(v) // positions given out after it
 	if since >= copyRing {
 		return 0, false // forgotten: the ring came round to it
 	}

@@ -317,11 +317,11 @@ func TestCopiesWaitForACopyInFlight(t *testing.T) {
 }
 
 // An index entry names its hash's ring position while the ring holds
-// it, across the wrap of the 32 bits it keeps of the position; never
+// it, across the wrap of the 16 bits it keeps of the position; never
 // for another hash (other high bits), nor once the ring came round.
 func TestIndexedNamesLivePositionsOnly(t *testing.T) {
 	key := xxh3.Uint128{Hi: 0xdeadbeef_00c0ffee, Lo: 42}
-	for _, p := range []uint64{0, 7, 1<<32 - 2, 1<<32 + 3, 5 << 40} {
+	for _, p := range []uint64{0, 7, 1<<16 - 2, 1<<16 + 3, 1<<32 - 2, 5 << 40} {
 		v := indexEntry(key, p)
 		for _, head := range []uint64{p + 1, p + 2, p + copyRing} {
 			got, ok := indexed(v, key, head)
