@@ -34,19 +34,11 @@ func TestCoreShape(t *testing.T) {
 	for _, long := range longFuncs(core, maxCoreFuncLines) {
 		t.Errorf("pkg/client: %s is over %d lines", long, maxCoreFuncLines)
 	}
-	for _, f := range core.files {
-		for _, d := range f.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok {
-				continue
-			}
-			for _, s := range g.Specs {
-				if ts, ok := s.(*ast.TypeSpec); ok && (ts.Name.Name == "Pool" || ts.Name.Name == "Standby") {
-					t.Errorf("pkg/client declares %s: it lives in pkg/%s, on the core's exported seams", ts.Name.Name, strings.ToLower(ts.Name.Name))
-				}
-			}
+	core.eachType(func(ts *ast.TypeSpec) {
+		if ts.Name.Name == "Pool" || ts.Name.Name == "Standby" {
+			t.Errorf("pkg/client declares %s: it lives in pkg/%s, on the core's exported seams", ts.Name.Name, strings.ToLower(ts.Name.Name))
 		}
-	}
+	})
 }
 
 // The rules see what they forbid.
@@ -103,25 +95,30 @@ func parseDir(t *testing.T, dir string) parsedDir {
 	return pd
 }
 
-// protocolInterfaces are the exported interface types pd declares.
-func protocolInterfaces(t *testing.T, pd parsedDir) map[string]bool {
-	t.Helper()
-	ifaces := map[string]bool{}
-	for _, f := range pd.files {
-		for _, d := range f.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok {
-				continue
-			}
-			for _, s := range g.Specs {
-				if ts, ok := s.(*ast.TypeSpec); ok && ts.Name.IsExported() {
-					if _, isIface := ts.Type.(*ast.InterfaceType); isIface {
-						ifaces[ts.Name.Name] = true
+// eachType calls f with each type pd declares at its top level.
+func (pd parsedDir) eachType(f func(*ast.TypeSpec)) {
+	for _, file := range pd.files {
+		for _, d := range file.Decls {
+			if g, ok := d.(*ast.GenDecl); ok {
+				for _, s := range g.Specs {
+					if ts, ok := s.(*ast.TypeSpec); ok {
+						f(ts)
 					}
 				}
 			}
 		}
 	}
+}
+
+// protocolInterfaces are the exported interface types pd declares.
+func protocolInterfaces(t *testing.T, pd parsedDir) map[string]bool {
+	t.Helper()
+	ifaces := map[string]bool{}
+	pd.eachType(func(ts *ast.TypeSpec) {
+		if _, isIface := ts.Type.(*ast.InterfaceType); isIface && ts.Name.IsExported() {
+			ifaces[ts.Name.Name] = true
+		}
+	})
 	if len(ifaces) == 0 {
 		t.Fatal("pkg/protocol declares no interface: the walk is broken")
 	}

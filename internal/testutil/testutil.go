@@ -1,6 +1,7 @@
 // Package testutil holds the helpers the tests of several wsfan packages
-// share: a context bounded by the test, and frames written to and read
-// from a plain gorilla connection with a deadline. Assertions are
+// share: a context bounded by the test, frames written to and read
+// from a plain gorilla connection with a deadline, and a loopback TCP
+// pair. Assertions are
 // testify's; these helpers fail the test through require.
 package testutil
 
@@ -9,6 +10,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -66,3 +68,24 @@ var RSAKeys = sync.OnceValue(func() [2]*rsa.PrivateKey {
 	}
 	return keys
 })
+
+// TCPPair returns the two ends of a TCP connection over loopback: the
+// one dialled and the one accepted. Both are closed when the test ends.
+func TCPPair(t testing.TB) (dialled, accepted net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer func() { _ = ln.Close() }()
+	got := make(chan net.Conn, 1)
+	go func() {
+		nc, _ := ln.Accept() // nil when the dial failed and the listener closed
+		got <- nc
+	}()
+	dialled, err = net.DialTimeout("tcp", ln.Addr().String(), Timeout)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dialled.Close() })
+	accepted = <-got
+	require.NotNil(t, accepted, "the dial was not accepted")
+	t.Cleanup(func() { _ = accepted.Close() })
+	return dialled, accepted
+}

@@ -5,10 +5,11 @@ package sidecar
 import (
 	"bytes"
 	"io"
-	"net"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/internal/testutil"
 )
 
 // A frame written from the offering goroutine (an idle client's, while
@@ -16,23 +17,7 @@ import (
 // messages a second a closure made per write was half of the sidecar's
 // garbage. The frames arrive whole, in order.
 func TestTryWriteAllocatesNothing(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer func() { _ = ln.Close() }()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		nc, err := ln.Accept()
-		if err != nil {
-			nc = nil
-		}
-		accepted <- nc
-	}()
-	peer, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	defer func() { _ = peer.Close() }()
-	nc := <-accepted
-	require.NotNil(t, nc)
-	defer func() { _ = nc.Close() }()
+	peer, nc := testutil.TCPPair(t)
 
 	var w rawWriter
 	w.init(nc)
@@ -45,7 +30,7 @@ func TestTryWriteAllocatesNothing(t *testing.T) {
 	})
 	require.Zero(t, allocs)
 	got := make([]byte, (runs+1)*len(frame)) // AllocsPerRun runs it once more first
-	_, err = io.ReadFull(peer, got)
+	_, err := io.ReadFull(peer, got)
 	require.NoError(t, err)
 	require.Equal(t, bytes.Repeat(frame, runs+1), got)
 }

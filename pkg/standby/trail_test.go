@@ -1,7 +1,6 @@
 package standby
 
 import (
-	"net"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -9,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/internal/testutil"
 )
 
 // A trailing leg's socket that pauses before each read of its drained
@@ -17,23 +18,11 @@ import (
 // few small writes never reach it), is lowered again before the read,
 // which would otherwise wait for 32 KiB.
 func TestTrailConnReadsWhatArrivesWhileItWaits(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err == nil {
-			accepted <- c
-		}
-	}()
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	server := <-accepted
-	defer server.Close()
+	nc, server := testutil.TCPPair(t)
 
 	var asked atomic.Int64
 	tc := &trailConn{Conn: nc, pause: func() time.Duration { asked.Add(1); return time.Microsecond }}
+	var err error
 	tc.raw, err = nc.(syscall.Conn).SyscallConn()
 	require.NoError(t, err)
 	defer tc.Close()
