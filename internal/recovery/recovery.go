@@ -96,7 +96,8 @@ func New[M any](host Host[M], venue protocol.Venue, most int, log *zap.Logger) *
 
 // Topic is one Backfill topic's place, its chain and the live messages
 // held while its missed ones are fetched. pos is written by the reader
-// and the supervisor; holding is set by the supervisor; mu protects held.
+// and the supervisor; holding and seam are set by the supervisor, seam
+// cleared by whoever delivers the topic; mu protects held.
 type Topic[M any] struct {
 	r       *Recovery[M]
 	t       *protocol.Topic
@@ -105,8 +106,13 @@ type Topic[M any] struct {
 
 	pos     atomic.Uint64
 	holding atomic.Bool
-	mu      sync.Mutex
-	held    []M
+	// seam is the last position a backfill delivered, while no live
+	// message past it has come yet (0: none): a live one at or before it
+	// that arrives only after the release is what the backfill delivered
+	// already (late).
+	seam atomic.Uint64
+	mu   sync.Mutex
+	held []M
 	// chain follows a chaining topic's heads; owned by whoever delivers
 	// the topic: the reader, or the supervisor while it holds.
 	chain *chain.Follower
@@ -131,9 +137,10 @@ func (tt *Topic[M]) Place() uint64 { return tt.pos.Load() }
 func (tt *Topic[M]) SetPlace(pos uint64) { tt.pos.Store(pos) }
 
 // Pass is the reader's check of a message of the topic: while the topic
-// is held it waits and Pass reports false; else Pass records its place
-// (and its link in the chain) and returns it, marked Reorg where it is
-// one, and true.
+// is held it waits and Pass reports false; a message a backfill
+// delivered already (late: see place) is dropped, and Pass reports false;
+// else Pass records its place (and its link in the chain) and returns it,
+// marked Reorg where it is one, and true.
 func (tt *Topic[M]) Pass(m M) (M, bool) {
 	if tt.holding.Load() {
 		tt.mu.Lock()
@@ -144,60 +151,80 @@ func (tt *Topic[M]) Pass(m M) (M, bool) {
 		}
 		tt.mu.Unlock()
 	}
-	return tt.place(m), true
+	return tt.place(m)
 }
 
 // place records m's place, and for a chain (heads) its link, marking a
-// reorg: one scan of the message for both.
-func (tt *Topic[M]) place(m M) M {
+// reorg: one scan of the message for both. It reports false for a
+// message delivered already, which is not to be delivered again: a head
+// the chain holds (the same block), or, on a topic with no chain (logs),
+// one at or before the seam of the last backfill (a retraction aside,
+// which takes back what was delivered). A node's subscription can bring
+// the last blocks a backfill fetched after the backfill is done: the
+// current block it asked for may be announced on the subscription only
+// after it answered.
+func (tt *Topic[M]) place(m M) (M, bool) {
 	r := tt.r
 	data := r.host.Data(m)
 	if r.links != nil && !tt.t.Retracts {
-		if number, reorg, ok := tt.follow(data); ok {
+		if number, reorg, repeat, ok := tt.follow(data); ok {
+			if repeat {
+				return m, false
+			}
 			if reorg {
 				m = r.host.Mark(m, Reorg, 0)
 			}
 			tt.pos.Store(number)
-			return m
+			return m, true
 		}
 	}
 	if r.rec == nil {
-		return m
+		return m, true
 	}
 	if pos, ok := r.rec.Position(tt.t, data); ok {
+		if seam := tt.seam.Load(); seam != 0 {
+			if pos <= seam && (r.links == nil || !r.links.Retracted(data)) {
+				return m, false
+			}
+			if pos > seam {
+				tt.seam.Store(0)
+			}
+		}
 		tt.pos.Store(pos)
 	}
-	return m
+	return m, true
 }
 
 // follow adds data, a head of a chaining topic, to the topic's chain; a
 // head whose parent is not the previous head is a reorg, reported to the
-// host with the blocks it replaced. A head the chain holds already (a
-// backfill's seam) is none. It returns the head's number.
-func (tt *Topic[M]) follow(data []byte) (number uint64, reorg, ok bool) {
+// host with the blocks it replaced; a head the chain holds already is a
+// repeat. It returns the head's number.
+func (tt *Topic[M]) follow(data []byte) (number uint64, reorg, repeat, ok bool) {
 	number, hash, parent, ok := tt.r.links.Link(data)
 	if !ok {
-		return 0, false, false
+		return 0, false, false, false
 	}
 	if tt.chain == nil {
 		tt.chain = chain.New(chainKeep)
 	}
 	out := tt.chain.Apply(chain.Link{Number: number, Hash: hash, Parent: parent})
 	if !out.Reorg {
-		return number, false, true
+		return number, false, out.Repeat, true
 	}
 	replaced := make([]string, len(out.Replaced))
 	for i, l := range out.Replaced {
 		replaced[i] = "0x" + hex.EncodeToString(l.Hash[:])
 	}
 	tt.r.host.Reorg(tt.t.Name, number, replaced, out.Deep)
-	return number, true, true
+	return number, true, false, true
 }
 
 // passHeld is Pass for a message the supervisor delivers (fetched or
 // held): its place and link, then its delivery.
 func (tt *Topic[M]) passHeld(m M) {
-	tt.deliver(tt.place(m))
+	if m, ok := tt.place(m); ok {
+		tt.deliver(m)
+	}
 }
 
 // Hold holds the live messages of tt (a topic the client had confirmed)
@@ -382,6 +409,9 @@ func (tt *Topic[M]) release(fetched []M, gap bool) {
 		held := tt.held
 		tt.held = nil
 		if len(held) == 0 {
+			if seam != 0 {
+				tt.seam.Store(seam) // before the reader delivers again
+			}
 			tt.holding.Store(false)
 			tt.mu.Unlock()
 			return
