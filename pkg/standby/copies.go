@@ -43,7 +43,11 @@ import (
 // so its next copy is almost always the entry after its last: the ring is
 // read front to back, a cache line after the other, where a table laid
 // out by hash cost each reading a miss of the cache. Each entry has its
-// own lock, held for a few loads and stores (no map, no allocation). An
+// own lock, held for a few loads and stores (no map, no allocation), and
+// no pointer: where its first arrival went (its merge, topic and place)
+// is a number into a small table of origins, one for each topic of a
+// merge, so that the collector never scans the ring's megabytes (at the
+// blast it did, a dozen times a second). An
 // entry is forgotten, with its counts, when the ring comes round to it
 // again (copyRing readings later): a forgotten hash's next reading is a
 // first arrival, which the identity merge judges. copyRing is far more
@@ -77,6 +81,28 @@ type copies struct {
 	index []atomic.Uint32 // copyIndex of them: a hash's low bits → its indexEntry; 0: none
 	head  atomic.Uint64   // the ring positions given out
 	legs  []copyLeg       // legs[i] is leg i's
+
+	// origins[i] is the origin an entry's from names (i+1), nil once
+	// its merge ended; the legs' readers load the table, grown by a
+	// new one. omu serializes the merges that change it, and protects
+	// the following.
+	origins atomic.Pointer[[]atomic.Pointer[origin]]
+	omu     sync.Mutex
+	used    uint32   // origins' numbers given out, free ones included
+	free    []uint32 // numbers given back (release), to give out again
+	gen     uint32   // origins made
+}
+
+// origin is a topic of a merge, where first arrivals went: a ring entry
+// names it by its number (ref+1) and generation, which a number given
+// out again does not share. Made once a merge offers the topic's first
+// message with its frame's hash (merge.originOf); never changed.
+type origin struct {
+	m     *merge
+	place *topicPlace // nil: the topic is not placed
+	topic string
+	ref   uint32
+	gen   uint32
 }
 
 // copySlot is an entry of the ring: mu protects it. The legs' readers
@@ -88,19 +114,20 @@ type copySlot struct {
 
 // copyEntry is one hash: how many times each leg read it, how many of
 // those readings the merged stream delivered, and what its first
-// arrival was, for a dropped copy to tell.
+// arrival was, for a dropped copy to tell. It holds no pointer (see
+// above).
 type copyEntry struct {
 	key       xxh3.Uint128
 	at        uint64 // its ring position
+	id        uint64 // its identity in its origin's merge
+	pos       uint64 // its place in its origin's topic, when placed
 	legs      [Max + 1]uint32
 	delivered uint32
 	offered   uint32 // the readings offered to a merge, delivered or not
+	from      uint32 // the origin its first arrival went to, its number plus one; 0: none yet
+	fromGen   uint32 // that origin's generation
+	placed    bool   // pos is its place (its origin's topic is placed, and the message told it)
 	many      bool   // it went to more than one merge: never dropped here
-	m         *merge // the merge its first arrival went to; nil: none yet
-	id        uint64 // its identity in m
-	place     *topicPlace
-	pos       uint64
-	topic     string
 }
 
 // copyLeg is the frame a leg's reader read last, for the merge to tie
@@ -138,7 +165,9 @@ func newCopies(p protocol.Protocol, legs int) *copies {
 	if cp == nil {
 		return nil
 	}
-	return &copies{proto: cp, ring: make([]copySlot, copyRing), index: make([]atomic.Uint32, copyIndex), legs: make([]copyLeg, legs)}
+	c := &copies{proto: cp, ring: make([]copySlot, copyRing), index: make([]atomic.Uint32, copyIndex), legs: make([]copyLeg, legs)}
+	c.origins.Store(new([]atomic.Pointer[origin]))
+	return c
 }
 
 // option installs leg's filter on its client (client.WithCopyFilter),
@@ -172,13 +201,13 @@ func (c *copies) read(leg int, frame []byte, now time.Time) (client.Copy, bool) 
 	e := &sl.e
 	e.legs[leg]++
 	n, at := e.legs[leg], e.at
-	first, racing := e.first(n), e.inFlight(leg, n)
+	first, racing := c.first(e, n), e.inFlight(leg, n)
 	sl.mu.Unlock()
 	if racing {
 		time.Sleep(raceWait)
 		sl.mu.Lock()
 		if e.key == key && e.at == at {
-			first = e.first(n)
+			first = c.first(e, n)
 		}
 		sl.mu.Unlock()
 	}
@@ -283,12 +312,72 @@ type firstArrival struct {
 
 // first returns what the n-th reading of e's hash on a leg may be
 // dropped as: the first arrival of the n-th, when the merged stream
-// delivered it. Called with the slot's lock held.
-func (e *copyEntry) first(n uint32) firstArrival {
-	if e.m == nil || e.many || n > e.delivered {
+// delivered it (and its merge has not ended since). Called with the
+// slot's lock held.
+func (c *copies) first(e *copyEntry, n uint32) firstArrival {
+	if e.from == 0 || e.many || n > e.delivered {
 		return firstArrival{}
 	}
-	return firstArrival{m: e.m, id: e.id, place: e.place, pos: e.pos, topic: e.topic}
+	o := c.origin(e.from, e.fromGen)
+	if o == nil {
+		return firstArrival{}
+	}
+	first := firstArrival{m: o.m, id: e.id, topic: o.topic}
+	if e.placed {
+		first.place, first.pos = o.place, e.pos
+	}
+	return first
+}
+
+// origin returns the origin numbered from (its ref plus one) of
+// generation gen; nil when that one was given back (its merge ended).
+// Safe from any goroutine.
+func (c *copies) origin(from, gen uint32) *origin {
+	tab := *c.origins.Load()
+	if from == 0 || int(from) > len(tab) {
+		return nil
+	}
+	if o := tab[from-1].Load(); o != nil && o.gen == gen {
+		return o
+	}
+	return nil
+}
+
+// newOrigin returns a new origin of m's topic (placed at place; nil:
+// not placed), numbered with a number given back or a new one.
+func (c *copies) newOrigin(m *merge, place *topicPlace, topic string) *origin {
+	c.omu.Lock()
+	defer c.omu.Unlock()
+	var ref uint32
+	if n := len(c.free); n > 0 {
+		ref, c.free = c.free[n-1], c.free[:n-1]
+	} else {
+		ref = c.used
+		c.used++
+	}
+	tab := *c.origins.Load()
+	if int(ref) >= len(tab) { // grown by a new table: readers holding the old one see no origin made since
+		grown := make([]atomic.Pointer[origin], max(8, 2*len(tab)))
+		for i := range tab {
+			grown[i].Store(tab[i].Load())
+		}
+		c.origins.Store(&grown)
+		tab = grown
+	}
+	c.gen++
+	o := &origin{m: m, place: place, topic: topic, ref: ref, gen: c.gen}
+	tab[ref].Store(o)
+	return o
+}
+
+// releaseOrigin gives o's number back: the ring's entries that name o
+// are dropped as copies no more, and a new origin takes the number (of
+// another generation).
+func (c *copies) releaseOrigin(o *origin) {
+	c.omu.Lock()
+	defer c.omu.Unlock()
+	(*c.origins.Load())[o.ref].Store(nil)
+	c.free = append(c.free, o.ref)
 }
 
 // inFlight reports whether another leg than leg has read the n-th reading
@@ -341,10 +430,11 @@ func (l *copyLeg) trail(on bool) {
 	}
 }
 
-// offered records that key's reading went to m; delivered (with its
-// identity id and place at in m) that m delivered it, so that other legs'
-// copies of it are dropped. Called with m.mu held.
-func (c *copies) offered(k copyKey, m *merge, delivered bool, topic string, id uint64, at placed) {
+// offered records that key's reading went to o, a merge's topic (nil:
+// the merge ended); delivered (with its identity id and place at there)
+// that the merge delivered it, so that other legs' copies of it are
+// dropped. Called with the merge's mu held.
+func (c *copies) offered(k copyKey, o *origin, delivered bool, id uint64, at placed) {
 	sl := c.held(k.at, k.key)
 	if sl == nil {
 		return // forgotten meanwhile: the ring came round to it
@@ -352,9 +442,10 @@ func (c *copies) offered(k copyKey, m *merge, delivered bool, topic string, id u
 	defer sl.mu.Unlock()
 	e := &sl.e
 	switch {
-	case e.m == nil:
-		e.m, e.id, e.place, e.pos, e.topic = m, id, at.at, at.pos, topic
-	case e.m != m:
+	case o == nil:
+	case e.from == 0:
+		e.from, e.fromGen, e.id, e.pos, e.placed = o.ref+1, o.gen, id, at.pos, at.at != nil
+	case e.from != o.ref+1 || e.fromGen != o.gen:
 		e.many = true
 	}
 	e.offered = max(e.offered, k.n)

@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -335,4 +336,63 @@ func TestIndexedNamesLivePositionsOnly(t *testing.T) {
 	}
 	_, ok := indexed(0, key, 5)
 	assert.False(t, ok, "an empty slot names nothing")
+}
+
+// The ring's entries hold no pointer (their first arrival's merge, topic
+// and place are named by number, copies.origins): the collector does
+// not scan the ring's megabytes.
+func TestCopiesRingHoldsNoPointer(t *testing.T) {
+	var walk func(reflect.Type) []string
+	walk = func(ty reflect.Type) []string {
+		switch ty.Kind() {
+		case reflect.Struct:
+			var found []string
+			for i := range ty.NumField() {
+				for _, f := range walk(ty.Field(i).Type) {
+					found = append(found, ty.Field(i).Name+"."+f)
+				}
+			}
+			return found
+		case reflect.Array:
+			return walk(ty.Elem())
+		case reflect.Pointer, reflect.UnsafePointer, reflect.String, reflect.Slice, reflect.Map,
+			reflect.Chan, reflect.Func, reflect.Interface:
+			return []string{ty.String()}
+		}
+		return nil
+	}
+	assert.Empty(t, walk(reflect.TypeFor[copySlot]()))
+}
+
+// A merge that ended gives its origins back: a leg's copy of a head it
+// delivered is dropped no more, and a merge made since, given the same
+// number for its origin, is not taken for the one that delivered it;
+// its own first arrivals' copies are dropped.
+func TestCopiesOfAnEndedMergeNotDropped(t *testing.T) {
+	sb, m, read := headCopies(t)
+	_, drop := read(0, headFrame("0x01", 1))
+	require.False(t, drop)
+	require.NoError(t, m.end(context.Background(), nil))
+
+	topic, err := ethereum.Protocol().NewTopic("newHeads")
+	require.NoError(t, err)
+	m2 := sb.mergeInto([]*protocol.Topic{topic})
+	m2.out = client.NewInlet([]string{"newHeads"})
+	t.Cleanup(func() { _ = m2.end(context.Background(), nil) })
+	read2 := func(leg int, frame []byte) bool {
+		_, drop := sb.copies.read(leg, frame, time.Now())
+		if !drop {
+			var f protocol.Frame
+			require.NoError(t, ethereum.Protocol().Classify(frame, &f))
+			m2.offer(leg, client.Message{Topic: "newHeads", Data: f.Data, RecvTime: time.Now()})
+		}
+		return drop
+	}
+	require.False(t, read2(0, headFrame("0x01", 2)))
+	require.Len(t, m2.origins, 1)
+	assert.Equal(t, uint32(0), m2.origins["newHeads"].ref, "the ended merge's number, given again")
+
+	assert.False(t, read2(1, headFrame("0x02", 1)), "head 1's first arrival went to the merge that ended")
+	assert.True(t, read2(1, headFrame("0x02", 2)), "head 2's, to the new one")
+	assert.Equal(t, 1, len(m2.out.Subscription().C()), "head 2 alone: the new merge drops head 1, behind it (order.go)")
 }

@@ -51,6 +51,8 @@ type merge struct {
 	legs    []rejoining // legs[i] is leg i's, while it rejoins after a hole
 	ids     *client.Identifier
 	places  map[string]*topicPlace // the placed topics (standbyorder.go), nil for none
+	origins map[string]*origin     // its topics in the fast path (copies.go), made as their first keyed message comes; nil for none
+	origin  *origin                // the one originOf returned last
 	live    int                    // legs whose part has not ended
 	lastErr error                  // why the last part to end ended
 	ended   bool                   // ended: no hold's timer is set again
@@ -166,10 +168,15 @@ func (m *merge) partEnded(leg int, err error) {
 	}
 }
 
-// stopLocked marks the merge ended and stops its holds' timers. Called
-// with m.mu held.
+// stopLocked marks the merge ended, stops its holds' timers and gives
+// its origins back (copies.go): the legs' copies of what it delivered
+// are dropped no more. Called with m.mu held.
 func (m *merge) stopLocked() {
 	m.ended = true
+	for _, o := range m.origins {
+		m.sb.copies.releaseOrigin(o)
+	}
+	m.origins, m.origin = nil, nil
 	for i := range m.legs {
 		if t := m.legs[i].timer; t != nil {
 			t.Stop()
@@ -229,7 +236,7 @@ func (m *merge) offer(leg int, msg client.Message) {
 	at := m.placeOf(leg, msg)
 	offered := func(delivered bool) { // other legs' copies of the frame are dropped once delivered
 		if keyed {
-			m.sb.copies.offered(key, m, delivered, msg.Topic, id, at)
+			m.sb.copies.offered(key, m.originOf(msg.Topic), delivered, id, at)
 		}
 	}
 	if !r.on && m.behind(leg, at) {
@@ -267,6 +274,27 @@ func (m *merge) offer(leg int, msg client.Message) {
 	offered(true)
 	m.out.Deliver(msg, 1)
 	m.inStep(leg, id)
+}
+
+// originOf returns topic's origin in the fast path (copies.go), made
+// the first time; nil once the merge ended. Called with m.mu held.
+func (m *merge) originOf(topic string) *origin {
+	if o := m.origin; o != nil && o.topic == topic {
+		return o
+	}
+	if m.ended {
+		return nil
+	}
+	o := m.origins[topic]
+	if o == nil {
+		if m.origins == nil {
+			m.origins = make(map[string]*origin)
+		}
+		o = m.sb.copies.newOrigin(m, m.places[topic], topic)
+		m.origins[topic] = o
+	}
+	m.origin = o
+	return o
 }
 
 // legDrops are the identities of a leg's copies dropped on its reader
