@@ -41,12 +41,6 @@ func (x *index) get(id uint64) (int32, bool) {
 	}
 }
 
-// owns reports whether id's slot is slot.
-func (x *index) owns(id uint64, slot int32) bool {
-	i, ok := x.get(id)
-	return ok && i == slot
-}
-
 // put sets id's slot.
 func (x *index) put(id uint64, slot int32) {
 	for i := id & x.mask; ; i = (i + 1) & x.mask {
@@ -58,9 +52,11 @@ func (x *index) put(id uint64, slot int32) {
 	}
 }
 
-// del removes id, moving back the entries after it that probing would
-// no longer reach (no tombstones: the table never fills with them).
-func (x *index) del(id uint64) {
+// delSlot removes id when its slot is slot (an identity that moved on
+// to a new slot keeps it there), in one probe of the table, moving back
+// the entries after it that probing would no longer reach (no
+// tombstones: the table never fills with them).
+func (x *index) delSlot(id uint64, slot int32) {
 	i := id & x.mask
 	for {
 		e := &x.entries[i]
@@ -68,6 +64,9 @@ func (x *index) del(id uint64) {
 			return
 		}
 		if e.id == id {
+			if e.slot != slot+1 {
+				return
+			}
 			break
 		}
 		i = (i + 1) & x.mask

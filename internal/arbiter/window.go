@@ -69,11 +69,11 @@ func (w *Window) newSlot(id uint64) int32 {
 		return i
 	}
 	i := int32(w.next)
-	if old := w.slots[i].id; w.index.owns(old, i) {
-		w.index.del(old)
-	}
+	w.index.delSlot(w.slots[i].id, i)
 	w.slots[i] = Slot{id: id, at: w.given}
 	w.index.put(id, i)
-	w.next = (w.next + 1) % len(w.slots)
+	if w.next++; w.next == len(w.slots) {
+		w.next = 0
+	}
 	return i
 }

@@ -302,6 +302,9 @@ func (m *merge) originOf(topic string) *origin {
 type legDrops struct {
 	mu  sync.Mutex // the leg's reader appends, an offer for the leg folds
 	ids []uint64
+	// n is len(ids), stored under mu: an offer with none to fold (a
+	// leading leg's, each first arrival's) takes no lock for them.
+	n atomic.Int32
 }
 
 // dropped records that leg dropped a copy of the message of identity id
@@ -315,6 +318,7 @@ func (m *merge) dropped(leg int, id uint64) {
 	d.mu.Lock()
 	d.ids = append(d.ids, id)
 	n := len(d.ids)
+	d.n.Store(int32(n))
 	d.mu.Unlock()
 	switch {
 	case n >= copyFoldMax:
@@ -332,6 +336,9 @@ func (m *merge) dropped(leg int, id uint64) {
 // counts, and each folds first. Called with m.mu held.
 func (m *merge) fold(leg int) {
 	d := &m.drops[leg]
+	if d.n.Load() == 0 { // one appended since is folded by the next offer, as under the lock
+		return
+	}
 	d.mu.Lock()
 	for _, id := range d.ids {
 		if s := m.seen.Slot(id); s != nil {
@@ -339,6 +346,7 @@ func (m *merge) fold(leg int) {
 		}
 	}
 	d.ids = d.ids[:0]
+	d.n.Store(0)
 	d.mu.Unlock()
 }
 
