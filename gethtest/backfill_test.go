@@ -8,6 +8,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient/simulated"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -36,15 +37,7 @@ func headNumber(t *testing.T, data []byte) uint64 {
 // restored: the SDK delivers every head once, in order, the 5 it missed
 // fetched and flagged backfilled, before the live ones.
 func TestHeadsMissedDuringAnOutageAreBackfilled(t *testing.T) {
-	node, url := startNode(t)
-	proxy := faultproxy.Start(t, url[len("ws://"):])
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c, err := client.Dial(ctx, proxy.URL(url), append(fastReconnect, client.WithProtocol(ethereum.Protocol()))...)
-	require.NoError(t, err)
-	defer c.Close()
-	sub, err := c.Subscribe(ctx, []string{"newHeads"})
-	require.NoError(t, err)
+	ctx, node, proxy, c, sub := headsThroughAProxy(t, 60*time.Second)
 
 	next := func() client.Message { return nextMessage(t, ctx, sub) }
 	var seen []uint64
@@ -75,6 +68,23 @@ func TestHeadsMissedDuringAnOutageAreBackfilled(t *testing.T) {
 	}
 	assert.Equal(t, want, seen, "every head once, in order")
 	assert.Equal(t, 5, backfilled, "the heads made during the outage")
+}
+
+// headsThroughAProxy starts go-ethereum's node behind a fault proxy and a
+// client subscribed to its newHeads through it, all ended with the test,
+// which has within to run.
+func headsThroughAProxy(t *testing.T, within time.Duration) (context.Context, *simulated.Backend, *faultproxy.Proxy, *client.Client, *client.Subscription) {
+	t.Helper()
+	node, url := startNode(t)
+	proxy := faultproxy.Start(t, url[len("ws://"):])
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	t.Cleanup(cancel)
+	c, err := client.Dial(ctx, proxy.URL(url), append(fastReconnect, client.WithProtocol(ethereum.Protocol()))...)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	sub, err := c.Subscribe(ctx, []string{"newHeads"})
+	require.NoError(t, err)
+	return ctx, node, proxy, c, sub
 }
 
 // nextMessage waits for sub's next message within ctx.
@@ -156,15 +166,7 @@ func TestEthclientsGetEveryHeadThroughASidecarOutage(t *testing.T) {
 // was not seen from this node in these runs: recovery's own tests make
 // it happen.)
 func TestNoHeadTwiceWhileBlocksAreMadeDuringTheRestore(t *testing.T) {
-	node, url := startNode(t)
-	proxy := faultproxy.Start(t, url[len("ws://"):])
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	c, err := client.Dial(ctx, proxy.URL(url), append(fastReconnect, client.WithProtocol(ethereum.Protocol()))...)
-	require.NoError(t, err)
-	defer c.Close()
-	sub, err := c.Subscribe(ctx, []string{"newHeads"})
-	require.NoError(t, err)
+	ctx, node, proxy, c, sub := headsThroughAProxy(t, 90*time.Second)
 
 	stop := make(chan struct{})
 	made := make(chan struct{})
