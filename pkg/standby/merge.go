@@ -302,9 +302,11 @@ func (m *merge) originOf(topic string) *origin {
 type legDrops struct {
 	mu  sync.Mutex // the leg's reader appends, an offer for the leg folds
 	ids []uint64
-	// n is len(ids), stored under mu: an offer with none to fold (a
-	// leading leg's, each first arrival's) takes no lock for them.
-	n atomic.Int32
+	// waiting is whether ids holds any, stored under mu when that
+	// changes (an atomic store is a locked instruction on amd64): an
+	// offer with none to fold (a leading leg's, each first arrival's)
+	// takes no lock for them.
+	waiting atomic.Bool
 }
 
 // dropped records that leg dropped a copy of the message of identity id
@@ -318,7 +320,9 @@ func (m *merge) dropped(leg int, id uint64) {
 	d.mu.Lock()
 	d.ids = append(d.ids, id)
 	n := len(d.ids)
-	d.n.Store(int32(n))
+	if n == 1 {
+		d.waiting.Store(true)
+	}
 	d.mu.Unlock()
 	switch {
 	case n >= copyFoldMax:
@@ -336,7 +340,7 @@ func (m *merge) dropped(leg int, id uint64) {
 // counts, and each folds first. Called with m.mu held.
 func (m *merge) fold(leg int) {
 	d := &m.drops[leg]
-	if d.n.Load() == 0 { // one appended since is folded by the next offer, as under the lock
+	if !d.waiting.Load() { // one appended since is folded by the next offer, as under the lock
 		return
 	}
 	d.mu.Lock()
@@ -346,7 +350,7 @@ func (m *merge) fold(leg int) {
 		}
 	}
 	d.ids = d.ids[:0]
-	d.n.Store(0)
+	d.waiting.Store(false)
 	d.mu.Unlock()
 }
 
