@@ -16,9 +16,13 @@ import (
 // FuzzClassify feeds arbitrary bytes to a dialect's classifier: it must
 // never panic, every slice it returns must lie inside the frame (or the
 // Frame), and a frame it calls a notification must have a key and a
-// payload. seeds start the corpus, beside the package's
-// testdata/fuzz/FuzzClassify; every dialect's frames are seeds too, as a
-// client may meet any of them.
+// payload. Asked for the venue's stamp too (Frame.WantTime), it must
+// classify the frame alike. What reads a notification's payload on the
+// reader after it (the venue's MessageReader and Recoverer: identity,
+// copy bytes, link, retraction, position) must not panic either, and
+// the copy bytes must lie inside the frame. seeds start the corpus,
+// beside the package's testdata/fuzz/FuzzClassify; every dialect's
+// frames are seeds too, as a client may meet any of them.
 func FuzzClassify(f *testing.F, p protocol.Protocol, seeds ...[]byte) {
 	for _, s := range []string{
 		`{"channel_name":"ticker.BTC-PERPETUAL.raw","notification":{"mark_price":68000.5}}`,
@@ -56,7 +60,36 @@ func FuzzClassify(f *testing.F, p protocol.Protocol, seeds ...[]byte) {
 			})
 		}
 		_, _, _ = p.Sequence(frame)
+		timed := protocol.Frame{WantTime: true}
+		if err := p.Classify(frame, &timed); err != nil {
+			t.Fatalf("%s: classified without the stamp, refused with it: %v", p.Name(), err)
+		}
+		if timed.Kind != fr.Kind || string(timed.Key) != string(fr.Key) || string(timed.Data) != string(fr.Data) {
+			t.Fatalf("%s: asking for the stamp changed the frame's classification", p.Name())
+		}
+		if fr.Kind == protocol.KindNotification {
+			readMessage(t, p, frame, fr)
+		}
 	})
+}
+
+// readMessage runs what the reader runs on a notification's payload
+// after classifying it: the venue's message reader and recoverer.
+func readMessage(t *testing.T, p protocol.Protocol, frame []byte, fr protocol.Frame) {
+	v := p.Venue()
+	if r := v.Messages; r != nil {
+		_, _ = r.AppendIdentity(nil, fr.Data)
+		if same, ok := r.CopyBytes(frame); ok && !within(frame, same) {
+			t.Fatalf("%s: copy bytes %q are not part of the frame", p.Name(), same)
+		}
+		_, _, _, _ = r.Link(fr.Data)
+		_ = r.Retracted(fr.Data)
+	}
+	if v.Recoverer != nil { // a topic of either kind: dense (heads), sparse (logs)
+		for _, sparse := range []bool{false, true} {
+			_, _ = v.Recoverer.Position(&protocol.Topic{Name: string(fr.Key), Backfill: true, Retracts: sparse}, fr.Data)
+		}
+	}
 }
 
 // within reports whether s is a sub-slice of frame: its bytes lie inside
