@@ -138,7 +138,7 @@ func (tt *Topic[M]) SetPlace(pos uint64) { tt.pos.Store(pos) }
 
 // Pass is the reader's check of a message of the topic: while the topic
 // is held it waits and Pass reports false; a message a backfill
-// delivered already (late: see place) is dropped, and Pass reports false;
+// delivered already (a late copy: see late) is dropped, and Pass reports false;
 // else Pass records its place (and its link in the chain) and returns it,
 // marked Reorg where it is one, and true.
 func (tt *Topic[M]) Pass(m M) (M, bool) {
@@ -155,20 +155,15 @@ func (tt *Topic[M]) Pass(m M) (M, bool) {
 }
 
 // place records m's place, and for a chain (heads) its link, marking a
-// reorg: one scan of the message for both. It reports false for a
-// message delivered already, which is not to be delivered again: a head
-// the chain holds (the same block), or, on a topic with no chain (logs),
-// one at or before the seam of the last backfill (a retraction aside,
-// which takes back what was delivered). A node's subscription can bring
-// the last blocks a backfill fetched after the backfill is done: the
-// current block it asked for may be announced on the subscription only
-// after it answered.
+// reorg: one scan of the message for both. It reports false for a late
+// copy of what the last backfill delivered (late), which is not
+// delivered again.
 func (tt *Topic[M]) place(m M) (M, bool) {
 	r := tt.r
 	data := r.host.Data(m)
 	if r.links != nil && !tt.t.Retracts {
 		if number, reorg, repeat, ok := tt.follow(data); ok {
-			if repeat {
+			if tt.late(number, repeat) {
 				return m, false
 			}
 			if reorg {
@@ -182,17 +177,32 @@ func (tt *Topic[M]) place(m M) (M, bool) {
 		return m, true
 	}
 	if pos, ok := r.rec.Position(tt.t, data); ok {
-		if seam := tt.seam.Load(); seam != 0 {
-			if pos <= seam && (r.links == nil || !r.links.Retracted(data)) {
-				return m, false
-			}
-			if pos > seam {
-				tt.seam.Store(0)
-			}
+		if tt.late(pos, r.links == nil || !r.links.Retracted(data)) {
+			return m, false
 		}
 		tt.pos.Store(pos)
 	}
 	return m, true
+}
+
+// late reports whether a live message at pos is a copy of one the last
+// backfill delivered: at or before the backfill's last position (its
+// seam), and a copy (delivered: a head the chain holds; a log, unless it
+// is a retraction, which takes back what was delivered). A node's
+// subscription can bring the last blocks a backfill fetched after the
+// backfill is done: the current block it asked for may be announced only
+// after the node answered. The seam closes once a message past it comes:
+// from then on nothing is taken for a copy.
+func (tt *Topic[M]) late(pos uint64, copied bool) bool {
+	seam := tt.seam.Load()
+	if seam == 0 {
+		return false
+	}
+	if pos > seam {
+		tt.seam.Store(0)
+		return false
+	}
+	return copied
 }
 
 // follow adds data, a head of a chaining topic, to the topic's chain; a
