@@ -1,9 +1,11 @@
 package wsfan_test
 
 import (
+	"bytes"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,11 +16,16 @@ import (
 // families of interfaces, not one per quirk; the core holds the venue as
 // one value and does not test it for optional hooks; no function of the
 // core grows past a screen; the connection-holders built on the core
-// (pkg/pool, pkg/standby) stay outside it.
+// (pkg/pool, pkg/standby) stay outside it; and the core grows no more
+// (a ratchet at its size when issue 45 was left, 8,092 lines, against
+// the 7,000 that issue asked: a feature that can live on the core's
+// exported seams lives beside it, and one that cannot raises the number
+// here, in the commit that says why).
 const (
-	maxProtocolInterfaces = 8  // exported interface types of pkg/protocol, Protocol and Server included
-	maxCoreAssertions     = 6  // type assertions and type-switch cases on them in pkg/client
-	maxCoreFuncLines      = 80 // the longest function of pkg/client, doc comment aside
+	maxProtocolInterfaces = 8    // exported interface types of pkg/protocol, Protocol and Server included
+	maxCoreAssertions     = 6    // type assertions and type-switch cases on them in pkg/client
+	maxCoreFuncLines      = 80   // the longest function of pkg/client, doc comment aside
+	maxCoreLines          = 8100 // lines of pkg/client's non-test Go files
 )
 
 func TestCoreShape(t *testing.T) {
@@ -33,6 +40,9 @@ func TestCoreShape(t *testing.T) {
 	}
 	for _, long := range longFuncs(core, maxCoreFuncLines) {
 		t.Errorf("pkg/client: %s is over %d lines", long, maxCoreFuncLines)
+	}
+	if n := lines(t, "pkg/client"); n > maxCoreLines {
+		t.Errorf("pkg/client has %d lines of non-test Go, at most %d: put the new code beside the core, on its exported seams", n, maxCoreLines)
 	}
 	core.eachType(func(ts *ast.TypeSpec) {
 		if ts.Name.Name == "Pool" || ts.Name.Name == "Standby" {
@@ -93,6 +103,27 @@ func parseDir(t *testing.T, dir string) parsedDir {
 		t.Fatalf("no Go files in %s", dir)
 	}
 	return pd
+}
+
+// lines counts the lines of dir's non-test Go files.
+func lines(t *testing.T, dir string) int {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += bytes.Count(b, []byte("\n"))
+	}
+	return n
 }
 
 // eachType calls f with each type pd declares at its top level.
