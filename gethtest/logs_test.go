@@ -79,19 +79,21 @@ func (lc *logChain) trySend(to *common.Address, data []byte) (*types.Transaction
 // every one sent, or one could land in the next block.
 func (lc *logChain) block(t *testing.T, n int) {
 	t.Helper()
-	require.NoError(t, lc.tryBlock(n, false))
+	require.NoError(t, lc.tryBlock(n))
 }
 
-// tryBlock is block off the test's goroutine. With nudge, a transaction
-// the pool holds but does not show pending for 100 ms (sent while it
-// reset for the block just made: about once in 50 blocks made back to
-// back) is nudged by making a block without it: the pool resets again
-// and takes it, and the block's logs are spread over two blocks.
-func (lc *logChain) tryBlock(n int, nudge bool) error {
-	for range n {
-		if _, err := lc.trySend(&lc.contract, nil); err != nil {
+// tryBlock is block off the test's goroutine. A transaction the pool
+// holds but does not show pending for 100 ms (sent while it reset for
+// the block just made: about once in 50 blocks made back to back) is
+// taken out with the block's others (Rollback) and they are sent again.
+func (lc *logChain) tryBlock(n int) error {
+	sent := make([]*types.Transaction, n)
+	for i := range sent {
+		tx, err := lc.trySend(&lc.contract, nil)
+		if err != nil {
 			return err
 		}
+		sent[i] = tx
 	}
 	from := crypto.PubkeyToAddress(lc.key.PublicKey)
 	stalled := time.Now().Add(100 * time.Millisecond)
@@ -103,8 +105,13 @@ func (lc *logChain) tryBlock(n int, nudge bool) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the pool does not hold the block's %d transactions (pending nonce %d, sent %d): %v", n, pending, lc.nonce, err)
 		}
-		if nudge && time.Now().After(stalled) {
-			lc.Commit()
+		if time.Now().After(stalled) {
+			lc.Rollback()
+			for _, tx := range sent {
+				if err := lc.Client().SendTransaction(context.Background(), tx); err != nil {
+					return fmt.Errorf("sending again after a rollback: %w", err)
+				}
+			}
 			stalled = time.Now().Add(100 * time.Millisecond)
 		}
 	}
@@ -276,7 +283,7 @@ func TestNoLogTwiceWhileBlocksAreMadeDuringTheRestore(t *testing.T) {
 				made <- nil
 				return
 			default:
-				if err := lc.tryBlock(2, true); err != nil {
+				if err := lc.tryBlock(2); err != nil {
 					made <- err
 					return
 				}
