@@ -396,3 +396,20 @@ func TestCopiesOfAnEndedMergeNotDropped(t *testing.T) {
 	assert.True(t, read2(1, headFrame("0x02", 2)), "head 2's, to the new one")
 	assert.Equal(t, 1, len(m2.out.Subscription().C()), "head 2 alone: the new merge drops head 1, behind it (order.go)")
 }
+
+// A leg back from a hole may read a head live on its new connection
+// (dropped there as a copy of another leg's, and counted as the leg's
+// sending) before its client fetches the same head to fill the hole:
+// the fetched one is no second sending, and is not delivered again
+// (go-ethereum's node behind two proxies delivered head 5 twice so, in
+// 1 run of 15 of gethtest's TestStandbyOnGethLosesNoHead).
+func TestCopiesFetchedAfterItsLiveCopyNotDeliveredTwice(t *testing.T) {
+	_, m, read := headCopies(t)
+	_, drop := read(1, headFrame("0x02", 5))
+	require.False(t, drop, "leg 1 carries the stream")
+	_, drop = read(0, headFrame("0x01", 5))
+	require.True(t, drop, "leg 0, back from its hole, reads head 5 live: a copy")
+	fetched := fmt.Appendf(nil, `{"hash":"0x%064x","number":"0x5","parentHash":"0x%064x"}`, 6, 5) // as eth_getBlockByNumber spells it
+	m.offer(0, client.Message{Topic: "newHeads", Data: fetched, Flags: client.FlagBackfilled, RecvTime: time.Now()})
+	assert.Equal(t, 1, len(m.out.Subscription().C()), "head 5 once")
+}

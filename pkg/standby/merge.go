@@ -239,6 +239,16 @@ func (m *merge) offer(leg int, msg client.Message) {
 			m.sb.copies.offered(key, m.originOf(msg.Topic), delivered, id, at)
 		}
 	}
+	if msg.Flags&client.FlagBackfilled != 0 {
+		if s := m.seen.Slot(id); s != nil && s.Sent[leg] > 0 {
+			// The leg fetched a message it had sent already: back from
+			// a hole, it read the live one first (dropped on its reader
+			// as another leg's copy, copies.go, and counted), and its
+			// client fetched it too. A fetch is no second sending: as
+			// one, it was delivered twice.
+			return
+		}
+	}
 	if !r.on && m.behind(leg, at) {
 		// The stream is past it (order.go): dropped before it takes a
 		// slot of the window, so that a leg far behind, its old copies
