@@ -24,6 +24,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,8 +83,9 @@ type Host[M any] interface {
 type Recovery[M any] struct {
 	host  Host[M]
 	rec   protocol.Recoverer     // nil: nothing is fetched, places only from links
-	links protocol.MessageReader // nil: no chains
+	links protocol.MessageReader // nil: no chains, no identities
 	most  int                    // the bound of a fetch, in the venue's unit; 0: none
+	seed  maphash.Seed           // of the identities a backfill delivered (Topic.fetched)
 	log   *zap.Logger
 }
 
@@ -91,13 +93,14 @@ type Recovery[M any] struct {
 // venue's units (blocks) after a reconnect (0: none; places and chains
 // are still followed).
 func New[M any](host Host[M], venue protocol.Venue, most int, log *zap.Logger) *Recovery[M] {
-	return &Recovery[M]{host: host, rec: venue.Recoverer, links: venue.Messages, most: most, log: log}
+	return &Recovery[M]{host: host, rec: venue.Recoverer, links: venue.Messages, most: most, seed: maphash.MakeSeed(), log: log}
 }
 
 // Topic is one Backfill topic's place, its chain and the live messages
 // held while its missed ones are fetched. pos is written by the reader
-// and the supervisor; holding and seam are set by the supervisor, seam
-// cleared by whoever delivers the topic; mu protects held.
+// and the supervisor; holding, seam and fetched are set by the
+// supervisor, seam and fetched cleared by whoever delivers the topic;
+// mu protects held.
 type Topic[M any] struct {
 	r       *Recovery[M]
 	t       *protocol.Topic
@@ -106,13 +109,15 @@ type Topic[M any] struct {
 
 	pos     atomic.Uint64
 	holding atomic.Bool
-	// seam is the last position a backfill delivered, while no live
-	// message past it has come yet (0: none): a live one at or before it
-	// that arrives only after the release is what the backfill delivered
-	// already (late).
-	seam atomic.Uint64
-	mu   sync.Mutex
-	held []M
+	// seam is the last position the last backfill delivered, while no
+	// live message past it has come yet (0: none), and fetched the
+	// identities of what it delivered: a live message at or before the
+	// seam that the backfill delivered (a head the chain holds, or where
+	// no chain is followed (logs) one among fetched) is a late copy.
+	seam    atomic.Uint64
+	fetched atomic.Pointer[map[uint64]struct{}]
+	mu      sync.Mutex
+	held    []M
 	// chain follows a chaining topic's heads; owned by whoever delivers
 	// the topic: the reader, or the supervisor while it holds.
 	chain *chain.Follower
@@ -137,8 +142,8 @@ func (tt *Topic[M]) Place() uint64 { return tt.pos.Load() }
 func (tt *Topic[M]) SetPlace(pos uint64) { tt.pos.Store(pos) }
 
 // Pass is the reader's check of a message of the topic: while the topic
-// is held it waits and Pass reports false; a message a backfill
-// delivered already (a late copy: see late) is dropped, and Pass reports false;
+// is held it waits and Pass reports false; a late copy of what the last
+// backfill delivered (see place) is dropped, and Pass reports false;
 // else Pass records its place (and its link in the chain) and returns it,
 // marked Reorg where it is one, and true.
 func (tt *Topic[M]) Pass(m M) (M, bool) {
@@ -156,14 +161,19 @@ func (tt *Topic[M]) Pass(m M) (M, bool) {
 
 // place records m's place, and for a chain (heads) its link, marking a
 // reorg: one scan of the message for both. It reports false for a late
-// copy of what the last backfill delivered (late), which is not
-// delivered again.
+// copy of what the last backfill delivered, not to be delivered again: a
+// message at or before the backfill's last position (inSeam) that it
+// delivered, a head the chain holds or a log among its identities (a
+// reorg's new head or log at the same place, or a retraction, is none).
+// A node's subscription can announce the last blocks a backfill fetched
+// after the backfill: the node may answer for its current block before
+// it announces that block.
 func (tt *Topic[M]) place(m M) (M, bool) {
 	r := tt.r
 	data := r.host.Data(m)
 	if r.links != nil && !tt.t.Retracts {
 		if number, reorg, repeat, ok := tt.follow(data); ok {
-			if tt.late(number, repeat) {
+			if tt.inSeam(number) && repeat {
 				return m, false
 			}
 			if reorg {
@@ -177,7 +187,7 @@ func (tt *Topic[M]) place(m M) (M, bool) {
 		return m, true
 	}
 	if pos, ok := r.rec.Position(tt.t, data); ok {
-		if tt.late(pos, r.links == nil || !r.links.Retracted(data)) {
+		if tt.inSeam(pos) && tt.wasFetched(data) {
 			return m, false
 		}
 		tt.pos.Store(pos)
@@ -185,24 +195,44 @@ func (tt *Topic[M]) place(m M) (M, bool) {
 	return m, true
 }
 
-// late reports whether a live message at pos is a copy of one the last
-// backfill delivered: at or before the backfill's last position (its
-// seam), and a copy (delivered: a head the chain holds; a log, unless it
-// is a retraction, which takes back what was delivered). A node's
-// subscription can bring the last blocks a backfill fetched after the
-// backfill is done: the current block it asked for may be announced only
-// after the node answered. The seam closes once a message past it comes:
-// from then on nothing is taken for a copy.
-func (tt *Topic[M]) late(pos uint64, copied bool) bool {
+// inSeam reports whether pos is at or before the last backfill's seam,
+// while it is open; a position past it closes it: from then on nothing
+// is taken for a late copy.
+func (tt *Topic[M]) inSeam(pos uint64) bool {
 	seam := tt.seam.Load()
 	if seam == 0 {
 		return false
 	}
 	if pos > seam {
 		tt.seam.Store(0)
+		tt.fetched.Store(nil)
 		return false
 	}
-	return copied
+	return true
+}
+
+// wasFetched reports whether the last backfill delivered a message of
+// data's identity.
+func (tt *Topic[M]) wasFetched(data []byte) bool {
+	ids := tt.fetched.Load()
+	if ids == nil {
+		return false
+	}
+	_, ok := (*ids)[tt.r.identity(data)]
+	return ok
+}
+
+// identity is a hash of what identifies data within its topic: the
+// venue's identity (MessageReader.AppendIdentity: a log's block hash,
+// index and removed flag), else the whole message.
+func (r *Recovery[M]) identity(data []byte) uint64 {
+	id := data
+	if r.links != nil {
+		if b, ok := r.links.AppendIdentity(nil, data); ok {
+			id = b
+		}
+	}
+	return maphash.Bytes(r.seed, id)
 }
 
 // follow adds data, a head of a chaining topic, to the topic's chain; a
@@ -230,11 +260,14 @@ func (tt *Topic[M]) follow(data []byte) (number uint64, reorg, repeat, ok bool) 
 }
 
 // passHeld is Pass for a message the supervisor delivers (fetched or
-// held): its place and link, then its delivery.
-func (tt *Topic[M]) passHeld(m M) {
-	if m, ok := tt.place(m); ok {
+// held): its place and link, then its delivery, unless it is a late copy
+// (place); it reports whether it delivered it.
+func (tt *Topic[M]) passHeld(m M) bool {
+	m, ok := tt.place(m)
+	if ok {
 		tt.deliver(m)
 	}
+	return ok
 }
 
 // Hold holds the live messages of tt (a topic the client had confirmed)
@@ -397,41 +430,46 @@ func (tt *Topic[M]) fetchRange(ctx context.Context, after, through uint64, split
 }
 
 // release delivers the fetched messages, then the held live ones but
-// those the fetch delivered already, and lets the reader deliver again.
-// With gap, the first live message is marked Gap; after fetched ones, no
-// live one is marked Reconnected (the hole is filled), whether it came
-// while they were fetched or after.
+// those the fetch delivered already (late copies: place), and lets the
+// reader deliver again, the seam still open for the late copies it may
+// read. With gap, the first live message is marked Gap; after fetched
+// ones, no live one is marked Reconnected (the hole is filled), whether
+// it came while they were fetched or after.
 func (tt *Topic[M]) release(fetched []M, gap bool) {
 	r := tt.r
+	tt.seam.Store(0) // the last backfill's: the fetched ones are past it
+	tt.fetched.Store(nil)
 	if len(fetched) > 0 {
 		tt.taken() // the first fetched one carries the mark
 	}
 	var seam uint64
+	var ids map[uint64]struct{}
 	for _, m := range fetched {
 		tt.passHeld(m)
-		if pos, ok := r.rec.Position(tt.t, r.host.Data(m)); ok {
+		data := r.host.Data(m)
+		if pos, ok := r.rec.Position(tt.t, data); ok {
 			seam = pos
-			tt.pos.Store(pos)
 		}
+		if ids == nil {
+			ids = make(map[uint64]struct{}, len(fetched))
+		}
+		ids[r.identity(data)] = struct{}{} // what tells a copy where no chain does
+	}
+	if seam != 0 {
+		tt.fetched.Store(&ids)
+		tt.seam.Store(seam)
 	}
 	for first := true; ; {
 		tt.mu.Lock()
 		held := tt.held
 		tt.held = nil
 		if len(held) == 0 {
-			if seam != 0 {
-				tt.seam.Store(seam) // before the reader delivers again
-			}
 			tt.holding.Store(false)
 			tt.mu.Unlock()
 			return
 		}
 		tt.mu.Unlock()
 		for _, m := range held {
-			pos, ok := r.rec.Position(tt.t, r.host.Data(m))
-			if ok && pos <= seam {
-				continue // the fetch delivered it
-			}
 			var set, clear Mark
 			if len(fetched) > 0 {
 				clear = Reconnected
@@ -439,10 +477,8 @@ func (tt *Topic[M]) release(fetched []M, gap bool) {
 			if gap && first {
 				set = Gap
 			}
-			first = false
-			tt.passHeld(r.host.Mark(m, set, clear))
-			if ok {
-				tt.pos.Store(pos)
+			if tt.passHeld(r.host.Mark(m, set, clear)) {
+				first = false
 			}
 		}
 	}

@@ -219,9 +219,26 @@ func TestALiveMessageTheBackfillDeliveredIsNotDeliveredAgain(t *testing.T) {
 	r, logs := newTopic(h, 100, 5, true)
 	require.True(t, r.Hold(logs))
 	r.Recover(context.Background(), []*Topic[msg]{logs})
-	liveData(h, logs, "9", "10", "10!", "11", "10")
-	assert.Equal(t, []string{"6", "7", "8", "9", "10", "10!", "11", "10"}, positions(h.got()),
-		"9 and 10 late, dropped; the retraction of 10 delivered; once past the seam, nothing more is dropped")
+	liveData(h, logs, "9", "10", "10!", "10r", "11", "10")
+	assert.Equal(t, []string{"6", "7", "8", "9", "10", "10!", "10r", "11", "10"}, positions(h.got()),
+		"9 and 10 late, dropped; the retraction of 10 and a reorg's new log at 10 delivered; once past the seam, nothing more is dropped")
+}
+
+// A reorg's new head at a place the backfill filled, held while it ran,
+// is delivered, marked as a reorg; the held copies of what it fetched are
+// not.
+func TestAHeldReorgAtTheSeamIsDelivered(t *testing.T) {
+	h := &host{current: 10, block: func(p string) string {
+		n, _ := strconv.Atoi(p)
+		return fmt.Sprintf("%d/%d/%d", n, n, n-1)
+	}}
+	r, heads := newTopic(h, 100, 5, false)
+	require.True(t, r.Hold(heads))
+	liveData(h, heads, "9/9/8", "10/10/9", "10/100/9")
+	r.Recover(context.Background(), []*Topic[msg]{heads})
+	got := h.got()
+	assert.Equal(t, []string{"6/6/5", "7/7/6", "8/8/7", "9/9/8", "10/10/9", "10/100/9"}, positions(got))
+	assert.Equal(t, Reorg, got[5].marks)
 }
 
 func TestALiveHeadTheChainHoldsIsNotDeliveredAgain(t *testing.T) {
