@@ -224,14 +224,18 @@ func TestALiveMessageTheBackfillDeliveredIsNotDeliveredAgain(t *testing.T) {
 		"9 and 10 late, dropped; the retraction of 10 and a reorg's new log at 10 delivered; once past the seam, nothing more is dropped")
 }
 
+// chainBlock is the toy chain's block at position p: its hash is its
+// number, its parent the one before.
+func chainBlock(p string) string {
+	n, _ := strconv.Atoi(p)
+	return fmt.Sprintf("%d/%d/%d", n, n, n-1)
+}
+
 // A reorg's new head at a place the backfill filled, held while it ran,
 // is delivered, marked as a reorg; the held copies of what it fetched are
 // not.
 func TestAHeldReorgAtTheSeamIsDelivered(t *testing.T) {
-	h := &host{current: 10, block: func(p string) string {
-		n, _ := strconv.Atoi(p)
-		return fmt.Sprintf("%d/%d/%d", n, n, n-1)
-	}}
+	h := &host{current: 10, block: chainBlock}
 	r, heads := newTopic(h, 100, 5, false)
 	require.True(t, r.Hold(heads))
 	liveData(h, heads, "9/9/8", "10/10/9", "10/100/9")
@@ -242,10 +246,7 @@ func TestAHeldReorgAtTheSeamIsDelivered(t *testing.T) {
 }
 
 func TestALiveHeadTheChainHoldsIsNotDeliveredAgain(t *testing.T) {
-	h := &host{current: 10, block: func(p string) string {
-		n, _ := strconv.Atoi(p)
-		return fmt.Sprintf("%d/%d/%d", n, n, n-1)
-	}}
+	h := &host{current: 10, block: chainBlock}
 	r, heads := newTopic(h, 100, 5, false)
 	require.True(t, r.Hold(heads))
 	r.Recover(context.Background(), []*Topic[msg]{heads})
