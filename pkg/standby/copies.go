@@ -46,8 +46,8 @@ import (
 // own lock, held for a few loads and stores (no map, no allocation), and
 // no pointer: where its first arrival went (its merge, topic and place)
 // is a number into a small table of origins, one for each topic of a
-// merge, so that the collector never scans the ring's megabytes (at the
-// blast it did, a dozen times a second). An
+// merge, so that the collector never scans the ring's megabytes (under
+// BenchmarkStandbyBlast's blast it did, some two dozen times a second). An
 // entry is forgotten, with its counts, when the ring comes round to it
 // again (copyRing readings later): a forgotten hash's next reading is a
 // first arrival, which the identity merge judges. copyRing is far more
