@@ -413,3 +413,32 @@ func TestCopiesFetchedAfterItsLiveCopyNotDeliveredTwice(t *testing.T) {
 	m.offer(0, client.Message{Topic: "newHeads", Data: fetched, Flags: client.FlagBackfilled, RecvTime: time.Now()})
 	assert.Equal(t, 1, len(m.out.Subscription().C()), "head 5 once")
 }
+
+// A leg back from a hole another leg carried delivers what its client
+// fetched unflagged where it comes first (the other leg slower): the
+// merged stream had no hole, as it has no reconnect (go-ethereum's node
+// behind two proxies: head 5 fetched by the leg back from its hole came
+// before the other leg's, flagged backfilled).
+func TestCopiesFetchedFirstAfterACoveredHoleUnflagged(t *testing.T) {
+	_, m, read := headCopies(t)
+	for n := 1; n <= 4; n++ {
+		_, drop := read(1, headFrame("0x02", n))
+		require.False(t, drop)
+	}
+	fetch := func(n int, flags client.Flags) {
+		data := fmt.Appendf(nil, `{"hash":"0x%064x","number":"0x%x","parentHash":"0x%064x"}`, n+1, n, n)
+		m.offer(0, client.Message{Topic: "newHeads", Data: data, Flags: flags, RecvTime: time.Now()})
+	}
+	fetch(4, client.FlagReconnected|client.FlagBackfilled) // leg 0 back: the stream has head 4 already
+	fetch(5, client.FlagBackfilled)                        // ahead of leg 1's
+	_, drop := read(1, headFrame("0x02", 5))
+	require.False(t, drop, "leg 1's head 5 goes to the merge, which has it")
+	_, drop = read(0, headFrame("0x01", 6))
+	require.False(t, drop, "leg 0 live again")
+	fetch(7, client.FlagBackfilled) // a later fetch, after its live heads: no longer the covered hole's
+	var got []client.Flags
+	for len(m.out.Subscription().C()) > 0 {
+		got = append(got, (<-m.out.Subscription().C()).Flags)
+	}
+	assert.Equal(t, []client.Flags{0, 0, 0, 0, 0, 0, client.FlagBackfilled}, got, "heads 1-7 once; only head 7 flagged")
+}

@@ -76,6 +76,12 @@ type rejoining struct {
 	held   []heldMessage
 	timer  *time.Timer // releases held after RejoinHold
 	gen    uint64      // counts releases: a timer of an earlier hold does nothing
+	// filling: the leg's client fetches what its hole missed, which
+	// another leg carried: until its first live message, what it fetched
+	// is no hole of the merged stream's, and loses FlagBackfilled (as its
+	// first message loses FlagReconnected). It outlasts on, which a
+	// fetched message the stream has reached ends.
+	filling bool
 }
 
 // heldMessage is a rejoining leg's message, its identity and which
@@ -227,10 +233,18 @@ func (m *merge) offer(leg int, msg client.Message) {
 	m.fold(leg)
 	id := m.ids.Of(msg.Topic, msg.Data)
 	r := &m.legs[leg]
-	if msg.Flags&client.FlagReconnected != 0 && m.covered(leg) {
-		msg.Flags &^= client.FlagReconnected
-		r.on = true
-		r.rejoin.Store(true)
+	fetched := msg.Flags&client.FlagBackfilled != 0
+	if msg.Flags&client.FlagReconnected != 0 {
+		r.filling = m.covered(leg)
+		if r.filling {
+			msg.Flags &^= client.FlagReconnected
+			r.on = true
+			r.rejoin.Store(true)
+		}
+	}
+	if r.filling {
+		r.filling = fetched
+		msg.Flags &^= client.FlagBackfilled
 	}
 	m.lastAt[leg].Store(msg.RecvTime.UnixNano())
 	at := m.placeOf(leg, msg)
@@ -239,7 +253,7 @@ func (m *merge) offer(leg int, msg client.Message) {
 			m.sb.copies.offered(key, m.originOf(msg.Topic), delivered, id, at)
 		}
 	}
-	if msg.Flags&client.FlagBackfilled != 0 {
+	if fetched {
 		if s := m.seen.Slot(id); s != nil && s.Sent[leg] > 0 {
 			// The leg fetched a message it had sent already: back from
 			// a hole, it read the live one first (dropped on its reader

@@ -35,9 +35,10 @@ const Max = 3
 // subscriptions, and each subscription's messages are merged into one
 // stream, every message delivered once, in the order it first arrived on
 // any leg. When a leg dies, the others carry on: nothing is lost and no
-// message is flagged (FlagReconnected is kept only when no other leg was
-// up throughout the hole), and the dead leg reconnects and restores its
-// topics in the background, as any Client does.
+// message is flagged (FlagReconnected, and FlagBackfilled on what the
+// leg's client fetches to fill its hole, are kept only when no other leg
+// was up throughout the hole), and the dead leg reconnects and restores
+// its topics in the background, as any Client does.
 //
 // A message's identity comes from the fields its venue documents
 // (protocol.MessageReader.AppendIdentity: Deribit's change_id, trade_id and timestamp,
