@@ -20,12 +20,14 @@ import (
 // (a ratchet at its size when issue 45 was left, 8,092 lines, against
 // the 7,000 that issue asked: a feature that can live on the core's
 // exported seams lives beside it, and one that cannot raises the number
-// here, in the commit that says why).
+// here, in the commit that says why). Raised since: 8,115 for client.Sink,
+// the place the reader read handed to a composite's sink, which a
+// standby's merge read again for each first arrival (issue 46).
 const (
 	maxProtocolInterfaces = 8    // exported interface types of pkg/protocol, Protocol and Server included
 	maxCoreAssertions     = 6    // type assertions and type-switch cases on them in pkg/client
 	maxCoreFuncLines      = 80   // the longest function of pkg/client, doc comment aside
-	maxCoreLines          = 8100 // lines of pkg/client's non-test Go files
+	maxCoreLines          = 8115 // lines of pkg/client's non-test Go files
 )
 
 func TestCoreShape(t *testing.T) {

@@ -145,14 +145,14 @@ func (tt *Topic[M]) SetPlace(pos uint64) { tt.pos.Store(pos) }
 // is held it waits and Pass reports false; a late copy of what the last
 // backfill delivered (see place) is dropped, and Pass reports false;
 // else Pass records its place (and its link in the chain) and returns it,
-// marked Reorg where it is one, and true.
-func (tt *Topic[M]) Pass(m M) (M, bool) {
+// marked Reorg where it is one, with its place (0: none read) and true.
+func (tt *Topic[M]) Pass(m M) (M, uint64, bool) {
 	if tt.holding.Load() {
 		tt.mu.Lock()
 		if tt.holding.Load() {
 			tt.held = append(tt.held, m)
 			tt.mu.Unlock()
-			return m, false
+			return m, 0, false
 		}
 		tt.mu.Unlock()
 	}
@@ -167,32 +167,34 @@ func (tt *Topic[M]) Pass(m M) (M, bool) {
 // reorg's new head or log at the same place, or a retraction, is none).
 // A node's subscription can announce the last blocks a backfill fetched
 // after the backfill: the node may answer for its current block before
-// it announces that block.
-func (tt *Topic[M]) place(m M) (M, bool) {
+// it announces that block. It returns m's place too (0: none read).
+func (tt *Topic[M]) place(m M) (M, uint64, bool) {
 	r := tt.r
 	data := r.host.Data(m)
 	if r.links != nil && !tt.t.Retracts {
 		if number, reorg, repeat, ok := tt.follow(data); ok {
 			if tt.inSeam(number) && repeat {
-				return m, false
+				return m, 0, false
 			}
 			if reorg {
 				m = r.host.Mark(m, Reorg, 0)
 			}
 			tt.pos.Store(number)
-			return m, true
+			return m, number, true
 		}
 	}
 	if r.rec == nil {
-		return m, true
+		return m, 0, true
 	}
-	if pos, ok := r.rec.Position(tt.t, data); ok {
-		if tt.inSeam(pos) && tt.wasFetched(data) {
-			return m, false
-		}
-		tt.pos.Store(pos)
+	pos, ok := r.rec.Position(tt.t, data)
+	if !ok {
+		return m, 0, true
 	}
-	return m, true
+	if tt.inSeam(pos) && tt.wasFetched(data) {
+		return m, 0, false
+	}
+	tt.pos.Store(pos)
+	return m, pos, true
 }
 
 // inSeam reports whether pos is at or before the last backfill's seam,
@@ -263,7 +265,7 @@ func (tt *Topic[M]) follow(data []byte) (number uint64, reorg, repeat, ok bool) 
 // held): its place and link, then its delivery, unless it is a late copy
 // (place); it reports whether it delivered it.
 func (tt *Topic[M]) passHeld(m M) bool {
-	m, ok := tt.place(m)
+	m, _, ok := tt.place(m)
 	if ok {
 		tt.deliver(m)
 	}

@@ -176,7 +176,7 @@ func live(h *host, tt *Topic[msg], positions ...uint64) {
 // liveData passes live messages of the given payloads.
 func liveData(h *host, tt *Topic[msg], data ...string) {
 	for _, d := range data {
-		if m, ok := tt.Pass(msg{data: d}); ok {
+		if m, _, ok := tt.Pass(msg{data: d}); ok {
 			h.deliver(m)
 		}
 	}

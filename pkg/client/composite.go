@@ -36,13 +36,20 @@ func (c *Client) NewMerge(topics []string, leave Leaver, opts ...SubscribeOption
 	return &Inlet{s: s}
 }
 
+// A Sink takes a part's messages (SinkTo) with the place the client read
+// in each on the way: a sequenced topic's change id, else a backfilling
+// topic's position (a head's number); 0 where it read none (a message
+// the supervisor fetched or held, a topic with no place), and the sink
+// reads the place itself if it needs one.
+type Sink func(m Message, place uint64)
+
 // SinkTo is the option of a subscription whose messages are handed to
 // offer, on the goroutine delivering them (its connection's reader), in
 // place of its channel, and whose end is told once to ended: a part of
 // the merged subscription into fed (NewMerge). When fed's overflow
 // policy is Block, offer may wait for fed's consumer, and the reader
 // then gives its link a fresh read deadline after.
-func SinkTo(into *Inlet, offer func(Message), ended func(part *Subscription, err error)) SubscribeOption {
+func SinkTo(into *Inlet, offer Sink, ended func(part *Subscription, err error)) SubscribeOption {
 	return sinkTo{sink: offer, end: ended, waits: into.s.policy == Block}
 }
 

@@ -44,7 +44,7 @@ func (in *Inlet) Capacity() int { return in.s.capacity }
 // and whether the subscription has ended (its consumer too slow under
 // CloseSubscription, an End, or its consumer's Unsubscribe).
 func (in *Inlet) Deliver(m Message, step uint64) (queued, ended bool) {
-	return in.s.deliverStep(m, step)
+	return in.s.deliverStep(m, step, 0)
 }
 
 // Ended reports whether the subscription has ended.

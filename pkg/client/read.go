@@ -262,8 +262,11 @@ func (cn *conn) deliver(ts *topicState, data []byte, snapshot bool, now time.Tim
 		ts.backfilled.Store(false)
 		flags |= FlagBackfilled | FlagReconnected
 	}
+	var place uint64 // the message's, when read here (Sink)
 	if ts.topic.Sequenced {
-		flags |= cn.checkSequence(ts, data)
+		var f Flags
+		f, place = cn.checkSequence(ts, data)
+		flags |= f
 	}
 	subs := ts.subs.Load()
 	if subs == nil {
@@ -276,13 +279,19 @@ func (cn *conn) deliver(ts *topicState, data []byte, snapshot bool, now time.Tim
 			c.metrics.delays.observe(ts, now.UnixNano(), st.venue)
 		}
 	}
-	if ts.rec != nil && !c.pass(ts, &msg) { // a node's heads and logs (recovery.go)
-		return
+	if ts.rec != nil { // a node's heads and logs (recovery.go)
+		at, ok := c.pass(ts, &msg)
+		if !ok {
+			return
+		}
+		if place == 0 { // a change id stays the place
+			place = at
+		}
 	}
 	// The loop of deliverAll, kept here: the hot path pays no call.
 	var delivered uint64
 	for _, s := range *subs {
-		if s.deliver(msg) {
+		if s.deliver(msg, place) {
 			delivered++
 		}
 	}
@@ -295,7 +304,7 @@ func (cn *conn) deliver(ts *topicState, data []byte, snapshot bool, now time.Tim
 func deliverAll(c *Client, subs *[]*Subscription, msg Message) {
 	var delivered uint64
 	for _, s := range *subs {
-		if s.deliver(msg) {
+		if s.deliver(msg, 0) {
 			delivered++
 		}
 	}
@@ -306,12 +315,13 @@ func deliverAll(c *Client, subs *[]*Subscription, msg Message) {
 // one and reports a gap, or a snapshot: a message that names no previous
 // change (Deribit's "snapshot"), or, for a SnapshotFirst topic, the first
 // after the topic was subscribed (Ethereal sends the whole L2Book first,
-// marked by nothing else). Runs on the reader goroutine, which owns lastID.
-func (cn *conn) checkSequence(ts *topicState, data []byte) Flags {
+// marked by nothing else); it returns the change id too (0: none read).
+// Runs on the reader goroutine, which owns lastID.
+func (cn *conn) checkSequence(ts *topicState, data []byte) (Flags, uint64) {
 	c := cn.c
 	id, prev, ok := c.proto.Sequence(data)
 	if !ok {
-		return 0
+		return 0, 0
 	}
 	last := ts.lastID
 	ts.lastID = id
@@ -319,16 +329,16 @@ func (cn *conn) checkSequence(ts *topicState, data []byte) Flags {
 		// A change that names nothing before it: only its place tells
 		// a whole book (the first after a subscribe) from a change.
 		if ts.topic.SnapshotFirst && (last == 0 || ts.resubscribed.Swap(false)) {
-			return FlagSnapshot
+			return FlagSnapshot, id
 		}
-		return 0
+		return 0, id
 	}
 	if prev == 0 {
 		ts.resubscribed.Store(false)
-		return FlagSnapshot
+		return FlagSnapshot, id
 	}
 	if ts.topic.SnapshotFirst && last == 0 {
-		return FlagSnapshot
+		return FlagSnapshot, id
 	}
 	// After a resubscribe, changes the server sent before it read the
 	// unsubscribe still chain to the last message; the first message
@@ -338,17 +348,17 @@ func (cn *conn) checkSequence(ts *topicState, data []byte) Flags {
 	// was right leaves it right.)
 	if ts.topic.SnapshotFirst && ts.resubscribed.Load() && prev != last {
 		ts.resubscribed.Store(false)
-		return FlagSnapshot
+		return FlagSnapshot, id
 	}
 	if last == 0 || prev == last {
-		return 0
+		return 0, id
 	}
 	c.stats.gaps.Add(1)
 	c.emit(Event{Kind: Gap, Topic: ts.name})
 	if c.cfg.resubscribeGap {
 		c.refreshTopic(ts)
 	}
-	return FlagGap
+	return FlagGap, id
 }
 
 // resolve hands a response to the call waiting for it. An answer without

@@ -38,15 +38,16 @@ func WithBackfill(most int) Option {
 // pass is the reader's part of a Backfill topic's message: flagged
 // FlagRetracted where it is a retraction (a log a reorg removed), then
 // handed to the recovery (recovery.Topic.Pass), which holds it while a
-// backfill runs (false) or places it, flagging a reorg. A call of its
-// own, so that deliver's message stays on its stack.
-func (c *Client) pass(ts *topicState, msg *Message) bool {
+// backfill runs (false) or places it, flagging a reorg; it returns the
+// place read (0: none). A call of its own, so that deliver's message
+// stays on its stack.
+func (c *Client) pass(ts *topicState, msg *Message) (place uint64, ok bool) {
 	if ts.topic.Retracts && c.venue.Messages != nil && c.venue.Messages.Retracted(msg.Data) {
 		msg.Flags |= FlagRetracted
 	}
-	m, ok := ts.rec.Pass(*msg)
+	m, place, ok := ts.rec.Pass(*msg)
 	*msg = m
-	return ok
+	return place, ok
 }
 
 // recoveryHost is the client as its recovery's Host.

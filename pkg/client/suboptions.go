@@ -17,7 +17,7 @@ type subConfig struct {
 	// channel, on the goroutine delivering them (a standby's part: its
 	// leg's reader), and sinkEnd is told once why the subscription
 	// ended; sinkWaits: sink may wait for a consumer (SinkTo).
-	sink      func(Message)
+	sink      Sink
 	sinkEnd   func(part *Subscription, err error)
 	sinkWaits bool
 }
@@ -25,7 +25,7 @@ type subConfig struct {
 // sinkTo is the option of a subscription whose messages go to sink, not
 // to a channel, and whose end is told to end (see subConfig.sink).
 type sinkTo struct {
-	sink  func(Message)
+	sink  Sink
 	end   func(part *Subscription, err error)
 	waits bool
 }

@@ -55,7 +55,7 @@ type Subscription struct {
 
 	// sink and sinkEnd are set for a subscription whose messages go to a
 	// function, not to ch (subConfig.sink); read-only.
-	sink      func(Message)
+	sink      Sink
 	sinkEnd   func(part *Subscription, err error)
 	sinkWaits bool
 
@@ -166,20 +166,21 @@ func (s *Subscription) Unsubscribe(ctx context.Context) error {
 // one is busy, runs and catches up, and the reader waits for nothing.
 const yieldTries = 16
 
-// deliver sends m to the subscription and reports whether it was
-// delivered. When the buffer is full it applies the overflow policy,
-// after the grace. Runs on the reader goroutine.
-func (s *Subscription) deliver(m Message) bool {
-	queued, _ := s.deliverStep(m, 1)
+// deliver sends m to the subscription, or to its sink with place (the
+// one the reader read in m, Sink), and reports whether it was delivered.
+// When the buffer is full it applies the overflow policy, after the
+// grace. Runs on the reader goroutine.
+func (s *Subscription) deliver(m Message, place uint64) bool {
+	queued, _ := s.deliverStep(m, 1, place) // kept small enough to inline: the route's loop pays no call
 	return queued
 }
 
 // deliverStep is deliver with Seq moved on by step: 1, or more over
 // messages known lost before they reached the subscription (Inlet); it
 // also reports whether the subscription has ended.
-func (s *Subscription) deliverStep(m Message, step uint64) (queued, ended bool) {
+func (s *Subscription) deliverStep(m Message, step, place uint64) (queued, ended bool) {
 	if s.sink != nil {
-		return s.toSink(m)
+		return s.toSink(m, place)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -476,7 +477,7 @@ func (s *Subscription) end(err error) {
 
 // toSink hands m to the subscription's sink, unless it has ended. The
 // sink runs without s.mu: it takes its own locks.
-func (s *Subscription) toSink(m Message) (queued, ended bool) {
+func (s *Subscription) toSink(m Message, place uint64) (queued, ended bool) {
 	s.mu.Lock()
 	ended = s.ended
 	s.mu.Unlock()
@@ -486,7 +487,7 @@ func (s *Subscription) toSink(m Message) (queued, ended bool) {
 	if s.sinkWaits && s.c != nil {
 		s.c.stalled.Store(true) // the sink may wait for a consumer (markStall)
 	}
-	s.sink(m)
+	s.sink(m, place)
 	return true, false
 }
 

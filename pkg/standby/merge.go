@@ -212,11 +212,16 @@ func (m *merge) covered(leg int) bool {
 	return false
 }
 
-// offer delivers msg, leg's, into out if it is the first arrival: the
+// offer is offerAt of a message whose place its client did not read.
+func (m *merge) offer(leg int, msg client.Message) { m.offerAt(leg, msg, 0) }
+
+// offerAt delivers msg, leg's, into out if it is the first arrival: the
 // leg has sent its identity more times than any leg had before. A leg's
 // first message after a hole that another leg carried loses its
-// reconnect flag, and the leg rejoins (see rejoining).
-func (m *merge) offer(leg int, msg client.Message) {
+// reconnect flag, and the leg rejoins (see rejoining). place is msg's
+// as the leg's client read it (client.Sink; 0: not read, placeOf reads
+// it).
+func (m *merge) offerAt(leg int, msg client.Message, place uint64) {
 	// Under Block this reader may wait for the consumer (or for the other
 	// leg's, waiting): the part's sink marked it (client.SinkTo).
 	var key copyKey
@@ -247,7 +252,7 @@ func (m *merge) offer(leg int, msg client.Message) {
 		msg.Flags &^= client.FlagBackfilled
 	}
 	m.lastAt[leg].Store(msg.RecvTime.UnixNano())
-	at := m.placeOf(leg, msg)
+	at := m.placeOf(leg, msg, place)
 	offered := func(delivered bool) { // other legs' copies of the frame are dropped once delivered
 		if keyed {
 			m.sb.copies.offered(key, m.originOf(msg.Topic), delivered, id, at)

@@ -82,19 +82,19 @@ func newPlaces(p protocol.Protocol, topics []*protocol.Topic) map[string]*topicP
 	return places
 }
 
-// placeOf reads msg's place, and records it as leg's last. Called with
-// m.mu held.
-func (m *merge) placeOf(leg int, msg client.Message) placed {
+// placeOf reads msg's place, unless its client read it (read: not 0),
+// and records it as leg's last. Called with m.mu held.
+func (m *merge) placeOf(leg int, msg client.Message, read uint64) placed {
 	pl := m.places[msg.Topic]
 	if pl == nil {
 		return placed{}
 	}
-	var pos uint64
-	var ok bool
-	switch pl.how {
-	case placeSequence:
+	pos, ok := read, read != 0
+	switch {
+	case ok:
+	case pl.how == placeSequence:
 		pos, _, ok = m.sb.proto.Sequence(msg.Data)
-	case placeHeight:
+	case pl.how == placeHeight:
 		pos, ok = pl.backfilling.Position(pl.topic, msg.Data)
 	}
 	if !ok {

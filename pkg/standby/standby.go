@@ -249,7 +249,7 @@ func (sb *Standby) Subscribe(ctx context.Context, topics []string, opts ...clien
 	}
 	parts := make([]*client.Subscription, len(sb.legs))
 	for i, c := range sb.legs {
-		sink := client.SinkTo(m.out, func(msg client.Message) { m.offer(i, msg) }, func(_ *client.Subscription, err error) { m.partEnded(i, err) })
+		sink := client.SinkTo(m.out, func(msg client.Message, place uint64) { m.offerAt(i, msg, place) }, func(_ *client.Subscription, err error) { m.partEnded(i, err) })
 		if parts[i], err = c.Subscribe(ctx, names, client.Buffer(1), sink); err != nil {
 			m.setParts(ctx, parts)
 			_ = m.end(ctx, nil) // the failure returned is the subscribe's
@@ -289,7 +289,7 @@ func (sb *Standby) SubscribeTopics(ctx context.Context, topics []*protocol.Topic
 			break
 		}
 		sink := client.SinkTo(merges[topics[0].Name].out, // every merge has the default delivery
-			func(msg client.Message) { merges[msg.Topic].offer(i, msg) },
+			func(msg client.Message, place uint64) { merges[msg.Topic].offerAt(i, msg, place) },
 			func(part *client.Subscription, err error) { merges[part.Topics()[0]].partEnded(i, err) })
 		subs, serrs, err := c.SubscribeEachTopic(ctx, topics, client.Buffer(1), sink)
 		if err != nil {

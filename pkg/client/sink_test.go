@@ -1,0 +1,76 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wsfan/wsfan/internal/testutil"
+	"github.com/wsfan/wsfan/pkg/client"
+	"github.com/wsfan/wsfan/pkg/ethereum"
+)
+
+// A part's sink is handed the place its connection's reader read in each
+// message on the way (client.Sink): a book's change id, a head's number;
+// 0 for a topic with no place. A standby's merge takes it, and does not
+// read the message again.
+func TestSinkIsHandedThePlaceTheReaderRead(t *testing.T) {
+	t.Run("book", func(t *testing.T) {
+		tc := gapCases[0] // Deribit's book
+		srv := newServer(t, tc.server)
+		c := dial(t, srv, tc.proto(), fastBackoff())
+		places := sinkPlaces(t, c, tc.book)
+		require.NoError(t, srv.WaitSubscribers(testutil.Context(t), tc.book, 1))
+		srv.Publish(tc.book, tc.update(100, 0))
+		srv.Publish(tc.book, tc.update(101, 100))
+		assert.Equal(t, uint64(100), <-places)
+		assert.Equal(t, uint64(101), <-places)
+	})
+	t.Run("heads", func(t *testing.T) {
+		srv := newServer(t, ethereum.Name)
+		c := dial(t, srv, ethereum.Protocol(), fastBackoff())
+		places := sinkPlaces(t, c, "newHeads")
+		require.NoError(t, srv.WaitSubscribers(testutil.Context(t), "newHeads", 1))
+		srv.Publish("newHeads", head(0x10, 1, 0))
+		srv.Publish("newHeads", head(0x11, 2, 1))
+		assert.Equal(t, uint64(0x10), <-places)
+		assert.Equal(t, uint64(0x11), <-places)
+	})
+	t.Run("none", func(t *testing.T) {
+		srv := newServer(t, ethereum.Name)
+		c := dial(t, srv, ethereum.Protocol(), fastBackoff())
+		places := sinkPlaces(t, c, "newPendingTransactions")
+		require.NoError(t, srv.WaitSubscribers(testutil.Context(t), "newPendingTransactions", 1))
+		srv.Publish("newPendingTransactions", []byte(`"0x`+strings.Repeat("ab", 32)+`"`))
+		assert.Zero(t, <-places)
+	})
+}
+
+// sinkPlaces subscribes topic on c as a part of a merged subscription
+// (NewMerge, SinkTo) and returns the places its sink is handed.
+func sinkPlaces(t *testing.T, c *client.Client, topic string) <-chan uint64 {
+	t.Helper()
+	places := make(chan uint64, 16)
+	in := c.NewMerge([]string{topic}, stayingMerge{})
+	sink := client.SinkTo(in, func(_ client.Message, place uint64) { places <- place }, func(*client.Subscription, error) {})
+	_, err := c.Subscribe(testutil.Context(t), []string{topic}, sink)
+	require.NoError(t, err)
+	return places
+}
+
+// head is a newHeads payload of block number whose hash and parent hash
+// are made of the bytes hash and parent.
+func head(number uint64, hash, parent byte) []byte {
+	h := func(b byte) string { return "0x" + strings.Repeat(fmt.Sprintf("%02x", b), 32) }
+	return fmt.Appendf(nil, `{"parentHash":"%s","number":"0x%x","hash":"%s"}`, h(parent), number, h(hash))
+}
+
+// stayingMerge is the Leaver of a merged subscription no consumer leaves.
+type stayingMerge struct{}
+
+func (stayingMerge) Leave(context.Context) error { return nil }
+func (stayingMerge) LeaveAsync()                 {}
