@@ -34,6 +34,13 @@ func TestStandbyOnGethLosesNoHead(t *testing.T) {
 	var seen []uint64
 	take := func() {
 		m := nextMessage(t, ctx, sub)
+		if len(seen) == 0 && headNumber(t, m.Data) == 0 {
+			// The node announced its genesis block to a leg that
+			// subscribed as it started (1 run in 150-300 here): a head
+			// of one leg's, which the merge passes on as a program on
+			// that node would read it. The test's own blocks follow.
+			m = nextMessage(t, ctx, sub)
+		}
 		assert.Zero(t, m.Flags&(client.FlagReconnected|client.FlagGap|client.FlagBackfilled), "head %s: %v", m.Data, m.Flags)
 		seen = append(seen, headNumber(t, m.Data))
 	}
