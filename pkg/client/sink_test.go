@@ -12,6 +12,8 @@ import (
 	"github.com/wsfan/wsfan/internal/testutil"
 	"github.com/wsfan/wsfan/pkg/client"
 	"github.com/wsfan/wsfan/pkg/ethereum"
+	"github.com/wsfan/wsfan/pkg/exchangetest"
+	"github.com/wsfan/wsfan/pkg/protocol"
 )
 
 // A part's sink is handed the place its connection's reader read in each
@@ -19,35 +21,32 @@ import (
 // 0 for a topic with no place. A standby's merge takes it, and does not
 // read the message again.
 func TestSinkIsHandedThePlaceTheReaderRead(t *testing.T) {
-	t.Run("book", func(t *testing.T) {
-		tc := gapCases[0] // Deribit's book
-		srv := newServer(t, tc.server)
-		c := dial(t, srv, tc.proto(), fastBackoff())
-		places := sinkPlaces(t, c, tc.book)
-		require.NoError(t, srv.WaitSubscribers(testutil.Context(t), tc.book, 1))
-		srv.Publish(tc.book, tc.update(100, 0))
-		srv.Publish(tc.book, tc.update(101, 100))
-		assert.Equal(t, uint64(100), <-places)
-		assert.Equal(t, uint64(101), <-places)
-	})
-	t.Run("heads", func(t *testing.T) {
-		srv := newServer(t, ethereum.Name)
-		c := dial(t, srv, ethereum.Protocol(), fastBackoff())
-		places := sinkPlaces(t, c, "newHeads")
-		require.NoError(t, srv.WaitSubscribers(testutil.Context(t), "newHeads", 1))
-		srv.Publish("newHeads", head(0x10, 1, 0))
-		srv.Publish("newHeads", head(0x11, 2, 1))
-		assert.Equal(t, uint64(0x10), <-places)
-		assert.Equal(t, uint64(0x11), <-places)
-	})
-	t.Run("none", func(t *testing.T) {
-		srv := newServer(t, ethereum.Name)
-		c := dial(t, srv, ethereum.Protocol(), fastBackoff())
-		places := sinkPlaces(t, c, "newPendingTransactions")
-		require.NoError(t, srv.WaitSubscribers(testutil.Context(t), "newPendingTransactions", 1))
-		srv.Publish("newPendingTransactions", []byte(`"0x`+strings.Repeat("ab", 32)+`"`))
-		assert.Zero(t, <-places)
-	})
+	book := gapCases[0] // Deribit's book
+	pending := []byte(`"0x` + strings.Repeat("ab", 32) + `"`)
+	for _, tc := range []struct {
+		name     string
+		server   exchangetest.Dialect
+		proto    protocol.Protocol
+		topic    string
+		payloads [][]byte
+		want     []uint64
+	}{
+		{"book", book.server, book.proto(), book.book, [][]byte{book.update(100, 0), book.update(101, 100)}, []uint64{100, 101}},
+		{"heads", ethereum.Name, ethereum.Protocol(), "newHeads", [][]byte{head(0x10, 1, 0), head(0x11, 2, 1)}, []uint64{0x10, 0x11}},
+		{"none", ethereum.Name, ethereum.Protocol(), "newPendingTransactions", [][]byte{pending}, []uint64{0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, tc.server)
+			places := sinkPlaces(t, dial(t, srv, tc.proto, fastBackoff()), tc.topic)
+			require.NoError(t, srv.WaitSubscribers(testutil.Context(t), tc.topic, 1))
+			for _, p := range tc.payloads {
+				srv.Publish(tc.topic, p)
+			}
+			for _, want := range tc.want {
+				assert.Equal(t, want, <-places)
+			}
+		})
+	}
 }
 
 // sinkPlaces subscribes topic on c as a part of a merged subscription

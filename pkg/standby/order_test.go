@@ -134,3 +134,17 @@ func TestStandbyFollowsASequenceRestart(t *testing.T) {
 	m.offer(1, bookMsg(topic, 6, 5, at(4), 0))
 	assert.Equal(t, []string{"90/0", "91/90", "5/0", "6/5"}, delivered(m))
 }
+
+// The merge places a message where its leg's client read it
+// (client.Sink), and reads the place itself only where the client read
+// none (0): a change its client read at 9 puts the stream at 9, and
+// change 7 from the other leg, read here, is behind it.
+func TestMergePlacesByThePlaceItsClientRead(t *testing.T) {
+	const topic = "book.X"
+	t0 := time.Unix(1000, 0)
+	m := bookStandby(t, 2, topic, t0)
+	m.offerAt(0, bookMsg(topic, 5, 4, t0, 0), 9)
+	m.offerAt(1, bookMsg(topic, 7, 6, t0, 0), 0)
+	m.offerAt(1, bookMsg(topic, 10, 9, t0, 0), 0)
+	assert.Equal(t, []string{"5/4", "10/9"}, delivered(m))
+}
